@@ -1,0 +1,22 @@
+import ArgumentParser
+
+/// The `batchfetch` root command; each subcommand lives in its own file.
+public struct BatchFetchCommand: AsyncParsableCommand {
+    public static let version = "0.1.0"
+
+    public static let configuration = CommandConfiguration(
+        commandName: "batchfetch",
+        abstract: "Declarative batch downloads: validate, plan and fetch the files a YAML manifest lists.",
+        discussion: """
+            A manifest lists URLs, destinations, expected sizes, checksums, mirrors and dependencies.
+            Start with `batchfetch validate datasets.yaml`, then `batchfetch plan datasets.yaml`.
+
+            Exit codes: 0 success, 1 jobs failed, 2 usage error or invalid manifest, 3 drift or lock
+            mismatch, 4 another run holds the run lock, 130/143 interrupted.
+            """,
+        version: version,
+        subcommands: [ValidateCommand.self, PlanCommand.self, SchemaCommand.self]
+    )
+
+    public init() {}
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Rules for destination paths: relative, normalised, and never outside `output_dir`.
+public enum DestPath {
+    public enum Problem: Error, Equatable {
+        case empty
+        case absolute
+        case escapes
+        case directory
+        case invalidCharacter
+    }
+
+    /// Normalises `a/./b//c` to `a/b/c`; rejects paths that are absolute or climb out with `..`.
+    public static func normalize(_ path: String) -> Result<String, Problem> {
+        if path.isEmpty { return .failure(.empty) }
+        if path.contains("\0") { return .failure(.invalidCharacter) }
+        if path.hasPrefix("/") { return .failure(.absolute) }
+        if path.hasSuffix("/") { return .failure(.directory) }
+        var components: [Substring] = []
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            switch component {
+            case ".":
+                continue
+            case "..":
+                if components.popLast() == nil { return .failure(.escapes) }
+            default:
+                components.append(component)
+            }
+        }
+        if components.isEmpty { return .failure(.empty) }
+        return .success(components.joined(separator: "/"))
+    }
+
+    /// The file name a URL names: its last path segment, percent-decoded; nil when it has none.
+    public static func lastSegment(ofURL url: String) -> String? {
+        var text = Substring(url)
+        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let afterAuthority = text[schemeEnd.upperBound...]
+        guard let pathStart = afterAuthority.firstIndex(of: "/") else { return nil }
+        let path = afterAuthority[pathStart...]
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        let segment = String(path[path.index(after: slash)...])
+        let decoded = segment.removingPercentEncoding ?? segment
+        if decoded.isEmpty || decoded == "." || decoded == ".." || decoded.contains("/") { return nil }
+        return decoded
+    }
+}

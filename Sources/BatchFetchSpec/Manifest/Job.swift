@@ -1,0 +1,83 @@
+/// One file to fetch: where from, where to, what it must be, and what it waits for.
+public struct Job: Sendable {
+    public enum Method: String, Sendable, CaseIterable {
+        case get = "GET"
+        case post = "POST"
+    }
+
+    public struct Header: Hashable, Sendable {
+        public var name: String
+        public var value: TemplatedString
+    }
+
+    public var id: String
+    /// Mirrors, tried in order.
+    public var urls: [TemplatedString]
+    /// Normalised path relative to the manifest's output directory.
+    public var dest: TemplatedString
+    /// Expected size in bytes, enforced when set.
+    public var size: Int64?
+    /// Expected digests, at most one per algorithm.
+    public var checksums: [Checksum]
+    /// Job whose published sum file holds this job's digest.
+    public var checksumsFrom: String?
+    /// Dependencies as written under `depends_on`.
+    public var dependsOn: [String]
+    public var method: Method
+    public var body: TemplatedString?
+    /// Request headers: the manifest's defaults overlaid by the job's own (names compare
+    /// case-insensitively).
+    public var headers: [Header]
+    public var settings: JobSettings
+    /// Where each part was written, for messages that come after decoding.
+    public var source: JobSource
+
+    /// Every job this one waits for: `depends_on` plus the implied `checksums_from`, in order,
+    /// without repeats.
+    public var dependencies: [String] {
+        guard let checksumsFrom, !dependsOn.contains(checksumsFrom) else { return dependsOn }
+        return dependsOn + [checksumsFrom]
+    }
+}
+
+/// Source locations of a job's parts.
+public struct JobSource: Sendable {
+    /// The job's mapping.
+    public var job: SourceLocation
+    public var id: SourceLocation
+    /// The `dest` value, or the URL it was derived from.
+    public var dest: SourceLocation
+    /// One location per `depends_on` entry.
+    public var dependsOn: [SourceLocation]
+    public var checksumsFrom: SourceLocation?
+}
+
+/// Per-job transfer settings; every one may be given under `defaults` and overridden per job.
+public struct JobSettings: Sendable, Equatable {
+    public enum Segments: Sendable, Equatable {
+        case auto
+        case count(Int)
+    }
+
+    public enum Refresh: String, Sendable, CaseIterable {
+        case never
+        case ifChanged = "if-changed"
+        case always
+    }
+
+    /// Extra attempts per mirror after the first.
+    public var retries = 4
+    /// Exponential backoff base, in seconds.
+    public var backoff = 1.0
+    /// Upper bound of one backoff wait, in seconds.
+    public var backoffMax = 60.0
+    /// Idle timeout: no bytes for this long fails the attempt. Seconds.
+    public var timeout = 30.0
+    /// Total time allowed for the job, in seconds.
+    public var deadline: Double?
+    public var segments = Segments.auto
+    public var refresh = Refresh.never
+    public var allowInsecureRedirect = false
+
+    public init() {}
+}

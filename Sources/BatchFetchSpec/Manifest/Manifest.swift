@@ -1,0 +1,32 @@
+/// A decoded and validated manifest v1: what to fetch, where to, and how hard to try.
+public struct Manifest: Sendable {
+    /// The manifest's path as the user gave it; used in messages and reports.
+    public var path: String
+    public var version: Int
+    /// Absolute directory that relative `dest` paths are resolved against.
+    public var outputDirectory: String
+    /// Jobs transferring at once.
+    public var concurrency: Int
+    /// Connections per host.
+    public var perHost: Int
+    /// Overall cap in bytes per second, if any.
+    public var rateLimit: Int64?
+    /// Jobs in manifest order.
+    public var jobs: [Job]
+
+    public init(
+        path: String, version: Int = 1, outputDirectory: String, concurrency: Int = 4, perHost: Int = 6,
+        rateLimit: Int64? = nil, jobs: [Job]
+    ) {
+        self.path = path
+        self.version = version
+        self.outputDirectory = outputDirectory
+        self.concurrency = concurrency
+        self.perHost = perHost
+        self.rateLimit = rateLimit
+        self.jobs = jobs
+    }
+
+    public static let defaultConcurrency = 4
+    public static let defaultPerHost = 6
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Parses the manifest's human-friendly quantities: byte sizes, transfer rates and durations.
+///
+/// Units are explicit so that `10MB` and `10MiB` mean what they say (decimal vs binary), and a
+/// bare number is bytes for sizes but an error for durations, where `30` could be seconds or
+/// milliseconds and guessing wrong is costly.
+public enum Quantity {
+    private static let sizeUnits: [String: Double] = [
+        "": 1, "b": 1,
+        "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+        "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
+        "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
+    ]
+
+    private static let durationUnits: [String: Double] = [
+        "ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400,
+    ]
+
+    /// A byte count such as `123`, `10KB` or `1.5GiB`.
+    public static func bytes(_ text: String) -> Result<Int64, QuantityError> {
+        guard let (number, unit) = split(text) else { return .failure(.malformed) }
+        guard let factor = sizeUnits[unit.lowercased()] else { return .failure(.unknownUnit(unit)) }
+        let value = (number * factor).rounded()
+        guard value <= Double(Int64.max) else { return .failure(.tooLarge) }
+        return .success(Int64(value))
+    }
+
+    /// A rate such as `50MB/s` or `2MiB/s`, in bytes per second.
+    public static func rate(_ text: String) -> Result<Int64, QuantityError> {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.hasSuffix("/s") else { return .failure(.missingPerSecond) }
+        return bytes(String(trimmed.dropLast(2)))
+    }
+
+    /// A duration such as `500ms`, `30s`, `5m`, `2h` or `1h30m`, in seconds.
+    public static func seconds(_ text: String) -> Result<Double, QuantityError> {
+        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        guard !rest.isEmpty else { return .failure(.malformed) }
+        var total = 0.0
+        while !rest.isEmpty {
+            let numberEnd = rest.firstIndex { !($0.isASCII && ($0.isNumber || $0 == ".")) } ?? rest.endIndex
+            let digits = rest[..<numberEnd]
+            let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty }), let number = Double(digits) else {
+                return .failure(.malformed)
+            }
+            rest = rest[numberEnd...]
+            let unitEnd = rest.firstIndex { !$0.isLetter } ?? rest.endIndex
+            let unit = String(rest[..<unitEnd])
+            guard !unit.isEmpty else { return .failure(.missingUnit) }
+            guard let factor = durationUnits[unit] else { return .failure(.unknownUnit(unit)) }
+            total += number * factor
+            rest = rest[unitEnd...]
+        }
+        return .success(total)
+    }
+
+    /// Splits `1.5 GiB` into `1.5` and `GiB`.
+    private static func split(_ text: String) -> (Double, String)? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let numberEnd = trimmed.firstIndex { !($0.isASCII && ($0.isNumber || $0 == ".")) } ?? trimmed.endIndex
+        let digits = trimmed[..<numberEnd]
+        let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty }),
+              let number = Double(digits), number.isFinite else { return nil }
+        let unit = trimmed[numberEnd...].trimmingCharacters(in: .whitespaces)
+        return (number, unit)
+    }
+}
+
+/// Why a quantity did not parse; the decoder turns it into a message naming the key.
+public enum QuantityError: Error, Equatable {
+    case malformed
+    case unknownUnit(String)
+    case missingUnit
+    case missingPerSecond
+    case tooLarge
+}

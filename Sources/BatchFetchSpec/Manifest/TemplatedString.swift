@@ -1,0 +1,123 @@
+/// A manifest string after `${VAR}` / `${VAR:-default}` expansion that remembers which parts came
+/// from the environment.
+///
+/// Tokens and passwords reach URLs and headers through environment variables; keeping the parts
+/// apart lets every report, event and log print ``redacted`` (`${DATA_TOKEN}`) while only the
+/// transport ever sees ``resolved``.
+public struct TemplatedString: Hashable, Sendable {
+    public enum Part: Hashable, Sendable {
+        case literal(String)
+        /// A value read from the environment variable `name`; secret.
+        case environment(name: String, value: String)
+    }
+
+    public var parts: [Part]
+
+    public init(parts: [Part]) {
+        self.parts = parts
+    }
+
+    public init(literal: String) {
+        self.parts = [.literal(literal)]
+    }
+
+    /// The real value, for the network and the file system only.
+    public var resolved: String {
+        parts.map {
+            switch $0 {
+            case .literal(let text): return text
+            case .environment(_, let value): return value
+            }
+        }.joined()
+    }
+
+    /// The value with every environment-derived part shown as `${NAME}`; safe to print.
+    public var redacted: String {
+        parts.map {
+            switch $0 {
+            case .literal(let text): return text
+            case .environment(let name, _): return "${\(name)}"
+            }
+        }.joined()
+    }
+
+    /// Whether any part came from the environment.
+    public var hasSecrets: Bool {
+        parts.contains { if case .environment = $0 { return true } else { return false } }
+    }
+}
+
+/// Expands `${VAR}` and `${VAR:-default}` in manifest strings.
+///
+/// A `$` not followed by `{` is literal; `$${` writes a literal `${`. A default is manifest text,
+/// not a secret. An unset variable without a default is an error, because silently fetching
+/// `https:///file` or sending an empty token is worse than stopping.
+public struct VariableExpander: Sendable {
+    public var environment: [String: String]
+
+    public init(environment: [String: String]) {
+        self.environment = environment
+    }
+
+    public enum Failure: Error, Equatable {
+        case unset(String)
+        case malformed(String)
+    }
+
+    public func expand(_ text: String) -> Result<TemplatedString, Failure> {
+        guard text.contains("$") else { return .success(TemplatedString(literal: text)) }
+        var parts: [TemplatedString.Part] = []
+        var literal = ""
+        var rest = Substring(text)
+        while let dollar = rest.firstIndex(of: "$") {
+            literal += rest[..<dollar]
+            let after = rest[rest.index(after: dollar)...]
+            if after.hasPrefix("${") {
+                literal += "${"
+                rest = after.dropFirst(2)
+                continue
+            }
+            guard after.hasPrefix("{") else {
+                literal += "$"
+                rest = after
+                continue
+            }
+            guard let close = after.firstIndex(of: "}") else {
+                return .failure(.malformed("'${' without a closing '}'"))
+            }
+            let body = after[after.index(after: after.startIndex)..<close]
+            let name: Substring
+            let fallback: Substring?
+            if let separator = body.range(of: ":-") {
+                name = body[..<separator.lowerBound]
+                fallback = body[separator.upperBound...]
+            } else {
+                name = body
+                fallback = nil
+            }
+            guard Self.isValidName(name) else {
+                return .failure(.malformed("'${\(body)}' is not a variable reference; names are [A-Za-z_][A-Za-z0-9_]*"))
+            }
+            if !literal.isEmpty {
+                parts.append(.literal(literal))
+                literal = ""
+            }
+            if let value = environment[String(name)], !(value.isEmpty && fallback != nil) {
+                parts.append(.environment(name: String(name), value: value))
+            } else if let fallback {
+                parts.append(.literal(String(fallback)))
+            } else {
+                return .failure(.unset(String(name)))
+            }
+            rest = after[after.index(after: close)...]
+        }
+        literal += rest
+        if !literal.isEmpty { parts.append(.literal(literal)) }
+        return .success(TemplatedString(parts: parts))
+    }
+
+    private static func isValidName(_ name: Substring) -> Bool {
+        guard let first = name.first, first == "_" || (first.isASCII && first.isLetter) else { return false }
+        return name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
+    }
+}

@@ -1,0 +1,126 @@
+/// Typed reads of single values; each reports its own problem and returns nil on failure.
+extension ManifestDecoder {
+    enum QuantityKind {
+        case size, rate, duration
+
+        var example: String {
+            switch self {
+            case .size: return "a size such as 123, 10KB or 1.5GiB"
+            case .rate: return "a rate such as 50MB/s"
+            case .duration: return "a duration such as 500ms, 30s, 5m or 2h"
+            }
+        }
+    }
+
+    /// The text of a non-null scalar.
+    mutating func scalarText(_ entry: YAMLMappingEntry, context: String, expected: String) -> String? {
+        guard let scalar = entry.value.scalar, !entry.value.isNull else {
+            problems.error("\(context)'\(entry.key)' must be \(expected), found \(entry.value.kindDescription)",
+                           at: entry.value.location)
+            return nil
+        }
+        return scalar.value
+    }
+
+    mutating func string(_ entry: YAMLMappingEntry, context: String) -> String? {
+        scalarText(entry, context: context, expected: "a string")
+    }
+
+    /// A plain integer within `range`; quoted numbers are strings and rejected.
+    mutating func integer(_ entry: YAMLMappingEntry, context: String, range: ClosedRange<Int>) -> Int? {
+        guard let text = scalarText(entry, context: context, expected: "an integer") else { return nil }
+        guard entry.value.scalar?.style == .plain, let value = Int(text) else {
+            problems.error("\(context)'\(entry.key)' must be an integer, found '\(text)'", at: entry.value.location)
+            return nil
+        }
+        guard range.contains(value) else {
+            let bounds = range.upperBound == Int.max ? "at least \(range.lowerBound)"
+                : "from \(range.lowerBound) to \(range.upperBound)"
+            problems.error("\(context)'\(entry.key)' must be \(bounds), found \(value)", at: entry.value.location)
+            return nil
+        }
+        return value
+    }
+
+    mutating func duration(_ entry: YAMLMappingEntry, context: String) -> Double? {
+        guard let text = scalarText(entry, context: context, expected: QuantityKind.duration.example) else { return nil }
+        switch Quantity.seconds(text) {
+        case .success(let seconds):
+            return seconds
+        case .failure(let error):
+            problems.error("\(context)'\(entry.key)': \(Self.describe(error, kind: .duration, text: text))",
+                           at: entry.value.location)
+            return nil
+        }
+    }
+
+    mutating func boolean(_ entry: YAMLMappingEntry, context: String) -> Bool? {
+        guard let text = scalarText(entry, context: context, expected: "true or false") else { return nil }
+        switch (entry.value.scalar?.style, text) {
+        case (.plain, "true"), (.plain, "True"), (.plain, "TRUE"): return true
+        case (.plain, "false"), (.plain, "False"), (.plain, "FALSE"): return false
+        default:
+            problems.error("\(context)'\(entry.key)' must be true or false, found '\(text)'", at: entry.value.location)
+            return nil
+        }
+    }
+
+    /// A string or a list of strings, each with its location.
+    mutating func stringList(_ entry: YAMLMappingEntry, context: String) -> [(String, SourceLocation)] {
+        if let items = entry.value.sequence {
+            var result: [(String, SourceLocation)] = []
+            for item in items {
+                if let scalar = item.scalar, !item.isNull {
+                    result.append((scalar.value, item.location))
+                } else {
+                    problems.error("\(context)'\(entry.key)' entries must be strings, found \(item.kindDescription)",
+                                   at: item.location)
+                }
+            }
+            return result
+        }
+        guard let text = scalarText(entry, context: context, expected: "a string or a list of strings") else {
+            return []
+        }
+        return [(text, entry.value.location)]
+    }
+
+    /// A string with `${VAR}` expanded from the environment.
+    mutating func templated(
+        _ entry: YAMLMappingEntry, context: String, describedAs name: String? = nil
+    ) -> TemplatedString? {
+        let name = name ?? "'\(entry.key)'"
+        guard let scalar = entry.value.scalar, !entry.value.isNull else {
+            problems.error("\(context)\(name) must be a string, found \(entry.value.kindDescription)",
+                           at: entry.value.location)
+            return nil
+        }
+        switch expander.expand(scalar.value) {
+        case .success(let value):
+            return value
+        case .failure(.unset(let variable)):
+            problems.error(
+                "\(context)\(name) uses environment variable '\(variable)', which is not set "
+                    + "(set it, or write ${\(variable):-default})",
+                at: entry.value.location)
+        case .failure(.malformed(let reason)):
+            problems.error("\(context)\(name): \(reason)", at: entry.value.location)
+        }
+        return nil
+    }
+
+    static func describe(_ error: QuantityError, kind: QuantityKind, text: String) -> String {
+        switch error {
+        case .malformed:
+            return "expected \(kind.example), found '\(text)'"
+        case .unknownUnit(let unit):
+            return "unknown unit '\(unit)' in '\(text)'; expected \(kind.example)"
+        case .missingUnit:
+            return "'\(text)' needs a unit; expected \(kind.example)"
+        case .missingPerSecond:
+            return "'\(text)' is not a rate; expected \(kind.example)"
+        case .tooLarge:
+            return "'\(text)' is too large"
+        }
+    }
+}

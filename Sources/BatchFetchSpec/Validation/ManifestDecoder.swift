@@ -1,0 +1,444 @@
+import Foundation
+
+/// Turns a YAML node tree into a ``Manifest``, collecting every problem with its location.
+///
+/// Decoding never stops at the first problem: a wrong value is reported and decoding goes on with
+/// the next key, so one `validate` run lists everything to fix. Cross-job rules (unique ids,
+/// dependencies, cycles, shared destinations) are checked afterwards by ``ManifestValidator``.
+struct ManifestDecoder {
+    static let topLevelKeys = ["version", "output_dir", "concurrency", "per_host", "rate_limit", "defaults", "jobs"]
+    static let settingKeys = [
+        "retries", "backoff", "backoff_max", "timeout", "deadline", "segments", "refresh",
+        "allow_insecure_redirect",
+    ]
+    static let defaultsKeys = settingKeys + ["headers"]
+    static let jobKeys = [
+        "id", "url", "urls", "dest", "size", "checksum", "checksums_from", "depends_on", "method", "body",
+        "headers",
+    ] + settingKeys
+
+    let expander: VariableExpander
+    var problems = ProblemCollector()
+
+    init(environment: [String: String]) {
+        expander = VariableExpander(environment: environment)
+    }
+
+    /// Decodes the document; returns nil only when it is not even a mapping. A manifest returned
+    /// alongside problems is partial and only good for further validation.
+    mutating func decode(_ root: YAMLNode, path: String, baseDirectory: String) -> Manifest? {
+        guard let entries = root.mapping else {
+            problems.error(
+                "a manifest is a mapping with 'version' and 'jobs', found \(root.kindDescription)", at: root.location)
+            return nil
+        }
+        checkKeys(entries, allowed: Self.topLevelKeys, context: "")
+        let fields = Dictionary(entries.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+
+        if let entry = fields["version"] {
+            if let version = integer(entry, context: "", range: 0...Int.max), version != 1 {
+                problems.error("unsupported manifest version \(version); this batchfetch reads version 1",
+                               at: entry.value.location)
+            }
+        } else {
+            problems.error("missing required key 'version' (add 'version: 1')", at: root.location)
+        }
+
+        var manifest = Manifest(path: path, outputDirectory: baseDirectory, jobs: [])
+        if let entry = fields["output_dir"], let text = string(entry, context: "") {
+            if text.isEmpty {
+                problems.error("'output_dir' must not be empty", at: entry.value.location)
+            } else {
+                let url = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
+                manifest.outputDirectory = url.standardizedFileURL.path
+            }
+        }
+        if let entry = fields["concurrency"], let value = integer(entry, context: "", range: 1...1024) {
+            manifest.concurrency = value
+        }
+        if let entry = fields["per_host"], let value = integer(entry, context: "", range: 1...64) {
+            manifest.perHost = value
+        }
+        if let entry = fields["rate_limit"], let text = scalarText(entry, context: "", expected: "a rate such as 50MB/s") {
+            switch Quantity.rate(text) {
+            case .success(let rate) where rate > 0:
+                manifest.rateLimit = rate
+            case .success:
+                problems.error("'rate_limit' must be greater than zero", at: entry.value.location)
+            case .failure(let error):
+                problems.error("'rate_limit': \(Self.describe(error, kind: .rate, text: text))", at: entry.value.location)
+            }
+        }
+
+        var defaults = JobSettings()
+        var defaultHeaders: [Job.Header] = []
+        if let entry = fields["defaults"] {
+            if let mapping = entry.value.mapping {
+                checkKeys(mapping, allowed: Self.defaultsKeys, context: "defaults: ")
+                let defaultFields = Dictionary(mapping.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+                decodeSettings(defaultFields, into: &defaults, context: "defaults: ")
+                if let headers = defaultFields["headers"] {
+                    defaultHeaders = decodeHeaders(headers, context: "defaults: ")
+                }
+            } else if !entry.value.isNull {
+                problems.error("'defaults' must be a mapping, found \(entry.value.kindDescription)", at: entry.value.location)
+            }
+        }
+
+        guard let jobsEntry = fields["jobs"] else {
+            problems.error("missing required key 'jobs' (a list of jobs)", at: root.location)
+            return manifest
+        }
+        guard let items = jobsEntry.value.sequence else {
+            problems.error("'jobs' must be a list of jobs, found \(jobsEntry.value.kindDescription)",
+                           at: jobsEntry.value.location)
+            return manifest
+        }
+        if items.isEmpty {
+            problems.error("'jobs' is empty; a manifest needs at least one job", at: jobsEntry.value.location)
+        }
+        manifest.jobs.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            if let job = decodeJob(item, number: index + 1, defaults: defaults, defaultHeaders: defaultHeaders) {
+                manifest.jobs.append(job)
+            }
+        }
+        return manifest
+    }
+
+    // MARK: - Jobs
+
+    private mutating func decodeJob(
+        _ node: YAMLNode, number: Int, defaults: JobSettings, defaultHeaders: [Job.Header]
+    ) -> Job? {
+        guard let entries = node.mapping else {
+            problems.error("job #\(number) must be a mapping with 'id' and 'url', found \(node.kindDescription)",
+                           at: node.location)
+            return nil
+        }
+        let fields = Dictionary(entries.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
+
+        var id = ""
+        var context = "job #\(number): "
+        if let entry = fields["id"], let text = string(entry, context: context) {
+            if Self.isValidID(text) {
+                id = text
+                context = "job '\(text)': "
+            } else {
+                problems.error("\(context)invalid id '\(text)'; ids use only letters, digits, '.', '_' and '-'",
+                               at: entry.value.location)
+            }
+        } else if fields["id"] == nil {
+            problems.error("\(context)missing required key 'id'", at: node.location)
+        }
+        checkKeys(entries, allowed: Self.jobKeys, context: context)
+
+        let urls = decodeURLs(fields, at: node.location, context: context)
+        let urlLocation = (fields["url"] ?? fields["urls"])?.value.location ?? node.location
+        let dest: TemplatedString?
+        let destLocation: SourceLocation
+        if let entry = fields["dest"] {
+            destLocation = entry.value.location
+            dest = templated(entry, context: context).flatMap { normalizedDest($0, at: destLocation, context: context) }
+        } else {
+            destLocation = urlLocation
+            dest = urls.first.flatMap { derivedDest(from: $0, at: urlLocation, context: context) }
+        }
+
+        var size: Int64?
+        if let entry = fields["size"], let text = scalarText(entry, context: context, expected: "a size such as 123 or 1.5GiB") {
+            if text.hasPrefix("-") {
+                problems.error("\(context)'size' must not be negative, found '\(text)'", at: entry.value.location)
+            } else {
+                switch Quantity.bytes(text) {
+                case .success(let value): size = value
+                case .failure(let error):
+                    problems.error("\(context)'size': \(Self.describe(error, kind: .size, text: text))",
+                                   at: entry.value.location)
+                }
+            }
+        }
+
+        let checksums = fields["checksum"].map { decodeChecksums($0, context: context) } ?? []
+        var checksumsFrom: String?
+        var checksumsFromLocation: SourceLocation?
+        if let entry = fields["checksums_from"], let text = string(entry, context: context) {
+            checksumsFrom = text
+            checksumsFromLocation = entry.value.location
+            if fields["checksum"] != nil {
+                problems.error("\(context)use either 'checksum' or 'checksums_from', not both", at: entry.keyLocation)
+            }
+        }
+
+        var dependsOn: [String] = []
+        var dependsOnLocations: [SourceLocation] = []
+        if let entry = fields["depends_on"] {
+            for (text, location) in stringList(entry, context: context) {
+                dependsOn.append(text)
+                dependsOnLocations.append(location)
+            }
+        }
+
+        var method = Job.Method.get
+        if let entry = fields["method"], let text = string(entry, context: context) {
+            if let value = Job.Method(rawValue: text) {
+                method = value
+            } else {
+                problems.error("\(context)'method' must be GET or POST, found '\(text)'", at: entry.value.location)
+            }
+        }
+        var body: TemplatedString?
+        if let entry = fields["body"] {
+            body = templated(entry, context: context)
+            if method != .post {
+                problems.error("\(context)'body' is only sent with 'method: POST'", at: entry.keyLocation)
+            }
+        }
+
+        var headers = defaultHeaders
+        if let entry = fields["headers"] {
+            for header in decodeHeaders(entry, context: context) {
+                headers.removeAll { $0.name.lowercased() == header.name.lowercased() }
+                headers.append(header)
+            }
+        }
+        var settings = defaults
+        decodeSettings(fields, into: &settings, context: context)
+
+        // A job with problems is still returned, so cross-job rules see its id and dependencies;
+        // an empty dest marks one that could not be decoded.
+        return Job(
+            id: id, urls: urls, dest: dest ?? TemplatedString(literal: ""), size: size, checksums: checksums, checksumsFrom: checksumsFrom,
+            dependsOn: dependsOn, method: method, body: body, headers: headers, settings: settings,
+            source: JobSource(
+                job: node.location, id: fields["id"]?.value.location ?? node.location, dest: destLocation,
+                dependsOn: dependsOnLocations, checksumsFrom: checksumsFromLocation)
+        )
+    }
+
+    static func isValidID(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// `url` or `urls`, exactly one of them, each an http(s) URL.
+    private mutating func decodeURLs(
+        _ fields: [String: YAMLMappingEntry], at location: SourceLocation, context: String
+    ) -> [TemplatedString] {
+        var candidates: [(entry: YAMLMappingEntry, node: YAMLNode)] = []
+        switch (fields["url"], fields["urls"]) {
+        case (nil, nil):
+            problems.error("\(context)missing 'url' (or 'urls' for a list of mirrors)", at: location)
+            return []
+        case (.some, .some(let urls)):
+            problems.error("\(context)use either 'url' or 'urls', not both", at: urls.keyLocation)
+            return []
+        case (.some(let url), nil):
+            candidates = [(url, url.value)]
+        case (nil, .some(let urls)):
+            guard let items = urls.value.sequence else {
+                problems.error("\(context)'urls' must be a list of URLs, found \(urls.value.kindDescription)",
+                               at: urls.value.location)
+                return []
+            }
+            if items.isEmpty {
+                problems.error("\(context)'urls' is empty; give at least one URL", at: urls.value.location)
+            }
+            candidates = items.map { (urls, $0) }
+        }
+        var result: [TemplatedString] = []
+        for (entry, node) in candidates {
+            let item = YAMLMappingEntry(key: entry.key, keyLocation: entry.keyLocation, value: node)
+            guard let url = templated(item, context: context) else { continue }
+            if let problem = Self.urlProblem(url) {
+                problems.error("\(context)\(problem)", at: node.location)
+            } else {
+                result.append(url)
+            }
+        }
+        return result
+    }
+
+    /// Why a URL is unusable, or nil. Messages show the redacted form only.
+    static func urlProblem(_ url: TemplatedString) -> String? {
+        let shown = url.redacted
+        guard let components = URLComponents(string: url.resolved), let scheme = components.scheme else {
+            return "'\(shown)' is not a valid URL"
+        }
+        guard scheme.lowercased() == "http" || scheme.lowercased() == "https" else {
+            return "unsupported URL scheme '\(scheme)' in '\(shown)' (expected http or https)"
+        }
+        guard let host = components.host, !host.isEmpty else {
+            return "URL '\(shown)' has no host"
+        }
+        return nil
+    }
+
+    private mutating func normalizedDest(
+        _ dest: TemplatedString, at location: SourceLocation, context: String
+    ) -> TemplatedString? {
+        switch DestPath.normalize(dest.resolved) {
+        case .success(let path):
+            // Keep the parts (and so the redaction) unless normalisation changed the text.
+            return path == dest.resolved ? dest : TemplatedString(literal: path)
+        case .failure(let problem):
+            let shown = dest.redacted
+            let message: String
+            switch problem {
+            case .empty: message = "'dest' is empty"
+            case .absolute: message = "dest '\(shown)' is an absolute path; dest is relative to output_dir"
+            case .escapes: message = "dest '\(shown)' escapes output_dir through '..'"
+            case .directory: message = "dest '\(shown)' ends with '/'; dest names a file"
+            case .invalidCharacter: message = "dest '\(shown)' contains a NUL character"
+            }
+            problems.error(context + message, at: location)
+            return nil
+        }
+    }
+
+    /// The file name of the first URL, for jobs that give no `dest`.
+    private mutating func derivedDest(
+        from url: TemplatedString, at location: SourceLocation, context: String
+    ) -> TemplatedString? {
+        guard let name = DestPath.lastSegment(ofURL: url.redacted) else {
+            problems.error("\(context)cannot name the file after '\(url.redacted)' (no file name in its path); set 'dest'",
+                           at: location)
+            return nil
+        }
+        guard !name.contains("${") else {
+            problems.error("\(context)the file name in '\(url.redacted)' comes from a variable; set 'dest'", at: location)
+            return nil
+        }
+        return TemplatedString(literal: name)
+    }
+
+    private mutating func decodeChecksums(_ entry: YAMLMappingEntry, context: String) -> [Checksum] {
+        var result: [Checksum] = []
+        for (text, location) in stringList(entry, context: context) {
+            switch Checksum.parse(text) {
+            case .success(let checksum):
+                if result.contains(where: { $0.algorithm == checksum.algorithm }) {
+                    problems.error("\(context)more than one \(checksum.algorithm.rawValue) checksum", at: location)
+                } else {
+                    result.append(checksum)
+                }
+            case .failure(let error):
+                problems.error(context + Self.describe(error, text: text), at: location)
+            }
+        }
+        return result
+    }
+
+    static func describe(_ error: Checksum.ParseError, text: String) -> String {
+        let names = Checksum.Algorithm.allCases.map(\.rawValue).joined(separator: ", ")
+        switch error {
+        case .missingAlgorithm:
+            return "checksum '\(text)' lacks its algorithm; write it as 'sha256:<hex>'"
+        case .unknownAlgorithm(let name):
+            return "unknown checksum algorithm '\(name)'\(Suggestion.hint(for: name, in: Checksum.Algorithm.allCases.map(\.rawValue))); expected one of \(names)"
+        case .wrongLength(let algorithm, let count):
+            return "\(algorithm.rawValue) checksum must be \(algorithm.hexLength) hex digits, found \(count)"
+        case .notHex(let algorithm):
+            return "\(algorithm.rawValue) checksum must be hexadecimal digits (0-9, a-f)"
+        }
+    }
+
+    private mutating func decodeHeaders(_ entry: YAMLMappingEntry, context: String) -> [Job.Header] {
+        guard let mapping = entry.value.mapping else {
+            if !entry.value.isNull {
+                problems.error("\(context)'headers' must be a mapping of header names to values, found \(entry.value.kindDescription)",
+                               at: entry.value.location)
+            }
+            return []
+        }
+        var result: [Job.Header] = []
+        for header in mapping {
+            guard Self.isToken(header.key) else {
+                problems.error("\(context)'\(header.key)' is not a valid HTTP header name", at: header.keyLocation)
+                continue
+            }
+            if let value = templated(header, context: context, describedAs: "header '\(header.key)'") {
+                if value.resolved.contains(where: { $0 == "\r" || $0 == "\n" }) {
+                    problems.error("\(context)header '\(header.key)' contains a line break", at: header.value.location)
+                } else {
+                    result.append(Job.Header(name: header.key, value: value))
+                }
+            }
+        }
+        return result
+    }
+
+    /// RFC 9110 token characters, which header names are made of.
+    private static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
+        }
+    }
+
+    // MARK: - Settings shared by defaults and jobs
+
+    private mutating func decodeSettings(
+        _ fields: [String: YAMLMappingEntry], into settings: inout JobSettings, context: String
+    ) {
+        if let entry = fields["retries"], let value = integer(entry, context: context, range: 0...100) {
+            settings.retries = value
+        }
+        if let entry = fields["backoff"], let value = duration(entry, context: context) {
+            settings.backoff = value
+        }
+        if let entry = fields["backoff_max"], let value = duration(entry, context: context) {
+            settings.backoffMax = value
+        }
+        if let entry = fields["timeout"], let value = duration(entry, context: context) {
+            if value < 1 {
+                problems.error("\(context)'timeout' must be at least 1s (URLSession cannot time out sooner)",
+                               at: entry.value.location)
+            } else {
+                settings.timeout = value
+            }
+        }
+        if let entry = fields["deadline"], let value = duration(entry, context: context) {
+            settings.deadline = value
+        }
+        if let entry = fields["segments"], let text = scalarText(entry, context: context, expected: "1..16 or auto") {
+            if text == "auto" {
+                settings.segments = .auto
+            } else if entry.value.scalar?.style == .plain, let count = Int(text), (1...16).contains(count) {
+                settings.segments = .count(count)
+            } else {
+                problems.error("\(context)'segments' must be a number from 1 to 16 or 'auto', found '\(text)'",
+                               at: entry.value.location)
+            }
+        }
+        if let entry = fields["refresh"], let text = string(entry, context: context) {
+            if let value = JobSettings.Refresh(rawValue: text) {
+                settings.refresh = value
+            } else {
+                let names = JobSettings.Refresh.allCases.map(\.rawValue)
+                problems.error(
+                    "\(context)'refresh' must be one of \(names.joined(separator: ", ")), found '\(text)'"
+                        + Suggestion.hint(for: text, in: names),
+                    at: entry.value.location)
+            }
+        }
+        if let entry = fields["allow_insecure_redirect"], let value = boolean(entry, context: context) {
+            settings.allowInsecureRedirect = value
+        }
+        if settings.backoffMax < settings.backoff, let entry = fields["backoff_max"] ?? fields["backoff"] {
+            problems.error("\(context)'backoff_max' (\(settings.backoffMax)s) is below 'backoff' (\(settings.backoff)s)",
+                           at: entry.value.location)
+        }
+    }
+
+    // MARK: - Keys
+
+    private mutating func checkKeys(_ entries: [YAMLMappingEntry], allowed: [String], context: String) {
+        for entry in entries where !allowed.contains(entry.key) {
+            problems.error("\(context)unknown key '\(entry.key)'\(Suggestion.hint(for: entry.key, in: allowed))",
+                           at: entry.keyLocation)
+        }
+    }
+}

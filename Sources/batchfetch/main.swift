@@ -1,0 +1,4 @@
+import BatchFetchCLI
+import Foundation
+
+exit(await BatchFetchMain.run(arguments: Array(CommandLine.arguments.dropFirst())))

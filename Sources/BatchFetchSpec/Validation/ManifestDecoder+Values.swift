@@ -30,7 +30,8 @@ extension ManifestDecoder {
     mutating func integer(_ entry: YAMLMappingEntry, context: String, range: ClosedRange<Int>) -> Int? {
         guard let text = scalarText(entry, context: context, expected: "an integer") else { return nil }
         guard entry.value.scalar?.style == .plain, let value = Int(text) else {
-            problems.error("\(context)'\(entry.key)' must be an integer, found '\(text)'", at: entry.value.location)
+            let found = entry.value.scalar?.style == .plain ? "'\(text)'" : "the quoted string '\(text)'"
+            problems.error("\(context)'\(entry.key)' must be an integer, found \(found)", at: entry.value.location)
             return nil
         }
         guard range.contains(value) else {

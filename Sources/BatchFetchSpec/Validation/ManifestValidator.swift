@@ -35,7 +35,7 @@ struct ManifestValidator {
             let label = job.id.isEmpty ? "job #\(position + 1)" : "job '\(job.id)'"
             var named = zip(job.dependsOn, job.source.dependsOn).map { ($0, $1, "depends on") }
             if let from = job.checksumsFrom, let at = job.source.checksumsFrom {
-                named.append((from, at, "takes 'checksums_from'"))
+                named.append((from, at, "'checksums_from' names"))
             }
             for (dependency, location, verb) in named {
                 guard let target = index[dependency] else {

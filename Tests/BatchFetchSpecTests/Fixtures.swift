@@ -1,0 +1,22 @@
+import Foundation
+
+/// Paths of the repository's test fixtures, found relative to this source file.
+enum Fixtures {
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
+    static let repository = root.deletingLastPathComponent().deletingLastPathComponent()
+    static let invalid = root.appendingPathComponent("invalid")
+    static let examples = repository.appendingPathComponent("examples")
+
+    /// The environment fixtures are validated with: fixed, so expectations do not depend on the
+    /// machine running the tests.
+    static let environment = ["NAME": "secret-name.bin", "DIR": "data"]
+
+    /// A fresh empty directory under the system's temporary directory.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("batchfetch-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

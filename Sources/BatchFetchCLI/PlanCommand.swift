@@ -30,10 +30,12 @@ struct PlanCommand: ParsableCommand {
 
     func run() throws {
         let plan = Plan(manifest: try manifest.load())
+        var out = BufferedOutput()
+        defer { out.flush() }
         switch format {
-        case .text: print(PlanFormatter.text(plan), terminator: "")
-        case .json: print(try JSONOutput.encode(PlanFormatter.PlanOutput(plan)))
-        case .dot: print(PlanFormatter.dot(plan), terminator: "")
+        case .text: PlanFormatter.text(plan, to: &out)
+        case .json: PlanFormatter.json(plan, to: &out)
+        case .dot: PlanFormatter.dot(plan, to: &out)
         }
     }
 }

@@ -1,29 +1,30 @@
 import BatchFetchSpec
+import Foundation
 
-/// Renders a ``Plan`` as text, JSON or Graphviz dot. Every URL is shown redacted.
+/// Renders a ``Plan`` as text, JSON or Graphviz dot, streaming to the output. Every URL and path
+/// is shown redacted.
 enum PlanFormatter {
-    static func text(_ plan: Plan) -> String {
+    static func text(_ plan: Plan, to out: inout BufferedOutput) {
         let manifest = plan.manifest
         let levels = plan.graph.levelCount
-        var out = "plan for \(manifest.path): \(manifest.jobs.count) job\(manifest.jobs.count == 1 ? "" : "s") "
-            + "in \(levels) level\(levels == 1 ? "" : "s"), output_dir \(manifest.outputDirectory)\n"
+        out.write("plan for \(manifest.path): \(manifest.jobs.count) job\(manifest.jobs.count == 1 ? "" : "s") "
+            + "in \(levels) level\(levels == 1 ? "" : "s"), output_dir \(manifest.outputDirectory)\n")
         var currentLevel = -1
         for step in plan.steps {
             if step.level != currentLevel {
                 currentLevel = step.level
-                out += "level \(currentLevel):\n"
+                out.write("level \(currentLevel):\n")
             }
-            let job = step.job
-            out += "  \(job.id) -> \(job.dest.redacted)  [\(describe(step.local))]\n"
+            let job = plan.job(step)
+            out.write("  \(job.id) -> \(job.dest.redacted)  [\(describe(step.local))]\n")
             for (index, url) in job.urls.enumerated() {
-                out += job.urls.count == 1 ? "      url      \(url.redacted)\n" : "      mirror \(index + 1) \(url.redacted)\n"
+                out.write(job.urls.count == 1 ? "      url      \(url.redacted)\n" : "      mirror \(index + 1) \(url.redacted)\n")
             }
-            if let size = job.size { out += "      size     \(size) bytes\n" }
-            for checksum in job.checksums { out += "      checksum \(checksum)\n" }
-            if let from = job.checksumsFrom { out += "      checksum from the sum file of '\(from)'\n" }
-            if !job.dependencies.isEmpty { out += "      after    \(job.dependencies.joined(separator: ", "))\n" }
+            if let size = job.size { out.write("      size     \(size) bytes\n") }
+            for checksum in job.checksums { out.write("      checksum \(checksum)\n") }
+            if let from = job.checksumsFrom { out.write("      checksum from the sum file of '\(from)'\n") }
+            if !job.dependencies.isEmpty { out.write("      after    \(job.dependencies.joined(separator: ", "))\n") }
         }
-        return out
     }
 
     static func describe(_ state: Plan.LocalState) -> String {
@@ -36,70 +37,64 @@ enum PlanFormatter {
         }
     }
 
-    static func dot(_ plan: Plan) -> String {
-        var out = "digraph batchfetch {\n  rankdir=LR;\n  node [shape=box];\n"
+    static func dot(_ plan: Plan, to out: inout BufferedOutput) {
+        out.write("digraph batchfetch {\n  rankdir=LR;\n  node [shape=box];\n")
         for step in plan.steps {
-            out += "  \(quoted(step.job.id)) [label=\(quoted("\(step.job.id)\\n\(step.job.dest.redacted)"))];\n"
+            let job = plan.job(step)
+            out.write("  \(quoted(job.id)) [label=\(quoted("\(job.id)\\n\(job.dest.redacted)"))];\n")
         }
         for step in plan.steps {
-            for dependency in step.job.dependencies {
-                out += "  \(quoted(dependency)) -> \(quoted(step.job.id));\n"
+            let job = plan.job(step)
+            for dependency in job.dependencies {
+                out.write("  \(quoted(dependency)) -> \(quoted(job.id));\n")
             }
         }
-        return out + "}\n"
+        out.write("}\n")
     }
 
     private static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
-    /// The `--format json` shape.
-    struct PlanOutput: Encodable {
-        struct Local: Encodable {
-            var state: String
-            var bytes: Int64?
-            var size_matches: Bool?
+    /// The `--format json` shape: an object whose `order` array holds one compact object per job,
+    /// one per line, keys sorted. Written as it goes, so the output streams in bounded memory.
+    static func json(_ plan: Plan, to out: inout BufferedOutput) {
+        let manifest = plan.manifest
+        out.write("{\n  \"jobs\": \(manifest.jobs.count),\n  \"levels\": \(plan.graph.levelCount),\n")
+        out.write("  \"manifest\": \(JSONText.quoted(manifest.path)),\n")
+        out.write("  \"order\": [")
+        for (position, step) in plan.steps.enumerated() {
+            out.write(position == 0 ? "\n    " : ",\n    ")
+            out.write(stepJSON(plan, step))
         }
+        out.write(plan.steps.isEmpty ? "],\n" : "\n  ],\n")
+        out.write("  \"output_dir\": \(JSONText.quoted(manifest.outputDirectory))\n}\n")
+    }
 
-        struct Step: Encodable {
-            var id: String
-            var level: Int
-            var urls: [String]
-            var dest: String
-            var path: String
-            var size: Int64?
-            var checksums: [String: String]
-            var checksums_from: String?
-            var depends_on: [String]
-            var local: Local
+    private static func stepJSON(_ plan: Plan, _ step: Plan.Step) -> String {
+        let job = plan.job(step)
+        var local: [(String, String)]
+        switch step.local {
+        case .missing:
+            local = [("state", "\"missing\"")]
+        case .partial(let bytes):
+            local = [("state", "\"partial\""), ("bytes", "\(bytes)")]
+        case .present(let bytes, let matches):
+            local = [("state", "\"exists\""), ("bytes", "\(bytes)")]
+            if let matches { local.append(("size_matches", "\(matches)")) }
         }
-
-        var manifest: String
-        var output_dir: String
-        var jobs: Int
-        var levels: Int
-        var order: [Step]
-
-        init(_ plan: Plan) {
-            manifest = plan.manifest.path
-            output_dir = plan.manifest.outputDirectory
-            jobs = plan.manifest.jobs.count
-            levels = plan.graph.levelCount
-            order = plan.steps.map { step in
-                let job = step.job
-                let local: Local
-                switch step.local {
-                case .missing: local = Local(state: "missing")
-                case .partial(let bytes): local = Local(state: "partial", bytes: bytes)
-                case .present(let bytes, let matches): local = Local(state: "exists", bytes: bytes, size_matches: matches)
-                }
-                return Step(
-                    id: job.id, level: step.level, urls: job.urls.map(\.redacted), dest: job.dest.redacted,
-                    path: step.job.dest.hasSecrets ? plan.manifest.outputDirectory + "/" + job.dest.redacted : step.path,
-                    size: job.size,
-                    checksums: Dictionary(job.checksums.map { ($0.algorithm.rawValue, $0.hex) }, uniquingKeysWith: { a, _ in a }),
-                    checksums_from: job.checksumsFrom, depends_on: job.dependencies, local: local)
-            }
-        }
+        var fields: [(String, String)] = [
+            ("id", JSONText.quoted(job.id)),
+            ("level", "\(step.level)"),
+            ("urls", JSONText.array(job.urls.map(\.redacted))),
+            ("dest", JSONText.quoted(job.dest.redacted)),
+            ("path", JSONText.quoted(plan.displayPath(step))),
+            ("checksums", JSONText.object(job.checksums.map { ($0.algorithm.rawValue, JSONText.quoted($0.hex)) })),
+            ("depends_on", JSONText.array(job.dependencies)),
+            ("local", JSONText.object(local)),
+        ]
+        if let size = job.size { fields.append(("size", "\(size)")) }
+        if let from = job.checksumsFrom { fields.append(("checksums_from", JSONText.quoted(from))) }
+        return JSONText.object(fields)
     }
 }

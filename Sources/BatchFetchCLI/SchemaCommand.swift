@@ -8,7 +8,7 @@ struct SchemaCommand: ParsableCommand {
         discussion: """
             The same schemas are in the repository's schemas/ folder. Editors use the manifest
             schema through a first line such as:
-              # yaml-language-server: $schema=https://example.invalid/batchfetch/manifest.schema.json
+              # yaml-language-server: $schema=./manifest.schema.json
 
             Examples:
               batchfetch schema manifest > manifest.schema.json

@@ -18,9 +18,14 @@ public struct JobGraph: Sendable {
 
     /// Builds the graph; the manifest must have passed validation (known ids, no cycles).
     public init(manifest: Manifest) {
-        jobs = manifest.jobs
-        let index = Dictionary(jobs.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
-        dependencies = jobs.map { job in job.dependencies.compactMap { index[$0] } }
+        let jobs = manifest.jobs
+        self.jobs = jobs
+        var index: [String: Int] = [:]
+        index.reserveCapacity(jobs.count)
+        for position in jobs.indices where index[jobs[position].id] == nil {
+            index[jobs[position].id] = position
+        }
+        dependencies = jobs.indices.map { position in jobs[position].dependencies.compactMap { index[$0] } }
         var dependents = [[Int]](repeating: [], count: jobs.count)
         for (job, deps) in dependencies.enumerated() {
             for dep in deps { dependents[dep].append(job) }

@@ -12,34 +12,43 @@ public struct Plan: Sendable {
         case present(bytes: Int64, sizeMatches: Bool?)
     }
 
+    /// One job in execution order. Holds the job's index rather than a copy of it, so planning a
+    /// 100,000-job manifest does not duplicate the jobs.
     public struct Step: Sendable {
-        public var job: Job
+        public var jobIndex: Int
         public var level: Int
-        /// Absolute destination path.
-        public var path: String
         public var local: LocalState
     }
 
-    public var manifest: Manifest
-    public var graph: JobGraph
-    public var steps: [Step]
+    public let manifest: Manifest
+    public let graph: JobGraph
+    public let steps: [Step]
 
     public init(manifest: Manifest) {
         self.manifest = manifest
-        graph = JobGraph(manifest: manifest)
-        let graph = self.graph
+        let graph = JobGraph(manifest: manifest)
+        self.graph = graph
         steps = graph.order.map { index in
-            let job = graph.jobs[index]
-            let path = manifest.outputDirectory + "/" + job.dest.resolved
-            return Step(job: job, level: graph.levels[index], path: path, local: Self.localState(path, job: job))
+            Step(jobIndex: index, level: graph.levels[index],
+                 local: Self.localState(manifest.outputDirectory + "/" + manifest.jobs[index].dest.resolved,
+                                        expectedSize: manifest.jobs[index].size))
         }
     }
 
-    private static func localState(_ path: String, job: Job) -> LocalState {
+    public func job(_ step: Step) -> Job {
+        manifest.jobs[step.jobIndex]
+    }
+
+    /// The destination's absolute path, with environment-derived parts redacted.
+    public func displayPath(_ step: Step) -> String {
+        manifest.outputDirectory + "/" + manifest.jobs[step.jobIndex].dest.redacted
+    }
+
+    private static func localState(_ path: String, expectedSize: Int64?) -> LocalState {
         var info = stat()
         if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
             let bytes = Int64(info.st_size)
-            return .present(bytes: bytes, sizeMatches: job.size.map { $0 == bytes })
+            return .present(bytes: bytes, sizeMatches: expectedSize.map { $0 == bytes })
         }
         if stat(path + ".part", &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
             return .partial(bytes: Int64(info.st_size))

@@ -38,8 +38,8 @@ public struct Checksum: Hashable, Sendable, Codable, CustomStringConvertible {
         let name = String(text[..<colon])
         let hex = String(text[text.index(after: colon)...])
         guard let algorithm = Algorithm(rawValue: name) else { return .failure(.unknownAlgorithm(name)) }
-        guard hex.allSatisfy(\.isHexDigit) else { return .failure(.notHex(algorithm)) }
-        guard hex.count == algorithm.hexLength else { return .failure(.wrongLength(algorithm, hex.count)) }
+        guard hex.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }) else { return .failure(.notHex(algorithm)) }
+        guard hex.utf8.count == algorithm.hexLength else { return .failure(.wrongLength(algorithm, hex.utf8.count)) }
         return .success(Checksum(algorithm: algorithm, hex: hex))
     }
 }

@@ -13,9 +13,10 @@ public enum DestPath {
     /// Normalises `a/./b//c` to `a/b/c`; rejects paths that are absolute or climb out with `..`.
     public static func normalize(_ path: String) -> Result<String, Problem> {
         if path.isEmpty { return .failure(.empty) }
-        if path.contains("\0") { return .failure(.invalidCharacter) }
+        if path.utf8.contains(0) { return .failure(.invalidCharacter) }
         if path.hasPrefix("/") { return .failure(.absolute) }
         if path.hasSuffix("/") { return .failure(.directory) }
+        if isNormal(path) { return .success(path) }
         var components: [Substring] = []
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             switch component {
@@ -31,6 +32,24 @@ public enum DestPath {
         return .success(components.joined(separator: "/"))
     }
 
+    /// True when no component is empty or only dots: the common case, checked without copying.
+    /// (Conservative: `...` takes the slow path, which keeps it.)
+    private static func isNormal(_ path: String) -> Bool {
+        var componentLength = 0
+        var dots = 0
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/") {
+                if componentLength == 0 || componentLength == dots { return false }
+                componentLength = 0
+                dots = 0
+            } else {
+                componentLength += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        return componentLength > 0 && componentLength != dots
+    }
+
     /// The file name a URL names: its last path segment, percent-decoded; nil when it has none.
     public static func lastSegment(ofURL url: String) -> String? {
         var text = Substring(url)
@@ -42,7 +61,7 @@ public enum DestPath {
         guard let slash = path.lastIndex(of: "/") else { return nil }
         let segment = String(path[path.index(after: slash)...])
         let decoded = segment.removingPercentEncoding ?? segment
-        if decoded.isEmpty || decoded == "." || decoded == ".." || decoded.contains("/") { return nil }
+        if decoded.isEmpty || decoded == "." || decoded == ".." || decoded.utf8.contains(UInt8(ascii: "/")) { return nil }
         return decoded
     }
 }

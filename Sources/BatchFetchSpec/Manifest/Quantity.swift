@@ -1,5 +1,3 @@
-import Foundation
-
 /// Parses the manifest's human-friendly quantities: byte sizes, transfer rates and durations.
 ///
 /// Units are explicit so that `10MB` and `10MiB` mean what they say (decimal vs binary), and a
@@ -19,6 +17,7 @@ public enum Quantity {
 
     /// A byte count such as `123`, `10KB` or `1.5GiB`.
     public static func bytes(_ text: String) -> Result<Int64, QuantityError> {
+        if let plain = Int64(text), plain >= 0 { return .success(plain) }
         guard let (number, unit) = split(text) else { return .failure(.malformed) }
         guard let factor = sizeUnits[unit.lowercased()] else { return .failure(.unknownUnit(unit)) }
         let value = (number * factor).rounded()
@@ -28,14 +27,14 @@ public enum Quantity {
 
     /// A rate such as `50MB/s` or `2MiB/s`, in bytes per second.
     public static func rate(_ text: String) -> Result<Int64, QuantityError> {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = Self.trimmed(text)
         guard trimmed.hasSuffix("/s") else { return .failure(.missingPerSecond) }
         return bytes(String(trimmed.dropLast(2)))
     }
 
     /// A duration such as `500ms`, `30s`, `5m`, `2h` or `1h30m`, in seconds.
     public static func seconds(_ text: String) -> Result<Double, QuantityError> {
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        var rest = Self.trimmed(text)
         guard !rest.isEmpty else { return .failure(.malformed) }
         var total = 0.0
         while !rest.isEmpty {
@@ -56,15 +55,24 @@ public enum Quantity {
         return .success(total)
     }
 
+    /// Drops leading and trailing spaces and tabs (Foundation's trimming bridges through NSString).
+    private static func trimmed<S: StringProtocol>(_ text: S) -> Substring {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        let substring = Substring(text)
+        guard let first = substring.firstIndex(where: { !isBlank($0) }),
+              let last = substring.lastIndex(where: { !isBlank($0) }) else { return "" }
+        return substring[first...last]
+    }
+
     /// Splits `1.5 GiB` into `1.5` and `GiB`.
     private static func split(_ text: String) -> (Double, String)? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = Self.trimmed(text)
         let numberEnd = trimmed.firstIndex { !($0.isASCII && ($0.isNumber || $0 == ".")) } ?? trimmed.endIndex
         let digits = trimmed[..<numberEnd]
         let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty }),
               let number = Double(digits), number.isFinite else { return nil }
-        let unit = trimmed[numberEnd...].trimmingCharacters(in: .whitespaces)
+        let unit = String(Self.trimmed(trimmed[numberEnd...]))
         return (number, unit)
     }
 }

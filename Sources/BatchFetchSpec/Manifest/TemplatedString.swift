@@ -11,39 +11,35 @@ public struct TemplatedString: Hashable, Sendable {
         case environment(name: String, value: String)
     }
 
-    public var parts: [Part]
+    /// The real value, for the network and the file system only.
+    public let resolved: String
+    /// The value with every environment-derived part shown as `${NAME}`; safe to print.
+    public let redacted: String
+    /// Whether any part came from the environment.
+    public let hasSecrets: Bool
 
     public init(parts: [Part]) {
-        self.parts = parts
+        var resolved = "", redacted = "", hasSecrets = false
+        for part in parts {
+            switch part {
+            case .literal(let text):
+                resolved += text
+                redacted += text
+            case .environment(let name, let value):
+                resolved += value
+                redacted += "${\(name)}"
+                hasSecrets = true
+            }
+        }
+        self.resolved = resolved
+        self.redacted = redacted
+        self.hasSecrets = hasSecrets
     }
 
     public init(literal: String) {
-        self.parts = [.literal(literal)]
-    }
-
-    /// The real value, for the network and the file system only.
-    public var resolved: String {
-        parts.map {
-            switch $0 {
-            case .literal(let text): return text
-            case .environment(_, let value): return value
-            }
-        }.joined()
-    }
-
-    /// The value with every environment-derived part shown as `${NAME}`; safe to print.
-    public var redacted: String {
-        parts.map {
-            switch $0 {
-            case .literal(let text): return text
-            case .environment(let name, _): return "${\(name)}"
-            }
-        }.joined()
-    }
-
-    /// Whether any part came from the environment.
-    public var hasSecrets: Bool {
-        parts.contains { if case .environment = $0 { return true } else { return false } }
+        resolved = literal
+        redacted = literal
+        hasSecrets = false
     }
 }
 
@@ -65,7 +61,7 @@ public struct VariableExpander: Sendable {
     }
 
     public func expand(_ text: String) -> Result<TemplatedString, Failure> {
-        guard text.contains("$") else { return .success(TemplatedString(literal: text)) }
+        guard text.utf8.contains(UInt8(ascii: "$")) else { return .success(TemplatedString(literal: text)) }
         var parts: [TemplatedString.Part] = []
         var literal = ""
         var rest = Substring(text)

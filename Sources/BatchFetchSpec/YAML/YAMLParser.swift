@@ -15,7 +15,7 @@ public struct YAMLParseResult: Sendable {
 /// manifest's limits on the way: one document, nesting at most ``maxDepth``, aliases that expand
 /// to at most ``aliasBudget`` nodes, valid UTF-8, at most ``maxFileSize`` bytes. Aliases share
 /// the anchored subtree instead of copying it, so a "billion laughs" file costs no memory before
-/// the budget stops it. YAML 1.1 merge keys (`<<: *defaults`) are honoured; explicit keys win.
+/// the budget stops it. Nodes are stored flat (see ``YAMLDocument``). YAML 1.1 merge keys (`<<: *defaults`) are honoured; explicit keys win.
 public enum YAMLParser {
     public static let maxDepth = 64
     public static let aliasBudget = 1_000_000
@@ -35,7 +35,7 @@ public enum YAMLParser {
         bytes.withUnsafeBufferPointer { buffer in
             builder.run(buffer, bytes: bytes)
         }
-        return YAMLParseResult(root: builder.root, problems: builder.problems)
+        return YAMLParseResult(root: builder.document.root, problems: builder.problems)
     }
 
     static func fileTooLargeMessage(_ size: Int) -> String {
@@ -44,18 +44,41 @@ public enum YAMLParser {
     }
 }
 
-/// The event loop and the stack of collections under construction.
+/// The event loop: appends node records as their events complete, children before parents.
 private struct TreeBuilder {
-    var root: YAMLNode?
     var problems: [(location: SourceLocation, message: String)] = []
-    private var stack: [Frame] = []
-    private var anchors: [String: YAMLNode] = [:]
+    private var records: [YAMLDocument.Record] = []
+    private var weights: [Int] = []
+    private var text: [UInt8] = []
+    private var children: [UInt32] = []
+    /// Children of the open collections, innermost last.
+    private var pending: [UInt32] = []
+    private var frames: [Frame] = []
+    private var anchors: [String: Int] = [:]
     private var aliasCost = 0
     private var documents = 0
+    private var rootIndex: Int?
 
-    private enum Frame {
-        case sequence(items: [YAMLNode], location: SourceLocation, anchor: String?)
-        case mapping(MappingBuilder)
+    private struct Frame {
+        var isMapping: Bool
+        var location: SourceLocation
+        var anchor: String?
+        var childStart: Int
+        var weight = 1
+        /// Mapping only: the key just read, waiting for its value.
+        var pendingKey: PendingKey?
+        /// Mapping only: entries brought in by merge keys (`<<`), as key/value index pairs.
+        var merged: [(UInt32, UInt32)] = []
+        /// Mapping only: keys seen so far, once the mapping is too large for a linear scan.
+        var keySet: Set<[UInt8]>?
+    }
+
+    private enum PendingKey {
+        case normal(Int), merge, invalid
+    }
+
+    var document: YAMLDocument {
+        YAMLDocument(records: records, text: text, children: children, rootIndex: rootIndex)
     }
 
     /// Runs libyaml over the whole buffer; stops at the first fatal problem.
@@ -67,16 +90,21 @@ private struct TreeBuilder {
         }
         defer { yaml_parser_delete(&parser) }
         yaml_parser_set_input_string(&parser, buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!, buffer.count)
+        text.reserveCapacity(buffer.count / 2)
 
         var event = yaml_event_t()
         while true {
             guard yaml_parser_parse(&parser, &event) == 1 else {
                 problems.append(Self.libyamlProblem(parser, bytes: bytes))
+                rootIndex = nil
                 return
             }
             defer { yaml_event_delete(&event) }
             if event.type == YAML_STREAM_END_EVENT { return }
-            if !handle(event) { return }
+            if !handle(event) {
+                rootIndex = nil
+                return
+            }
         }
     }
 
@@ -92,80 +120,207 @@ private struct TreeBuilder {
             }
         case YAML_SCALAR_EVENT:
             let data = event.data.scalar
-            let scalar = YAMLScalar(
-                value: Self.string(data.value, count: data.length),
-                style: Self.style(data.style),
-                tag: data.tag.map { Self.string($0) }
-            )
-            let node = YAMLNode(.scalar(scalar), at: location)
-            register(anchor: data.anchor, node)
-            return add(node)
+            let start = text.count
+            text.append(contentsOf: UnsafeBufferPointer(start: data.value, count: data.length))
+            let index = append(
+                YAMLDocument.Record(
+                    kind: .scalar, style: Self.style(data.style), line: UInt32(location.line),
+                    column: UInt32(location.column), start: UInt32(start), count: UInt32(data.length)),
+                weight: 1)
+            if let anchor = data.anchor { anchors[Self.string(anchor)] = index }
+            return add(index)
         case YAML_ALIAS_EVENT:
             let name = Self.string(event.data.alias.anchor)
-            guard var node = anchors[name] else {
+            guard let target = anchors[name] else {
                 problems.append((location, "unknown alias '*\(name)' (no anchor '&\(name)' before it)"))
-                return add(YAMLNode(.scalar(YAMLScalar(value: "", style: .plain)), at: location))
+                let index = append(
+                    YAMLDocument.Record(
+                        kind: .scalar, style: .plain, line: UInt32(location.line), column: UInt32(location.column),
+                        start: 0, count: 0),
+                    weight: 1)
+                return add(index)
             }
-            aliasCost += node.weight
-            if aliasCost > YAMLParser.aliasBudget || node.weight < 0 {
+            aliasCost += weights[target]
+            if aliasCost > YAMLParser.aliasBudget {
                 problems.append((
-                    location,
-                    "aliases expand to more than \(YAMLParser.aliasBudget) nodes; refusing to expand further"
+                    location, "aliases expand to more than \(YAMLParser.aliasBudget) nodes; refusing to expand further"
                 ))
                 return false
             }
-            node.location = location
-            return add(node)
+            let index = append(
+                YAMLDocument.Record(
+                    kind: .alias, style: .plain, line: UInt32(location.line), column: UInt32(location.column),
+                    start: UInt32(target), count: 0),
+                weight: weights[target])
+            return add(index)
         case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
-            if stack.count >= YAMLParser.maxDepth {
+            if frames.count >= YAMLParser.maxDepth {
                 problems.append((location, "nesting deeper than \(YAMLParser.maxDepth) levels"))
                 return false
             }
-            let anchor = event.type == YAML_SEQUENCE_START_EVENT
-                ? event.data.sequence_start.anchor : event.data.mapping_start.anchor
-            let name = anchor.map { Self.string($0) }
-            if event.type == YAML_SEQUENCE_START_EVENT {
-                stack.append(.sequence(items: [], location: location, anchor: name))
-            } else {
-                stack.append(.mapping(MappingBuilder(location: location, anchor: name)))
-            }
-        case YAML_SEQUENCE_END_EVENT:
-            guard case .sequence(let items, let start, let anchor) = stack.removeLast() else { return false }
-            let node = YAMLNode(.sequence(items), at: start)
-            if let anchor { anchors[anchor] = node }
-            return add(node)
-        case YAML_MAPPING_END_EVENT:
-            guard case .mapping(let mapping) = stack.removeLast() else { return false }
-            let node = YAMLNode(.mapping(mapping.finish()), at: mapping.location)
-            if let anchor = mapping.anchor { anchors[anchor] = node }
-            return add(node)
+            let isMapping = event.type == YAML_MAPPING_START_EVENT
+            let anchor = isMapping ? event.data.mapping_start.anchor : event.data.sequence_start.anchor
+            frames.append(Frame(
+                isMapping: isMapping, location: location, anchor: anchor.map { Self.string($0) },
+                childStart: pending.count))
+        case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+            guard let frame = frames.popLast() else { return false }
+            return add(close(frame))
         default:
             break
         }
         return true
     }
 
-    private mutating func register(anchor: UnsafeMutablePointer<yaml_char_t>?, _ node: YAMLNode) {
-        if let anchor { anchors[Self.string(anchor)] = node }
+    private mutating func append(_ record: YAMLDocument.Record, weight: Int) -> Int {
+        records.append(record)
+        weights.append(weight)
+        return records.count - 1
     }
 
-    /// Places a finished node into its parent, or makes it the root.
-    private mutating func add(_ node: YAMLNode) -> Bool {
-        guard let top = stack.indices.last else {
-            root = node
+    /// Turns a finished collection into a record; merged entries go after the explicit ones.
+    private mutating func close(_ frame: Frame) -> Int {
+        if frame.isMapping && !frame.merged.isEmpty {
+            var present = Set((stride(from: frame.childStart, to: pending.count, by: 2)).map { keyBytes(Int(pending[$0])) })
+            for (key, value) in frame.merged where present.insert(keyBytes(Int(key))).inserted {
+                pending.append(key)
+                pending.append(value)
+            }
+        }
+        let start = children.count
+        let childCount = pending.count - frame.childStart
+        children.append(contentsOf: pending[frame.childStart...])
+        pending.removeSubrange(frame.childStart...)
+        let index = append(
+            YAMLDocument.Record(
+                kind: frame.isMapping ? .mapping : .sequence, style: .plain, line: UInt32(frame.location.line),
+                column: UInt32(frame.location.column), start: UInt32(start),
+                count: UInt32(frame.isMapping ? childCount / 2 : childCount)),
+            weight: frame.weight)
+        if let anchor = frame.anchor { anchors[anchor] = index }
+        return index
+    }
+
+    /// Places a finished node into the open collection, or makes it the root.
+    private mutating func add(_ index: Int) -> Bool {
+        guard !frames.isEmpty else {
+            rootIndex = index
             return true
         }
-        switch stack[top] {
-        case .sequence(var items, let location, let anchor):
-            stack[top] = .sequence(items: [], location: location, anchor: anchor)
-            items.append(node)
-            stack[top] = .sequence(items: items, location: location, anchor: anchor)
-        case .mapping(var mapping):
-            stack[top] = .sequence(items: [], location: .start, anchor: nil)  // release for in-place mutation
-            if let problem = mapping.add(node) { problems.append(problem) }
-            stack[top] = .mapping(mapping)
+        let top = frames.count - 1
+        frames[top].weight = frames[top].weight.addingReportingOverflow(weights[index]).partialValue
+        guard frames[top].isMapping else {
+            pending.append(UInt32(index))
+            return true
+        }
+        guard let key = frames[top].pendingKey else {
+            let record = resolved(index)
+            if record.kind != .scalar {
+                problems.append((location(of: index), "mapping keys must be scalars, found \(kindName(record.kind))"))
+                frames[top].pendingKey = .invalid
+            } else if record.style == .plain && record.count == 2 && text[Int(record.start)] == UInt8(ascii: "<")
+                && text[Int(record.start) + 1] == UInt8(ascii: "<") {
+                frames[top].pendingKey = .merge
+            } else {
+                frames[top].pendingKey = .normal(index)
+            }
+            return true
+        }
+        frames[top].pendingKey = nil
+        switch key {
+        case .invalid:
+            break
+        case .merge:
+            addMergeSources(index, into: top)
+        case .normal(let keyIndex):
+            if let first = firstKey(equalTo: keyIndex, in: top) {
+                let at = location(of: first)
+                problems.append((
+                    location(of: keyIndex),
+                    "duplicate key '\(String(decoding: keyBytes(keyIndex), as: UTF8.self))' "
+                        + "(first defined at line \(at.line), column \(at.column))"
+                ))
+            } else {
+                pending.append(UInt32(keyIndex))
+                pending.append(UInt32(index))
+            }
         }
         return true
+    }
+
+    /// The earlier key of the open mapping `frame` with the same text as `keyIndex`, if any.
+    private mutating func firstKey(equalTo keyIndex: Int, in frame: Int) -> Int? {
+        let start = frames[frame].childStart
+        let count = (pending.count - start) / 2
+        if count < 32 {
+            for entry in 0..<count where sameKey(Int(pending[start + 2 * entry]), keyIndex) {
+                return Int(pending[start + 2 * entry])
+            }
+            return nil
+        }
+        let bytes = keyBytes(keyIndex)
+        if frames[frame].keySet == nil {
+            frames[frame].keySet = Set((0..<count).map { keyBytes(Int(pending[start + 2 * $0])) })
+        }
+        guard frames[frame].keySet!.contains(bytes) else {
+            frames[frame].keySet!.insert(bytes)
+            return nil
+        }
+        return (0..<count).map { Int(pending[start + 2 * $0]) }.first { keyBytes($0) == bytes }
+    }
+
+    private mutating func addMergeSources(_ index: Int, into frame: Int) {
+        let record = resolved(index)
+        var sources: [YAMLDocument.Record] = []
+        if record.kind == .mapping {
+            sources = [record]
+        } else if record.kind == .sequence {
+            sources = (0..<Int(record.count)).map { resolved(Int(children[Int(record.start) + $0])) }
+        }
+        guard !sources.isEmpty, sources.allSatisfy({ $0.kind == .mapping }) else {
+            problems.append((location(of: index), "merge key '<<' expects a mapping or a list of mappings"))
+            return
+        }
+        for source in sources {
+            for entry in 0..<Int(source.count) {
+                let at = Int(source.start) + 2 * entry
+                frames[frame].merged.append((children[at], children[at + 1]))
+            }
+        }
+    }
+
+    private func resolved(_ index: Int) -> YAMLDocument.Record {
+        let record = records[index]
+        return record.kind == .alias ? records[Int(record.start)] : record
+    }
+
+    /// Whether two scalar keys have the same text, compared in place.
+    private func sameKey(_ a: Int, _ b: Int) -> Bool {
+        let first = resolved(a), second = resolved(b)
+        guard first.count == second.count else { return false }
+        let offset = Int(second.start) - Int(first.start)
+        for position in Int(first.start)..<Int(first.start + first.count) where text[position] != text[position + offset] {
+            return false
+        }
+        return true
+    }
+
+    private func keyBytes(_ index: Int) -> [UInt8] {
+        let record = resolved(index)
+        guard record.kind == .scalar else { return [] }
+        return Array(text[Int(record.start)..<Int(record.start + record.count)])
+    }
+
+    private func location(of index: Int) -> SourceLocation {
+        SourceLocation(line: Int(records[index].line), column: Int(records[index].column))
+    }
+
+    private func kindName(_ kind: YAMLDocument.Kind) -> String {
+        switch kind {
+        case .sequence: return "a list"
+        case .mapping: return "a mapping"
+        case .scalar, .alias: return "a scalar"
+        }
     }
 
     private static func libyamlProblem(_ parser: yaml_parser_t, bytes: [UInt8]) -> (SourceLocation, String) {
@@ -181,10 +336,6 @@ private struct TreeBuilder {
         return (SourceLocation(mark: parser.problem_mark), message)
     }
 
-    private static func string(_ pointer: UnsafeMutablePointer<yaml_char_t>, count: Int) -> String {
-        String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
-    }
-
     private static func string(_ pointer: UnsafeMutablePointer<yaml_char_t>) -> String {
         String(cString: UnsafeRawPointer(pointer).assumingMemoryBound(to: CChar.self))
     }
@@ -197,70 +348,6 @@ private struct TreeBuilder {
         case YAML_FOLDED_SCALAR_STYLE: return .folded
         default: return .plain
         }
-    }
-}
-
-/// A mapping being read: remembers its keys to reject duplicates, and collects merge-key sources.
-private struct MappingBuilder {
-    let location: SourceLocation
-    let anchor: String?
-    private var entries: [YAMLMappingEntry] = []
-    private var firstSeen: [String: SourceLocation] = [:]
-    private var merged: [YAMLMappingEntry] = []
-    private var pendingKey: (key: String, location: SourceLocation, kind: KeyKind)?
-
-    private enum KeyKind { case normal, merge, invalid }
-
-    init(location: SourceLocation, anchor: String?) {
-        self.location = location
-        self.anchor = anchor
-    }
-
-    /// Adds the next key or value; returns a problem if the node is not acceptable there.
-    mutating func add(_ node: YAMLNode) -> (SourceLocation, String)? {
-        guard let pending = pendingKey else {
-            guard let scalar = node.scalar else {
-                pendingKey = ("", node.location, .invalid)
-                return (node.location, "mapping keys must be scalars, found \(node.kindDescription)")
-            }
-            let isMerge = scalar.style == .plain && scalar.value == "<<"
-            pendingKey = (scalar.value, node.location, isMerge ? .merge : .normal)
-            return nil
-        }
-        pendingKey = nil
-        switch pending.kind {
-        case .invalid:
-            return nil
-        case .merge:
-            let sources = node.mapping.map { [$0] } ?? node.sequence?.compactMap(\.mapping)
-            guard let sources, node.mapping != nil || sources.count == node.sequence?.count else {
-                return (node.location, "merge key '<<' expects a mapping or a list of mappings")
-            }
-            merged.append(contentsOf: sources.joined())
-            return nil
-        case .normal:
-            if let first = firstSeen[pending.key] {
-                return (
-                    pending.location,
-                    "duplicate key '\(pending.key)' (first defined at line \(first.line), column \(first.column))"
-                )
-            }
-            firstSeen[pending.key] = pending.location
-            entries.append(YAMLMappingEntry(key: pending.key, keyLocation: pending.location, value: node))
-            return nil
-        }
-    }
-
-    /// The entries in document order, followed by merged entries that no explicit key overrides.
-    func finish() -> [YAMLMappingEntry] {
-        guard !merged.isEmpty else { return entries }
-        var result = entries
-        var seen = Set(firstSeen.keys)
-        for entry in merged where !seen.contains(entry.key) {
-            seen.insert(entry.key)
-            result.append(entry)
-        }
-        return result
     }
 }
 

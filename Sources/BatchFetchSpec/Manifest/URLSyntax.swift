@@ -1,0 +1,56 @@
+/// A fast acceptance test for the URLs manifests usually hold.
+///
+/// Parsing 200,000 mirror URLs with `URLComponents` took a tenth of the time to validate a
+/// 100,000-job manifest. Most URLs are plain `http(s)://host/path` made only of characters that
+/// need no encoding; those are accepted here, and anything else is left to `URLComponents`.
+enum URLSyntax {
+    /// True when `text` is `http://` or `https://` (any case), a non-empty host of letters,
+    /// digits, `.`, `-`, an optional `:port`, and then only RFC 3986 unreserved, reserved or `%`
+    /// characters, with every `%` followed by two hex digits.
+    static func isPlainHTTPURL(_ text: String) -> Bool {
+        var bytes = text.utf8[...]
+        guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        let scheme = bytes[..<schemeEnd].map { $0 | 0x20 }
+        guard scheme == Array("http".utf8) || scheme == Array("https".utf8) else { return false }
+        bytes = bytes[schemeEnd...]
+        guard bytes.starts(with: "://".utf8) else { return false }
+        bytes = bytes.dropFirst(3)
+        var hostLength = 0
+        var port = false
+        while let byte = bytes.first, byte != UInt8(ascii: "/"), byte != UInt8(ascii: "?"), byte != UInt8(ascii: "#") {
+            if byte == UInt8(ascii: ":") && hostLength > 0 && !port {
+                port = true
+            } else if port {
+                guard byte >= 0x30 && byte <= 0x39 else { return false }
+            } else {
+                guard isAlphanumeric(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") else { return false }
+                hostLength += 1
+            }
+            bytes = bytes.dropFirst()
+        }
+        guard hostLength > 0 else { return false }
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%") {
+                let first = bytes.index(after: index)
+                guard first < bytes.endIndex, bytes.index(after: first) < bytes.endIndex,
+                      isHex(bytes[first]), isHex(bytes[bytes.index(after: first)]) else { return false }
+            } else if !(isAlphanumeric(byte) || allowed.contains(byte)) {
+                return false
+            }
+            index = bytes.index(after: index)
+        }
+        return true
+    }
+
+    private static let allowed = Set("-._~:/?#[]@!$&'()*+,;=".utf8)
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+    }
+
+    private static func isHex(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66)
+    }
+}

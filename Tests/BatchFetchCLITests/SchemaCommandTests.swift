@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// The schemas built into the binary are byte-identical to schemas/, and the examples validate
+/// against the manifest schema with an independent validator (Python's jsonschema).
+@Suite struct SchemaCommandTests {
+    @Test(arguments: ["manifest", "report"])
+    func schemaCommandPrintsTheRepositoryFile(name: String) throws {
+        let output = try BinaryRunner.run(["schema", name])
+        #expect(output.status == 0)
+        let file = try String(contentsOf: BinaryRunner.repository.appendingPathComponent("schemas/\(name).schema.json"), encoding: .utf8)
+        #expect(output.stdout == file, "run scripts/embed-schemas.sh after editing schemas/")
+    }
+
+    @Test func examplesValidateAgainstTheManifestSchema() throws {
+        let script = BinaryRunner.repository.appendingPathComponent("Tests/Support/validate_with_schema.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, "--expect-valid", "schemas/manifest.schema.json", "examples"]
+        process.currentDirectoryURL = BinaryRunner.repository
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        let examples = try FileManager.default.contentsOfDirectory(atPath: BinaryRunner.repository.appendingPathComponent("examples").path)
+            .filter { $0.hasSuffix(".yaml") }
+        #expect(text.hasSuffix("\(examples.count) of \(examples.count) valid\n"), "\(text)")
+    }
+
+    @Test func schemaRejectsInvalidFixturesThatItCanExpress() throws {
+        let script = BinaryRunner.repository.appendingPathComponent("Tests/Support/validate_with_schema.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let names = [
+            "unknown-top-key", "unknown-job-key", "missing-version", "unsupported-version", "bad-id-characters",
+            "dest-absolute", "checksum-unknown-algorithm", "checksum-wrong-length", "checksum-not-hex",
+            "checksum-and-checksums-from", "segments-out-of-range", "concurrency-zero", "negative-size",
+            "size-unknown-unit", "duration-without-unit", "url-and-urls", "body-without-post", "jobs-not-a-list",
+            "wrong-types", "unsupported-scheme",
+        ]
+        process.arguments = ["python3", script, "--expect-invalid", "schemas/manifest.schema.json"]
+            + names.map { "Tests/Fixtures/invalid/\($0).yaml" }
+        process.currentDirectoryURL = BinaryRunner.repository
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+    }
+}

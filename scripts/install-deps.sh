@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
+# there: libyaml (headers + pkg-config file) to build, Python's jsonschema and PyYAML for the
+# schema tests. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+missing_apt=()
+pkg-config --exists yaml-0.1 2>/dev/null || missing_apt+=(libyaml-dev pkg-config)
+command -v python3 >/dev/null || missing_apt+=(python3 python3-pip)
+
+if [ ${#missing_apt[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null; then
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    echo "installing: ${missing_apt[*]}"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing_apt[@]}" >/dev/null
+  else
+    echo "please install libyaml (e.g. 'brew install libyaml pkg-config') and python3" >&2
+    exit 1
+  fi
+fi
+
+if ! python3 -c "import jsonschema, yaml" 2>/dev/null; then
+  echo "installing Python packages: jsonschema pyyaml"
+  python3 -m pip install --quiet jsonschema pyyaml 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages jsonschema pyyaml
+fi

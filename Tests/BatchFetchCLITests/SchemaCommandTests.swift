@@ -12,11 +12,12 @@ import Testing
         #expect(output.stdout == file, "run scripts/embed-schemas.sh after editing schemas/")
     }
 
-    @Test func examplesValidateAgainstTheManifestSchema() throws {
+    /// Runs Tests/Support/validate_with_schema.py; returns its exit status and output.
+    private func validateWithSchema(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let script = BinaryRunner.repository.appendingPathComponent("Tests/Support/validate_with_schema.py").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, "--expect-valid", "schemas/manifest.schema.json", "examples"]
+        process.arguments = ["python3", script] + arguments
         process.currentDirectoryURL = BinaryRunner.repository
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -24,16 +25,18 @@ import Testing
         try process.run()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        return (process.terminationStatus, text)
+    }
+
+    @Test func examplesValidateAgainstTheManifestSchema() throws {
+        let (status, text) = try validateWithSchema(["--expect-valid", "schemas/manifest.schema.json", "examples"])
+        #expect(status == 0, "\(text)")
         let examples = try FileManager.default.contentsOfDirectory(atPath: BinaryRunner.repository.appendingPathComponent("examples").path)
             .filter { $0.hasSuffix(".yaml") }
         #expect(text.hasSuffix("\(examples.count) of \(examples.count) valid\n"), "\(text)")
     }
 
     @Test func schemaRejectsInvalidFixturesThatItCanExpress() throws {
-        let script = BinaryRunner.repository.appendingPathComponent("Tests/Support/validate_with_schema.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let names = [
             "unknown-top-key", "unknown-job-key", "missing-version", "unsupported-version", "bad-id-characters",
             "dest-absolute", "checksum-unknown-algorithm", "checksum-wrong-length", "checksum-not-hex",
@@ -41,15 +44,8 @@ import Testing
             "size-unknown-unit", "duration-without-unit", "url-and-urls", "body-without-post", "jobs-not-a-list",
             "wrong-types", "unsupported-scheme",
         ]
-        process.arguments = ["python3", script, "--expect-invalid", "schemas/manifest.schema.json"]
-            + names.map { "Tests/Fixtures/invalid/\($0).yaml" }
-        process.currentDirectoryURL = BinaryRunner.repository
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        let (status, text) = try validateWithSchema(
+            ["--expect-invalid", "schemas/manifest.schema.json"] + names.map { "Tests/Fixtures/invalid/\($0).yaml" })
+        #expect(status == 0, "\(text)")
     }
 }

@@ -7,9 +7,14 @@ let package = Package(
     products: [
         .executable(name: "batchfetch", targets: ["batchfetch"]),
         .library(name: "BatchFetchSpec", targets: ["BatchFetchSpec"]),
+        .library(name: "BatchFetchEngine", targets: ["BatchFetchEngine"]),
+        .library(name: "TestOrigin", targets: ["TestOrigin"]),
+        .executable(name: "batchfetch-test-origin", targets: ["batchfetch-test-origin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // libyaml through the system's headers and library (Debian: libyaml-dev).
@@ -20,19 +25,43 @@ let package = Package(
         ),
         // Manifest model, YAML node tree, decoding, validation and the job graph. No networking.
         .target(name: "BatchFetchSpec", dependencies: ["CYAML"]),
+        // Transport (URLSession), download state machine, file sink, hashing, runner, report.
+        .target(
+            name: "BatchFetchEngine",
+            dependencies: ["BatchFetchSpec", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // A SwiftNIO HTTP/1.1 origin with switchable faults, for tests, the demo and benchmarks.
+        .target(
+            name: "TestOrigin",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "batchfetch-test-origin",
+            dependencies: ["TestOrigin", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         // Subcommands, diagnostics printing and plan rendering.
         .target(
             name: "BatchFetchCLI",
             dependencies: [
                 "BatchFetchSpec",
+                "BatchFetchEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "batchfetch", dependencies: ["BatchFetchCLI"]),
         .testTarget(name: "BatchFetchSpecTests", dependencies: ["BatchFetchSpec"]),
         .testTarget(
+            name: "BatchFetchEngineTests",
+            dependencies: ["BatchFetchEngine", "TestOrigin", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
             name: "BatchFetchCLITests",
-            dependencies: ["BatchFetchCLI", "batchfetch"]
+            dependencies: ["BatchFetchCLI", "batchfetch", "batchfetch-test-origin", "TestOrigin",
+                           .product(name: "Crypto", package: "swift-crypto")]
         ),
     ]
 )

@@ -1,0 +1,2 @@
+import Crypto
+enum _P {}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// One path served by ``TestOrigin`` and how the origin misbehaves for it.
+public struct OriginFile: Sendable {
+    /// A fault applied to one request; queued faults are consumed one per request, in order.
+    public enum Fault: Sendable, Equatable {
+        /// Send the head and this many body bytes, then close the connection.
+        case drop(afterBytes: Int64)
+        /// Send this many body bytes, then go silent (connection open) for `seconds`, then go on.
+        case stall(afterBytes: Int64, seconds: Double)
+        /// Answer with this status and an optional `Retry-After` value, no content.
+        case status(Int, retryAfter: String? = nil)
+    }
+
+    public enum Validators: Sendable, Equatable {
+        /// Strong ETag and Last-Modified (the default).
+        case strong
+        /// A weak ETag (`W/"..."`) and Last-Modified.
+        case weakETag
+        /// Last-Modified only.
+        case lastModifiedOnly
+        /// Neither.
+        case none
+    }
+
+    public var content: OriginContent
+    /// Bumped by ``TestOrigin/replace(_:with:)``; part of the ETag and Last-Modified.
+    public var version = 0
+    public var validators = Validators.strong
+    /// Whether Range requests are honoured (and `Accept-Ranges: bytes` sent).
+    public var acceptsRanges = true
+    /// Answer Range requests with 200 and the whole body, as if ranges were not understood.
+    public var ignoresRange = false
+    /// Faults for the next requests, consumed in order.
+    public var faults: [Fault] = []
+    /// Send the body no faster than this many bytes per second.
+    public var trickleBytesPerSecond: Int?
+    /// Declare a Content-Length this many bytes off the real length (then close after sending).
+    public var contentLengthError: Int64 = 0
+    /// Answer every request with this status (e.g. 403, 404, 500) and no content.
+    public var fixedStatus: Int?
+    /// Redirect to this location (absolute URL or path) with `redirectStatus`.
+    public var redirectTo: String?
+    public var redirectStatus = 302
+    /// Refuse HEAD with 405.
+    public var refusesHead = false
+    /// Extra response headers (e.g. `Content-Digest`).
+    public var extraHeaders: [(String, String)] = []
+
+    public init(content: OriginContent) {
+        self.content = content
+    }
+
+    public static func generated(size: Int64, seed: UInt64 = 1) -> OriginFile {
+        OriginFile(content: .generated(size: size, seed: seed))
+    }
+
+    public static func bytes(_ bytes: [UInt8]) -> OriginFile {
+        OriginFile(content: .bytes(bytes))
+    }
+
+    public static func text(_ text: String) -> OriginFile {
+        OriginFile(content: .bytes(Array(text.utf8)))
+    }
+
+    var etag: String? {
+        let tag = "\"" + String(content.fingerprint &+ UInt64(version), radix: 16) + "\""
+        switch validators {
+        case .strong: return tag
+        case .weakETag: return "W/" + tag
+        case .lastModifiedOnly, .none: return nil
+        }
+    }
+
+    var lastModified: String? {
+        guard validators != .none else { return nil }
+        let date = Date(timeIntervalSince1970: 1_767_225_600 + Double(version) * 3600)
+        return HTTPDate.format(date)
+    }
+}
+
+/// IMF-fixdate formatting (RFC 9110 §5.6.7), as used by Last-Modified, Date and Retry-After.
+public enum HTTPDate {
+    public static func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

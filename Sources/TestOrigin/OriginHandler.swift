@@ -1,0 +1,142 @@
+import NIOCore
+import NIOHTTP1
+
+/// Serves one connection: reads a request, asks ``OriginState`` what to answer, and streams the
+/// body with the configured faults (drop, stall, trickle), honouring channel writability so a
+/// slow client never makes the origin buffer a whole file.
+final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// A body being sent.
+    private struct Transfer {
+        var path: String
+        var content: OriginContent
+        var offset: Int64
+        var end: Int64
+        var dropAt: Int64?
+        var stall: (at: Int64, seconds: Double)?
+        var bytesPerSecond: Int?
+        var closeWhenDone: Bool
+    }
+
+    private let state: OriginState
+    private var requestHead: HTTPRequestHead?
+    private var transfer: Transfer?
+    private var waitingForTimer = false
+    private static let chunkSize: Int64 = 256 * 1024
+
+    init(state: OriginState) {
+        self.state = state
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            requestHead = head
+        case .body:
+            break
+        case .end:
+            guard let head = requestHead else { return }
+            requestHead = nil
+            respond(to: head, context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        transfer = nil
+        context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { pump(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
+        let requestHeaders = head.headers.map { ($0.name, $0.value) }
+        let response = state.respond(method: head.method.rawValue, path: path, headers: requestHeaders)
+        var headers = HTTPHeaders(response.headers)
+        let mismatchedLength = response.headers.contains { $0.0 == "Content-Length" && Int64($0.1) != Int64(response.body.count) }
+            && head.method != .HEAD
+        let close = !head.isKeepAlive || mismatchedLength
+        if close { headers.replaceOrAdd(name: "Connection", value: "close") }
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .init(statusCode: response.status), headers: headers))),
+            promise: nil)
+        guard !response.body.isEmpty, let content = state.content(path) else {
+            finish(context: context, close: close)
+            return
+        }
+        var transfer = Transfer(
+            path: path, content: content, offset: response.body.lowerBound, end: response.body.upperBound,
+            bytesPerSecond: state.trickleRate(path), closeWhenDone: close)
+        switch response.fault {
+        case .drop(let after)?: transfer.dropAt = response.body.lowerBound + after
+        case .stall(let after, let seconds)?: transfer.stall = (response.body.lowerBound + after, seconds)
+        default: break
+        }
+        self.transfer = transfer
+        pump(context: context)
+    }
+
+    /// Writes body chunks while the channel accepts them; resumes on writability or a timer.
+    private func pump(context: ChannelHandlerContext) {
+        guard var transfer, !waitingForTimer else { return }
+        defer { context.flush() }
+        while context.channel.isWritable {
+            var limit = transfer.end
+            if let dropAt = transfer.dropAt { limit = min(limit, dropAt) }
+            if let stall = transfer.stall { limit = min(limit, stall.at) }
+            var count = min(Self.chunkSize, limit - transfer.offset)
+            if let rate = transfer.bytesPerSecond { count = min(count, Int64(max(1, rate / 20))) }
+            if count > 0 {
+                let bytes = transfer.content.bytes(in: transfer.offset..<transfer.offset + count)
+                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))), promise: nil)
+                transfer.offset += count
+                state.countServed(transfer.path, count)
+                self.transfer = transfer
+            }
+            if let dropAt = transfer.dropAt, transfer.offset >= dropAt {
+                self.transfer = nil
+                context.flush()
+                context.close(promise: nil)
+                return
+            }
+            if let stall = transfer.stall, transfer.offset >= stall.at {
+                transfer.stall = nil
+                self.transfer = transfer
+                resume(after: stall.seconds, context: context)
+                return
+            }
+            if transfer.offset >= transfer.end {
+                self.transfer = nil
+                finish(context: context, close: transfer.closeWhenDone)
+                return
+            }
+            if transfer.bytesPerSecond != nil {
+                resume(after: 0.05, context: context)
+                return
+            }
+        }
+    }
+
+    private func resume(after seconds: Double, context: ChannelHandlerContext) {
+        waitingForTimer = true
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) {
+            let (handler, context) = bound.value
+            handler.waitingForTimer = false
+            handler.pump(context: context)
+        }
+    }
+
+    private func finish(context: ChannelHandlerContext, close: Bool) {
+        let future = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if close {
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            future.whenComplete { _ in bound.value.close(promise: nil) }
+        }
+    }
+}

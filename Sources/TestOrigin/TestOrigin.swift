@@ -1,0 +1,162 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A real HTTP/1.1 origin on loopback whose paths can be told to misbehave: the peer that
+/// batchfetch's integration tests, demo and benchmarks download from.
+///
+/// Start one with ``start(host:port:)`` (port 0 picks a free one), add paths with ``serve(_:_:)``,
+/// change them between requests with ``update(_:_:)`` or ``replace(_:with:)``, and read what was
+/// served with ``bytesServed(_:)`` and ``requests(_:)``.
+public final class TestOrigin: Sendable {
+    /// A request as the origin saw it.
+    public struct RecordedRequest: Sendable {
+        public var method: String
+        public var path: String
+        public var headers: [(String, String)]
+
+        public func header(_ name: String) -> String? {
+            headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
+    }
+
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: Channel
+    let state: OriginState
+    public let host: String
+    public let port: Int
+
+    private init(group: MultiThreadedEventLoopGroup, channel: Channel, state: OriginState, host: String) {
+        self.group = group
+        self.channel = channel
+        self.state = state
+        self.host = host
+        self.port = channel.localAddress?.port ?? 0
+    }
+
+    /// Binds and starts serving; port 0 picks a free port (read it from ``port``).
+    public static func start(host: String = "127.0.0.1", port: Int = 0, threads: Int = 1) async throws -> TestOrigin {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        let state = OriginState()
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 256)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 512 * 1024, high: 2 * 1024 * 1024))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(state: state))
+                }
+            }
+        do {
+            let channel = try await bootstrap.bind(host: host, port: port).get()
+            return TestOrigin(group: group, channel: channel, state: state, host: host)
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// `http://host:port` followed by `path`.
+    public func url(_ path: String) -> String {
+        "http://\(host):\(port)\(path)"
+    }
+
+    /// Serves `file` at `path` (replacing whatever was there, counters kept).
+    public func serve(_ path: String, _ file: OriginFile) {
+        state.withLock { $0.files[path] = file }
+    }
+
+    /// Changes how `path` is served; the closure runs under the origin's lock.
+    public func update(_ path: String, _ change: @Sendable (inout OriginFile) -> Void) {
+        state.withLock { state in
+            if var file = state.files[path] {
+                change(&file)
+                state.files[path] = file
+            }
+        }
+    }
+
+    /// Serves new content at `path` with a new ETag and Last-Modified, as when the remote file is
+    /// rewritten.
+    public func replace(_ path: String, with content: OriginContent) {
+        update(path) { file in
+            file.content = content
+            file.version += 1
+        }
+    }
+
+    public func remove(_ path: String) {
+        state.withLock { $0.files[path] = nil }
+    }
+
+    /// Body bytes sent for `path` since the start (or the last ``resetCounters()``).
+    public func bytesServed(_ path: String) -> Int64 {
+        state.withLock { $0.bytesServed[path, default: 0] }
+    }
+
+    public func requests(_ path: String) -> [RecordedRequest] {
+        state.withLock { $0.requests.filter { $0.path == path } }
+    }
+
+    public var allRequests: [RecordedRequest] {
+        state.withLock { $0.requests }
+    }
+
+    public func resetCounters() {
+        state.withLock { state in
+            state.bytesServed = [:]
+            state.requests = []
+        }
+    }
+
+    public func shutdown() async throws {
+        try await channel.close()
+        try await group.shutdownGracefully()
+    }
+}
+
+/// The origin's mutable state, shared by all connections.
+final class OriginState: @unchecked Sendable {
+    struct Values {
+        var files: [String: OriginFile] = [:]
+        var bytesServed: [String: Int64] = [:]
+        var requests: [TestOrigin.RecordedRequest] = []
+    }
+
+    private let lock = NSLock()
+    private var values = Values()
+
+    func withLock<T>(_ body: (inout Values) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&values)
+    }
+
+    /// Records the request, consumes one fault, and decides the response.
+    func respond(method: String, path: String, headers: [(String, String)]) -> OriginResponse {
+        withLock { values in
+            values.requests.append(TestOrigin.RecordedRequest(method: method, path: path, headers: headers))
+            var fault: OriginFile.Fault?
+            if var file = values.files[path], !file.faults.isEmpty {
+                fault = file.faults.removeFirst()
+                values.files[path] = file
+            }
+            return OriginResponse.make(for: values.files[path], method: method, requestHeaders: headers, fault: fault)
+        }
+    }
+
+    func content(_ path: String) -> OriginContent? {
+        withLock { $0.files[path]?.content }
+    }
+
+    func trickleRate(_ path: String) -> Int? {
+        withLock { $0.files[path]?.trickleBytesPerSecond }
+    }
+
+    func countServed(_ path: String, _ bytes: Int64) {
+        withLock { $0.bytesServed[path, default: 0] += bytes }
+    }
+}

@@ -15,7 +15,7 @@ public struct BatchFetchCommand: AsyncParsableCommand {
             mismatch, 4 another run holds the run lock, 130/143 interrupted.
             """,
         version: version,
-        subcommands: [ValidateCommand.self, PlanCommand.self, SchemaCommand.self]
+        subcommands: [RunCommand.self, ValidateCommand.self, PlanCommand.self, SchemaCommand.self]
     )
 
     public init() {}

@@ -32,6 +32,18 @@ public enum DestPath {
         return .success(components.joined(separator: "/"))
     }
 
+    /// The last path segment as written (not decoded), without query and fragment.
+    public static func rawLastSegment(ofURL url: String) -> String? {
+        var text = Substring(url)
+        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
+        guard let schemeEnd = text.firstRange(of: "://") else { return nil }
+        let afterAuthority = text[schemeEnd.upperBound...]
+        guard let pathStart = afterAuthority.firstIndex(of: "/") else { return nil }
+        let path = afterAuthority[pathStart...]
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[path.index(after: slash)...])
+    }
+
     /// True when no component is empty or only dots: the common case, checked without copying.
     /// (Conservative: `...` takes the slow path, which keeps it.)
     private static func isNormal(_ path: String) -> Bool {
@@ -52,14 +64,7 @@ public enum DestPath {
 
     /// The file name a URL names: its last path segment, percent-decoded; nil when it has none.
     public static func lastSegment(ofURL url: String) -> String? {
-        var text = Substring(url)
-        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
-        guard let schemeEnd = text.range(of: "://") else { return nil }
-        let afterAuthority = text[schemeEnd.upperBound...]
-        guard let pathStart = afterAuthority.firstIndex(of: "/") else { return nil }
-        let path = afterAuthority[pathStart...]
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        let segment = String(path[path.index(after: slash)...])
+        guard let segment = rawLastSegment(ofURL: url) else { return nil }
         let decoded = segment.removingPercentEncoding ?? segment
         if decoded.isEmpty || decoded == "." || decoded == ".." || decoded.utf8.contains(UInt8(ascii: "/")) { return nil }
         return decoded

@@ -302,16 +302,19 @@ struct ManifestDecoder {
         }
     }
 
-    /// The file name of the first URL, for jobs that give no `dest`.
+    /// The file name of the first URL, for jobs that give no `dest`. A name that comes from an
+    /// environment variable is refused: it would be a secret in every report line.
     private mutating func derivedDest(
         from url: TemplatedString, at location: SourceLocation, context: String
     ) -> TemplatedString? {
-        guard let name = DestPath.lastSegment(ofURL: url.redacted) else {
+        guard let raw = DestPath.rawLastSegment(ofURL: url.resolved), let name = DestPath.lastSegment(ofURL: url.resolved) else {
             problems.error("\(context)cannot name the file after '\(url.redacted)' (no file name in its path); set 'dest'",
                            at: location)
             return nil
         }
-        guard name.firstRange(of: "${") == nil else {
+        var shown = Substring(url.redacted)
+        if let cut = shown.firstIndex(where: { $0 == "?" || $0 == "#" }) { shown = shown[..<cut] }
+        guard shown.hasSuffix("/" + raw) else {
             problems.error("\(context)the file name in '\(url.redacted)' comes from a variable; set 'dest'", at: location)
             return nil
         }

@@ -1,0 +1,99 @@
+import ArgumentParser
+import BatchFetchEngine
+import BatchFetchSpec
+import Foundation
+
+/// `batchfetch run`: downloads every job of a manifest and writes the report.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Download every job of a manifest, verify, publish atomically, and write a JSON report.",
+        discussion: """
+            Jobs start when their dependencies have succeeded. Each file is written to
+            <dest>.part beside its destination, resumed across runs with Range and If-Range,
+            verified against the manifest's size and checksums, and renamed into place only
+            then. A line per finished job goes to stderr; the report goes to
+            <output_dir>/batchfetch-report.json unless --report is given.
+
+            Exit status: 0 all jobs succeeded (downloaded or already up to date), 1 one or more
+            failed or were skipped, 2 invalid manifest or usage.
+
+            Examples:
+              batchfetch run datasets.yaml
+              batchfetch run datasets.yaml --report /var/log/batchfetch/last.json --durability strict
+            """
+    )
+
+    @OptionGroup var manifest: ManifestArgument
+
+    @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-report.json).")
+    var report: String?
+
+    @Option(help: "Jobs transferring at once (overrides the manifest's concurrency).")
+    var concurrency: Int?
+
+    @Option(help: "When files reach stable storage: batch (one syncfs at the end), strict (fsync each file and its directory), none.")
+    var durability: DurabilityArgument = .batch
+
+    enum DurabilityArgument: String, ExpressibleByArgument, CaseIterable {
+        case batch, strict, none
+    }
+
+    func validate() throws {
+        if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+    }
+
+    func run() async throws {
+        let loaded = try manifest.load()
+        var options = RunOptions()
+        options.concurrency = concurrency
+        options.durability = Durability(rawValue: durability.rawValue) ?? .batch
+        let runner = Runner(manifest: loaded, options: options)
+        let result = await runner.run { job in Console.error(JobLine.describe(job)) }
+        let path = report ?? runner.defaultReportPath
+        do {
+            try result.write(to: path)
+        } catch {
+            Console.error("batchfetch: error: cannot write report \(path): \(error.localizedDescription)")
+        }
+        let summary = result.summary
+        Console.error("\(result.status.rawValue): \(summary.downloaded) downloaded, \(summary.upToDate) up to date, "
+            + "\(summary.failed) failed, \(summary.skipped) skipped; \(ByteFormat.bytes(summary.bytesTransferred)) "
+            + "transferred in \(String(format: "%.1f", result.durationSeconds))s; report: \(path)")
+        if result.status != .succeeded { throw ExitStatus.jobsFailed.exitCode }
+    }
+}
+
+/// The one-line description of a finished job printed on stderr.
+enum JobLine {
+    static func describe(_ job: JobResult) -> String {
+        switch job.status {
+        case .downloaded:
+            let rate = job.duration > 0 ? Double(job.bytesTransferred) / job.duration : 0
+            let resumed = job.resumedFrom.map { ", resumed at \(ByteFormat.bytes($0))" } ?? ""
+            return "downloaded  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0)) in "
+                + "\(String(format: "%.1f", job.duration))s (\(ByteFormat.bytes(Int64(rate)))/s\(resumed))"
+        case .upToDate:
+            return "up to date  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0))"
+        case .failed, .interrupted:
+            let failure = job.failure.map { "\($0.code.rawValue): \($0.message)" } ?? "unknown"
+            return "\(job.status == .failed ? "failed" : "interrupted")      \(job.id)  \(failure)"
+        case .skipped:
+            return "skipped     \(job.id)  \(job.skippedBecause ?? "")"
+        }
+    }
+}
+
+/// Human-readable byte counts (binary units).
+enum ByteFormat {
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}

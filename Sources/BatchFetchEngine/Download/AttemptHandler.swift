@@ -1,0 +1,130 @@
+import Foundation
+
+/// The transport handler of one request: decides on the response head (through the state
+/// machine, synchronously, so no body byte arrives before we know where it goes), feeds body
+/// bytes to the sink, watches for idleness, and reports how the request ended.
+final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
+    /// How the request ended, for the downloader.
+    struct Outcome {
+        /// The machine's decision on the head; nil when no head arrived.
+        var headAction: DownloadStateMachine.Action?
+        var failure: TransportFailure?
+        var overflow: Bool
+        var received: Int64
+    }
+
+    private let lock = NSLock()
+    private let decide: @Sendable (TransportResponseHead) -> DownloadStateMachine.Action
+    private let begin: @Sendable (BodyPlan) -> Void
+    private let sink: FileSink
+    private var task: (any TransportTask)?
+    private var headAction: DownloadStateMachine.Action?
+    private var accepting = false
+    private var overflow = false
+    private var timedOut = false
+    private var received: Int64 = 0
+    private var lastActivity = DispatchTime.now()
+    private var continuation: CheckedContinuation<Outcome, Never>?
+    private var outcome: Outcome?
+
+    init(sink: FileSink, decide: @escaping @Sendable (TransportResponseHead) -> DownloadStateMachine.Action,
+         begin: @escaping @Sendable (BodyPlan) -> Void) {
+        self.sink = sink
+        self.decide = decide
+        self.begin = begin
+    }
+
+    func attach(_ task: any TransportTask) {
+        lock.withLock { self.task = task }
+    }
+
+    func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+        let action = decide(head)
+        let accept: Bool
+        if case .receive(let plan) = action {
+            begin(plan)
+            accept = true
+        } else {
+            accept = false
+        }
+        lock.withLock {
+            headAction = action
+            accepting = accept
+            lastActivity = .now()
+        }
+        return accept
+    }
+
+    func didReceiveBody(_ data: Data) {
+        lock.lock()
+        received += Int64(data.count)
+        lastActivity = .now()
+        let accepting = self.accepting
+        lock.unlock()
+        guard accepting else { return }
+        if !sink.append(data) {
+            lock.lock()
+            self.accepting = false
+            overflow = !sink.bodyTooLong && sink.writeFailure == nil
+            let task = self.task
+            lock.unlock()
+            task?.cancel()
+        }
+    }
+
+    func didComplete(_ failure: TransportFailure?) {
+        lock.lock()
+        // Cancellations we asked for are not failures of the transfer.
+        var reported = failure
+        if timedOut {
+            reported = .timedOut
+        } else if failure == .cancelled && (overflow || sink.bodyTooLong || sink.writeFailure != nil || (headAction != nil && !isReceive(headAction!))) {
+            reported = nil
+        }
+        let result = Outcome(headAction: headAction, failure: reported, overflow: overflow, received: received)
+        outcome = result
+        let continuation = self.continuation
+        self.continuation = nil
+        lock.unlock()
+        continuation?.resume(returning: result)
+    }
+
+    private func isReceive(_ action: DownloadStateMachine.Action) -> Bool {
+        if case .receive = action { return true }
+        return false
+    }
+
+    /// Waits for the request to end, cancelling it when no bytes arrive for `idleTimeout` seconds
+    /// or the deadline passes.
+    func finished(idleTimeout: Double, deadline: DispatchTime?) async -> Outcome {
+        let watchdog = Task { [self] in
+            let interval = UInt64(min(1.0, idleTimeout / 4) * 1_000_000_000)
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: interval)
+                let now = DispatchTime.now()
+                let expired: (any TransportTask)? = lock.withLock {
+                    let idle = Double(now.uptimeNanoseconds - lastActivity.uptimeNanoseconds) / 1e9
+                    guard outcome == nil, idle > idleTimeout || (deadline.map { now >= $0 } ?? false) else { return nil }
+                    timedOut = true
+                    return task
+                }
+                if let expired {
+                    expired.cancel()
+                    return
+                }
+            }
+        }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            lock.lock()
+            if let outcome {
+                lock.unlock()
+                continuation.resume(returning: outcome)
+            } else {
+                self.continuation = continuation
+                lock.unlock()
+            }
+        }
+        watchdog.cancel()
+        return result
+    }
+}

@@ -1,0 +1,108 @@
+/// The sidecar `<dest>.part.json`: which remote content the bytes in `<dest>.part` belong to.
+///
+/// The resolved URL may carry a token, so the sidecar holds its redacted form for people and its
+/// sha256 for matching.
+public struct Sidecar: Codable, Sendable, Equatable {
+    public var version = 1
+    public var url: String
+    public var urlSHA256: String
+    public var etag: String?
+    public var lastModified: String?
+    public var totalSize: Int64?
+
+    public init(url: String, urlSHA256: String, etag: String?, lastModified: String?, totalSize: Int64?) {
+        self.url = url
+        self.urlSHA256 = urlSHA256
+        self.etag = etag
+        self.lastModified = lastModified
+        self.totalSize = totalSize
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, url, urlSHA256 = "url_sha256", etag, lastModified = "last_modified", totalSize = "total_size"
+    }
+
+    /// What `If-Range` carries: the strong ETag, else Last-Modified.
+    public var ifRangeValue: String? { etag ?? lastModified }
+}
+
+/// What is on disk for a job when it starts.
+public struct LocalPartial: Sendable, Equatable {
+    /// Size of `<dest>.part`: for a single stream, the bytes that are safely written.
+    public var bytes: Int64
+    public var sidecar: Sidecar?
+
+    public init(bytes: Int64, sidecar: Sidecar?) {
+        self.bytes = bytes
+        self.sidecar = sidecar
+    }
+}
+
+/// The closed set of failure causes in reports (`schemas/report.schema.json`).
+public enum ErrorCode: String, Codable, Sendable, CaseIterable {
+    case httpStatus = "http_status"
+    case checksumMismatch = "checksum_mismatch"
+    case sizeMismatch = "size_mismatch"
+    case timeout
+    case deadlineExceeded = "deadline_exceeded"
+    case connection
+    case rangeNotHonoured = "range_not_honoured"
+    case remoteChanged = "remote_changed"
+    case diskFull = "disk_full"
+    case permissionDenied = "permission_denied"
+    case ioError = "io_error"
+    case redirectRefused = "redirect_refused"
+    case tooManyRedirects = "too_many_redirects"
+    case checksumUnavailable = "checksum_unavailable"
+    case lockMismatch = "lock_mismatch"
+    case interrupted
+}
+
+/// A failure with a code from the closed set and a message for people.
+public struct DownloadFailure: Error, Sendable, Equatable {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// One request the engine made for a job, for the report.
+public struct AttemptRecord: Sendable, Equatable {
+    public var mirrorIndex: Int
+    /// The URL asked (a redirect target, or nil for the mirror's own URL).
+    public var redirectedURL: String?
+    public var httpStatus: Int?
+    public var failure: DownloadFailure?
+    /// Seconds waited before this attempt.
+    public var waited: Double
+}
+
+/// A request the state machine wants sent.
+public struct PlannedRequest: Sendable, Equatable {
+    public var mirrorIndex: Int
+    /// The resolved URL (the mirror's or a redirect target).
+    public var url: String
+    public var rangeStart: Int64?
+    public var ifRange: String?
+}
+
+/// Where and how much of a response body to write.
+public struct BodyPlan: Sendable, Equatable {
+    /// Offset in `.part` of the body's first byte; the part is truncated to this first.
+    public var offset: Int64
+    /// Offset at which the body must end; bytes beyond it are cut off (`size_mismatch`).
+    public var end: Int64?
+    /// A new sidecar to write before the body (a fresh download), or nil to keep the current one.
+    public var sidecar: Sidecar?
+    /// Whether digests must first be fed the part's existing `offset` bytes.
+    public var rehashPrefix: Bool { offset > 0 }
+}
+
+/// How long to wait before a retry; full jitter draws uniformly from 0 to `seconds`.
+public struct RetryDelay: Sendable, Equatable {
+    public var seconds: Double
+    public var jitter: Bool
+}

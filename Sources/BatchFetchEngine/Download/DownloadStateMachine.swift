@@ -1,0 +1,388 @@
+import Foundation
+
+/// Every decision of one job's download — resume or restart, retry or fail, which mirror, when a
+/// partial may be published — as a pure state machine. The owner (``JobDownloader``) feeds it
+/// events and performs the actions it returns; nothing here touches sockets, files or clocks, so
+/// each rule is tested directly (`DownloadStateMachineTests`).
+///
+/// Resume rules (DESIGN.md §5): a partial is continued with `Range: bytes=N-` and `If-Range`
+/// carrying a strong ETag, else Last-Modified. A 206 must carry a `Content-Range` that starts at N,
+/// else restart; a 200 to a range request means the server ignored it or the file changed:
+/// restart from zero with that body; 416 with a complete partial: publish after verifying; a weak
+/// ETag or no validator: restart. Across mirrors a partial continues only with a strong ETag
+/// (which If-Range then checks) or a pinned checksum.
+public struct DownloadStateMachine: Sendable {
+    /// The fixed facts of a job.
+    public struct Configuration: Sendable {
+        /// Resolved mirror URLs, in order.
+        public var mirrors: [String]
+        /// sha256 (hex) of each resolved mirror URL, to match sidecars.
+        public var mirrorIdentities: [String]
+        /// Each mirror URL as it may be printed (environment values redacted); used in messages.
+        public var displayMirrors: [String]
+        public var expectedSize: Int64?
+        public var checksumPinned: Bool
+        public var retries: Int
+        public var backoff: Double
+        public var backoffMax: Double
+        public var allowInsecureRedirect: Bool
+        public var maxRedirects = 10
+
+        public init(mirrors: [String], mirrorIdentities: [String], displayMirrors: [String]? = nil, expectedSize: Int64?,
+                    checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool) {
+            self.mirrors = mirrors
+            self.mirrorIdentities = mirrorIdentities
+            self.displayMirrors = displayMirrors ?? mirrors
+            self.expectedSize = expectedSize
+            self.checksumPinned = checksumPinned
+            self.retries = retries
+            self.backoff = backoff
+            self.backoffMax = backoffMax
+            self.allowInsecureRedirect = allowInsecureRedirect
+        }
+    }
+
+    public enum Action: Sendable, Equatable {
+        case send(PlannedRequest)
+        case sendAfter(PlannedRequest, RetryDelay)
+        /// Accept the response body as described.
+        case receive(BodyPlan)
+        /// The partial already holds the whole file (416): verify it and publish.
+        case verifyPartial
+        /// The body is complete: verify and publish.
+        case verify
+        case fail(DownloadFailure)
+    }
+
+    /// How a response body ended, as seen by the owner.
+    public enum BodyOutcome: Sendable, Equatable {
+        case complete
+        case failed(TransportFailure)
+        /// The unwritten buffer passed its cap; the transfer was cancelled to let the disk catch up.
+        case overflow
+        /// The server sent more than `BodyPlan.end`.
+        case tooLong
+        /// Writing failed; not the server's fault, so no retry or failover.
+        case diskError(DownloadFailure)
+    }
+
+    public enum Verification: Sendable, Equatable {
+        case ok
+        case mismatch(DownloadFailure)
+    }
+
+    public let configuration: Configuration
+    public private(set) var mirrorIndex = 0
+    /// Redirect targets followed on the current mirror, in order.
+    public private(set) var redirects: [String] = []
+    public private(set) var attempts: [AttemptRecord] = []
+    /// Offset the first successful resume continued from, for the report.
+    public private(set) var resumedFrom: Int64?
+    /// Validators of the content being assembled.
+    public private(set) var etag: String?
+    public private(set) var lastModified: String?
+    public private(set) var totalSize: Int64?
+    public private(set) var lastStatus: Int?
+
+    private var currentURL: String
+    private var failuresOnMirror = 0
+    /// Bytes of the partial known to be good, and the mirror they came from.
+    private var partialBytes: Int64 = 0
+    private var partialMirror: Int?
+    private var pending: PlannedRequest?
+    private var bodyEnd: Int64?
+    private var pendingWait = 0.0
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        currentURL = configuration.mirrors.first ?? ""
+    }
+
+    // MARK: - Events
+
+    /// The first request, given what is on disk.
+    public mutating func start(local: LocalPartial?) -> Action {
+        if let local, local.bytes > 0, let sidecar = local.sidecar, sidecar.ifRangeValue != nil,
+           local.bytes <= (sidecar.totalSize ?? .max), local.bytes <= (configuration.expectedSize ?? .max) {
+            let sameMirror = sidecar.urlSHA256 == configuration.mirrorIdentities.first
+            if sameMirror || sidecar.etag != nil || configuration.checksumPinned {
+                partialBytes = local.bytes
+                partialMirror = configuration.mirrorIdentities.firstIndex(of: sidecar.urlSHA256) ?? -1
+                etag = sidecar.etag
+                lastModified = sidecar.lastModified
+                totalSize = sidecar.totalSize
+            }
+        }
+        return send(nextRequest())
+    }
+
+    /// A response head arrived for the pending request.
+    public mutating func headReceived(_ head: TransportResponseHead, remaining: Double? = nil, now: Date = Date()) -> Action {
+        guard let request = pending else { return .fail(DownloadFailure(.connection, "response without a request")) }
+        lastStatus = head.status
+        switch head.status {
+        case 301, 302, 303, 307, 308:
+            return redirect(head, request: request)
+        case 200:
+            return acceptFullBody(head, request: request)
+        case 206:
+            return acceptRange(head, request: request)
+        case 416 where request.rangeStart != nil:
+            let total = ResponseHeaders.contentRange(head.header("content-range"))?.total ?? totalSize
+            if let total, total == request.rangeStart {
+                record(status: 416, failure: nil)
+                return .verifyPartial
+            }
+            record(status: 416, failure: DownloadFailure(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"))
+            discardPartial()
+            return send(nextRequest())
+        case 408, 429, 500...599:
+            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(shownURL)")
+            let after = ResponseHeaders.retryAfter(head.header("retry-after"), now: now)
+            return retry(failure, status: head.status, retryAfter: after, remaining: remaining)
+        default:
+            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(shownURL)")
+            record(status: head.status, failure: failure)
+            return failMirror(failure)
+        }
+    }
+
+    /// The body of an accepted response ended; `flushed` is the partial's size on disk now.
+    public mutating func bodyFinished(_ outcome: BodyOutcome, flushed: Int64, remaining: Double? = nil) -> Action {
+        partialBytes = flushed
+        switch outcome {
+        case .complete:
+            if let end = bodyEnd, flushed < end {
+                return retry(DownloadFailure(.connection, "connection closed after \(flushed) of \(end) bytes"),
+                             status: nil, retryAfter: nil, remaining: remaining, recorded: true)
+            }
+            if totalSize == nil { totalSize = flushed }
+            return .verify
+        case .tooLong:
+            let limit = bodyEnd ?? flushed
+            let failure = DownloadFailure(.sizeMismatch, "\(shownURL) sent more than the expected \(limit) bytes")
+            discardPartial()
+            amendLastAttempt(failure)
+            return failMirror(failure)
+        case .overflow:
+            return send(nextRequest())
+        case .failed(.cancelled):
+            return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
+        case .failed(.timedOut):
+            return retry(DownloadFailure(.timeout, "no data from \(shownURL) within the idle timeout"),
+                         status: nil, retryAfter: nil, remaining: remaining, recorded: true)
+        case .failed(.connection(let reason)), .failed(.other(let reason)):
+            return retry(DownloadFailure(.connection, "\(shownURL): \(reason)"), status: nil, retryAfter: nil,
+                         remaining: remaining, recorded: true)
+        case .diskError(let failure):
+            amendLastAttempt(failure)
+            return .fail(failure)
+        }
+    }
+
+    /// The request failed before any response head.
+    public mutating func requestFailed(_ failure: TransportFailure, remaining: Double? = nil) -> Action {
+        switch failure {
+        case .cancelled:
+            return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
+        case .timedOut:
+            return retry(DownloadFailure(.timeout, "no response from \(shownURL) within the idle timeout"),
+                         status: nil, retryAfter: nil, remaining: remaining)
+        case .connection(let reason), .other(let reason):
+            return retry(DownloadFailure(.connection, "\(shownURL): \(reason)"), status: nil, retryAfter: nil,
+                         remaining: remaining)
+        }
+    }
+
+    /// The verdict on the finished partial's size and checksums.
+    public mutating func verified(_ verification: Verification) -> Action? {
+        switch verification {
+        case .ok:
+            return nil
+        case .mismatch(let failure):
+            discardPartial()
+            amendLastAttempt(failure)
+            return failMirror(failure)
+        }
+    }
+
+    /// The job's deadline passed.
+    public mutating func deadlineExceeded(after seconds: Double) -> Action {
+        .fail(DownloadFailure(.deadlineExceeded, "job deadline of \(seconds)s exceeded"))
+    }
+
+    // MARK: - Decisions
+
+    private mutating func redirect(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
+        guard let location = head.header("location"),
+              let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteURL.absoluteString else {
+            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) without a usable Location from \(shownURL)")
+            record(status: head.status, failure: failure)
+            return failMirror(failure)
+        }
+        guard redirects.count < configuration.maxRedirects else {
+            let failure = DownloadFailure(.tooManyRedirects, "more than \(configuration.maxRedirects) redirects from \(configuration.displayMirrors[mirrorIndex])")
+            record(status: head.status, failure: failure)
+            return failMirror(failure)
+        }
+        if currentURL.lowercased().hasPrefix("https:") && target.lowercased().hasPrefix("http:")
+            && !configuration.allowInsecureRedirect {
+            let failure = DownloadFailure(.redirectRefused, "refusing redirect from https to \(target) (set allow_insecure_redirect to allow)")
+            record(status: head.status, failure: failure)
+            return failMirror(failure)
+        }
+        redirects.append(target)
+        currentURL = target
+        var next = request
+        next.url = target
+        pending = next
+        return .send(next)
+    }
+
+    private mutating func acceptFullBody(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
+        let length = ResponseHeaders.contentLength(head)
+        if let expected = configuration.expectedSize, let length, length != expected {
+            let failure = DownloadFailure(.sizeMismatch, "\(shownURL) announces \(length) bytes, expected \(expected)")
+            record(status: 200, failure: failure)
+            return failMirror(failure)
+        }
+        record(status: 200, failure: nil)
+        // A 200 to a range request: the server ignored the range or the file changed. Either way
+        // this body is the whole file, so it replaces the partial from byte 0.
+        etag = ResponseHeaders.strongETag(head)
+        lastModified = head.header("last-modified")
+        totalSize = length
+        partialBytes = 0
+        partialMirror = mirrorIndex
+        resumedFrom = nil
+        bodyEnd = length ?? configuration.expectedSize
+        let sidecar = Sidecar(
+            url: "", urlSHA256: configuration.mirrorIdentities[mirrorIndex], etag: etag, lastModified: lastModified,
+            totalSize: length)
+        return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar))
+    }
+
+    private mutating func acceptRange(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
+        guard let start = request.rangeStart else {
+            let failure = DownloadFailure(.rangeNotHonoured, "206 to a request without Range from \(shownURL)")
+            record(status: 206, failure: failure)
+            return failMirror(failure)
+        }
+        let range = ResponseHeaders.contentRange(head.header("content-range"))
+        guard let range, range.first == start, range.last != nil,
+              range.total == nil || range.last! + 1 == range.total! else {
+            let failure = DownloadFailure(
+                .rangeNotHonoured,
+                "206 with Content-Range '\(head.header("content-range") ?? "none")' for a resume at \(start)")
+            record(status: 206, failure: failure)
+            discardPartial()
+            return retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true)
+        }
+        let responseETag = ResponseHeaders.strongETag(head)
+        if let sent = request.ifRange, sent.hasPrefix("\""), let responseETag, responseETag != sent {
+            let failure = DownloadFailure(.remoteChanged, "ETag changed from \(sent) to \(responseETag) on a 206")
+            record(status: 206, failure: failure)
+            discardPartial()
+            return retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true)
+        }
+        if let expected = configuration.expectedSize, let total = range.total, total != expected {
+            let failure = DownloadFailure(.sizeMismatch, "\(shownURL) has \(total) bytes, expected \(expected)")
+            record(status: 206, failure: failure)
+            discardPartial()
+            return failMirror(failure)
+        }
+        record(status: 206, failure: nil)
+        if resumedFrom == nil { resumedFrom = start }
+        if let total = range.total { totalSize = total }
+        bodyEnd = range.last! + 1
+        partialMirror = mirrorIndex
+        return .receive(BodyPlan(offset: start, end: bodyEnd, sidecar: nil))
+    }
+
+    /// Retries on the current mirror with backoff, or hands over to the next mirror when the
+    /// retries are used up.
+    private mutating func retry(
+        _ failure: DownloadFailure, status: Int?, retryAfter: Double?, remaining: Double?, recorded: Bool = false
+    ) -> Action {
+        if !recorded { record(status: status, failure: failure) } else { amendLastAttempt(failure) }
+        failuresOnMirror += 1
+        guard failuresOnMirror <= configuration.retries else { return failMirror(failure) }
+        let delay: RetryDelay
+        if let retryAfter {
+            delay = RetryDelay(seconds: retryAfter, jitter: false)
+        } else {
+            let exponential = configuration.backoff * pow(2, Double(failuresOnMirror - 1))
+            delay = RetryDelay(seconds: min(configuration.backoffMax, exponential), jitter: true)
+        }
+        if let remaining, delay.seconds > remaining && !delay.jitter {
+            return .fail(DownloadFailure(
+                .deadlineExceeded, "\(failure.message); Retry-After \(Int(delay.seconds))s is past the job deadline"))
+        }
+        let next = nextRequest()
+        pending = next
+        return .sendAfter(next, delay)
+    }
+
+    /// Gives up on the current mirror: the next one, or the job fails with `failure`.
+    private mutating func failMirror(_ failure: DownloadFailure) -> Action {
+        guard mirrorIndex + 1 < configuration.mirrors.count else { return .fail(failure) }
+        mirrorIndex += 1
+        currentURL = configuration.mirrors[mirrorIndex]
+        redirects = []
+        failuresOnMirror = 0
+        // Continue another mirror's partial only when If-Range can check it (strong ETag) or the
+        // final checksum will.
+        if partialBytes > 0 && etag == nil && !configuration.checksumPinned { discardPartial() }
+        return send(nextRequest())
+    }
+
+    /// The current URL as it may be printed: a redirect target (server-given) or the redacted mirror.
+    private var shownURL: String {
+        redirects.last ?? configuration.displayMirrors[mirrorIndex]
+    }
+
+    /// The next request for the current mirror: a resume when there is a usable partial.
+    private func nextRequest() -> PlannedRequest {
+        var planned = PlannedRequest(mirrorIndex: mirrorIndex, url: currentURL, rangeStart: nil, ifRange: nil)
+        let validator = etag ?? lastModified
+        let sameMirror = partialMirror == mirrorIndex
+        if partialBytes > 0, let validator, sameMirror || etag != nil || configuration.checksumPinned {
+            planned.rangeStart = partialBytes
+            planned.ifRange = validator
+        }
+        return planned
+    }
+
+    private mutating func send(_ request: PlannedRequest) -> Action {
+        pending = request
+        return .send(request)
+    }
+
+    private mutating func discardPartial() {
+        partialBytes = 0
+        etag = nil
+        lastModified = nil
+        totalSize = nil
+        resumedFrom = nil
+    }
+
+    private mutating func record(status: Int?, failure: DownloadFailure?) {
+        attempts.append(AttemptRecord(
+            mirrorIndex: mirrorIndex, redirectedURL: redirects.last, httpStatus: status, failure: failure,
+            waited: pendingWait))
+        pendingWait = 0
+    }
+
+    private mutating func amendLastAttempt(_ failure: DownloadFailure) {
+        if attempts.isEmpty {
+            record(status: nil, failure: failure)
+        } else {
+            attempts[attempts.count - 1].failure = failure
+        }
+    }
+
+    /// The owner reports how long it actually waited before the next attempt.
+    public mutating func waited(_ seconds: Double) {
+        pendingWait = seconds
+    }
+}

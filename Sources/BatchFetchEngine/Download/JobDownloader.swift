@@ -1,0 +1,256 @@
+import BatchFetchSpec
+import Foundation
+
+/// Carries out one job: checks whether `dest` is already up to date, then runs the
+/// ``DownloadStateMachine`` and performs its actions — requests, waits, writes, verification and
+/// the atomic publish.
+final class JobDownloader: @unchecked Sendable {
+    struct Context: Sendable {
+        var outputDirectory: String
+        var transport: any HTTPTransport
+        var hosts: HostLimiter
+        var durability: Durability
+        var memoryCap: Int
+        var writeSize: Int
+    }
+
+    private let job: Job
+    private let context: Context
+    private let files: PartialFiles
+    private let machine: MachineBox
+    private let algorithms: [Checksum.Algorithm]
+    private let started = DispatchTime.now()
+    private let deadline: DispatchTime?
+    private var bytesTransferred: Int64 = 0
+
+    init(job: Job, context: Context) {
+        self.job = job
+        self.context = context
+        files = PartialFiles(destPath: context.outputDirectory + "/" + job.dest.resolved)
+        algorithms = job.checksums.map(\.algorithm).filter { $0 != .sha256 }
+        let mirrors = job.urls.map(\.resolved)
+        machine = MachineBox(DownloadStateMachine(configuration: .init(
+            mirrors: mirrors, mirrorIdentities: mirrors.map(Digester.sha256Hex), displayMirrors: job.urls.map(\.redacted),
+            expectedSize: job.size,
+            checksumPinned: !job.checksums.isEmpty, retries: job.settings.retries, backoff: job.settings.backoff,
+            backoffMax: job.settings.backoffMax, allowInsecureRedirect: job.settings.allowInsecureRedirect)))
+        deadline = job.settings.deadline.map { .now() + .nanoseconds(Int($0 * 1e9)) }
+    }
+
+    func run() async -> JobResult {
+        var result: JobResult
+        if let upToDate = upToDateResult() {
+            result = upToDate
+        } else {
+            result = await download()
+        }
+        result.duration = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        return result
+    }
+
+    // MARK: - Up to date
+
+    /// `dest` exists and matches the manifest's size and checksums: nothing to fetch.
+    private func upToDateResult() -> JobResult? {
+        guard job.settings.refresh != .always, let size = files.destSize() else { return nil }
+        if let expected = job.size, expected != size { return nil }
+        guard let (digests, _) = try? Digester.digests(ofFile: files.destPath, also: algorithms) else { return nil }
+        guard job.checksums.allSatisfy({ digests[$0.algorithm.rawValue] == $0.hex }) else { return nil }
+        var result = JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
+        result.size = size
+        result.checksums = digests
+        result.checksumVerified = job.checksums.isEmpty ? nil : true
+        return result
+    }
+
+    // MARK: - Download
+
+    private func download() async -> JobResult {
+        do {
+            try files.createDirectory()
+        } catch {
+            return finish(failure: error)
+        }
+        let sink: FileSink
+        do {
+            sink = try FileSink(partPath: files.partPath, algorithms: algorithms, writeSize: context.writeSize,
+                                memoryCap: context.memoryCap)
+        } catch {
+            return finish(failure: error)
+        }
+        var action = machine.with { $0.start(local: files.local()) }
+        while true {
+            switch action {
+            case .send(let request):
+                action = await perform(request, sink: sink)
+            case .sendAfter(let request, let delay):
+                let seconds = delay.jitter ? Double.random(in: 0...max(0, delay.seconds)) : delay.seconds
+                if let deadline, DispatchTime.now() + .nanoseconds(Int(seconds * 1e9)) > deadline {
+                    action = machine.with { $0.deadlineExceeded(after: job.settings.deadline ?? 0) }
+                    continue
+                }
+                try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                if Task.isCancelled {
+                    action = .fail(DownloadFailure(.interrupted, "interrupted"))
+                    continue
+                }
+                machine.with { $0.waited(seconds) }
+                action = await perform(request, sink: sink)
+            case .verify:
+                if let next = verifyAndPublish(digests: sink.digests(), size: sink.flushedOffset, sink: sink) {
+                    action = next
+                } else {
+                    return finish(failure: nil)
+                }
+            case .verifyPartial:
+                guard let (digests, size) = try? Digester.digests(ofFile: files.partPath, also: algorithms) else {
+                    return finish(failure: DownloadFailure(.ioError, "cannot read \(files.partPath)"))
+                }
+                if let next = verifyAndPublish(digests: digests, size: size, sink: sink) {
+                    action = next
+                } else {
+                    return finish(failure: nil)
+                }
+            case .fail(let failure):
+                if failure.code == .sizeMismatch || failure.code == .checksumMismatch { files.removePartial() }
+                return finish(failure: failure)
+            case .receive:
+                return finish(failure: DownloadFailure(.connection, "internal: body accepted without a request"))
+            }
+        }
+    }
+
+    /// Sends one request and returns the machine's next action.
+    private func perform(_ planned: PlannedRequest, sink: FileSink) async -> DownloadStateMachine.Action {
+        guard let url = URL(string: planned.url) else {
+            return .fail(DownloadFailure(.connection, "invalid URL \(planned.url)"))
+        }
+        var headers = job.headers.map { (name: $0.name, value: $0.value.resolved) }
+        if let start = planned.rangeStart {
+            headers.append((name: "Range", value: "bytes=\(start)-"))
+            if let ifRange = planned.ifRange { headers.append((name: "If-Range", value: ifRange)) }
+        }
+        let request = TransportRequest(
+            url: url, method: job.method.rawValue, headers: headers, body: job.body.map { Data($0.resolved.utf8) },
+            timeout: job.settings.timeout + 30)
+        let files = self.files
+        let machine = self.machine
+        let algorithms = self.algorithms
+        let redactedMirrors = job.urls.map(\.redacted)
+        let handler = AttemptHandler(
+            sink: sink,
+            decide: { head in machine.with { $0.headReceived(head, remaining: nil) } },
+            begin: { plan in
+                if var sidecar = plan.sidecar {
+                    sidecar.url = redactedMirrors[machine.with { $0.mirrorIndex }]
+                    try? files.writeSidecar(sidecar)
+                }
+                sink.begin(at: plan.offset, end: plan.end, partPath: files.partPath, algorithms: algorithms)
+            })
+        let host = url.host ?? ""
+        await context.hosts.acquire(host)
+        handler.attach(context.transport.start(request, handler: handler))
+        let outcome = await handler.finished(idleTimeout: job.settings.timeout, deadline: deadline)
+        await context.hosts.release(host)
+        bytesTransferred += outcome.received
+
+        if let deadline, DispatchTime.now() >= deadline {
+            return machine.with { $0.deadlineExceeded(after: job.settings.deadline ?? 0) }
+        }
+        guard let headAction = outcome.headAction else {
+            return machine.with { $0.requestFailed(outcome.failure ?? .connection("no response"), remaining: remaining) }
+        }
+        guard case .receive = headAction else { return headAction }
+        await sink.drain()
+        let flushed = sink.flushedOffset
+        let bodyOutcome: DownloadStateMachine.BodyOutcome
+        if let failure = sink.writeFailure {
+            bodyOutcome = .diskError(failure)
+        } else if sink.bodyTooLong {
+            bodyOutcome = .tooLong
+        } else if outcome.overflow {
+            bodyOutcome = .overflow
+        } else if let failure = outcome.failure {
+            bodyOutcome = .failed(failure)
+        } else {
+            bodyOutcome = .complete
+        }
+        return machine.with { $0.bodyFinished(bodyOutcome, flushed: flushed, remaining: remaining) }
+    }
+
+    private var remaining: Double? {
+        deadline.map { Double(Int64($0.uptimeNanoseconds) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9 }
+    }
+
+    /// Checks size and checksums; publishes on success (returns nil), else returns the machine's
+    /// next action (another mirror, or failure).
+    private func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) -> DownloadStateMachine.Action? {
+        let state = machine.with { $0 }
+        var problem: DownloadFailure?
+        if let expected = job.size, expected != size {
+            problem = DownloadFailure(.sizeMismatch, "got \(size) bytes, expected \(expected)")
+        } else if let total = state.totalSize, total != size {
+            problem = DownloadFailure(.sizeMismatch, "got \(size) bytes, the server announced \(total)")
+        } else if let wrong = job.checksums.first(where: { digests[$0.algorithm.rawValue] != $0.hex }) {
+            problem = DownloadFailure(
+                .checksumMismatch,
+                "\(wrong.algorithm.rawValue) is \(digests[wrong.algorithm.rawValue] ?? "?"), expected \(wrong.hex)")
+        }
+        if let problem {
+            // The part is truncated by the next mirror's body, or removed when the job fails;
+            // unlinking it here would leave the sink writing to a deleted file.
+            return machine.with { $0.verified(.mismatch(problem)) }
+        }
+        do {
+            if context.durability == .strict { try sink.sync() }
+            try files.publish(durability: context.durability)
+        } catch {
+            return .fail(error)
+        }
+        publishedDigests = digests
+        publishedSize = size
+        return nil
+    }
+
+    private var publishedDigests: [String: String] = [:]
+    private var publishedSize: Int64?
+
+    private func finish(failure: DownloadFailure?) -> JobResult {
+        let state = machine.with { $0 }
+        var result = JobResult(id: job.id, status: failure == nil ? .downloaded : .failed, dest: job.dest.redacted)
+        if failure?.code == .interrupted { result.status = .interrupted }
+        result.failure = failure
+        result.mirrorIndex = state.mirrorIndex
+        result.redirects = state.redirects
+        result.url = state.redirects.last ?? job.urls[state.mirrorIndex].redacted
+        result.attempts = state.attempts
+        result.httpStatus = state.lastStatus
+        result.resumedFrom = state.resumedFrom
+        result.bytesTransferred = bytesTransferred
+        if failure == nil {
+            result.size = publishedSize
+            result.checksums = publishedDigests
+            result.checksumVerified = job.checksums.isEmpty ? nil : true
+            result.etag = state.etag
+            result.lastModified = state.lastModified
+        }
+        return result
+    }
+}
+
+/// The state machine behind a lock: the transport's delivery queue decides on response heads
+/// while the downloader's task handles everything else.
+final class MachineBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var machine: DownloadStateMachine
+
+    init(_ machine: DownloadStateMachine) {
+        self.machine = machine
+    }
+
+    func with<T>(_ body: (inout DownloadStateMachine) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&machine)
+    }
+}

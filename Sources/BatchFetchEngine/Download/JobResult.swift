@@ -1,0 +1,38 @@
+/// What happened to one job; the report's per-job entry is made from it.
+public struct JobResult: Sendable {
+    public enum Status: String, Sendable, Codable {
+        case downloaded
+        case upToDate = "up_to_date"
+        case failed
+        case skipped
+        case interrupted
+    }
+
+    public var id: String
+    public var status: Status
+    /// The URL that served the file (redacted; a redirect target when one was followed).
+    public var url: String?
+    public var mirrorIndex: Int?
+    public var redirects: [String] = []
+    /// Destination relative to output_dir (redacted).
+    public var dest: String
+    public var size: Int64?
+    /// Digests of the published file, by algorithm.
+    public var checksums: [String: String] = [:]
+    public var checksumVerified: Bool?
+    public var httpStatus: Int?
+    public var etag: String?
+    public var lastModified: String?
+    public var attempts: [AttemptRecord] = []
+    public var resumedFrom: Int64?
+    public var bytesTransferred: Int64 = 0
+    public var duration: Double = 0
+    public var failure: DownloadFailure?
+    public var skippedBecause: String?
+
+    public init(id: String, status: Status, dest: String) {
+        self.id = id
+        self.status = status
+        self.dest = dest
+    }
+}

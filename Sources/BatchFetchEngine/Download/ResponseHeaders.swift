@@ -1,0 +1,61 @@
+import Foundation
+
+/// The response header rules the download decisions rest on, as pure functions.
+public enum ResponseHeaders {
+    /// `Content-Range: bytes first-last/total` (total may be `*`) or `bytes */total` (416).
+    public struct ContentRange: Equatable, Sendable {
+        public var first: Int64?
+        public var last: Int64?
+        public var total: Int64?
+    }
+
+    public static func contentRange(_ value: String?) -> ContentRange? {
+        guard let value else { return nil }
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst("bytes ".count)
+        guard let slash = spec.firstIndex(of: "/") else { return nil }
+        let range = spec[..<slash], totalText = spec[spec.index(after: slash)...]
+        let total: Int64? = totalText == "*" ? nil : Int64(totalText)
+        if totalText != "*" && total == nil { return nil }
+        if range == "*" { return ContentRange(first: nil, last: nil, total: total) }
+        let bounds = range.split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first <= last else {
+            return nil
+        }
+        return ContentRange(first: first, last: last, total: total)
+    }
+
+    /// `Content-Length` as a non-negative number.
+    public static func contentLength(_ head: TransportResponseHead) -> Int64? {
+        head.header("content-length").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// The strong ETag, if any: a weak one (`W/"..."`) cannot validate a byte range.
+    public static func strongETag(_ head: TransportResponseHead) -> String? {
+        guard let etag = head.header("etag")?.trimmingCharacters(in: .whitespaces), etag.hasPrefix("\"") else {
+            return nil
+        }
+        return etag
+    }
+
+    /// `Retry-After` in seconds from `now`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
+    public static func retryAfter(_ value: String?, now: Date) -> Double? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Double(value), seconds >= 0 { return seconds }
+        guard let date = httpDate(value) else { return nil }
+        return max(0, date.timeIntervalSince(now))
+    }
+
+    /// Parses IMF-fixdate, plus the obsolete RFC 850 and asctime forms recipients must accept.
+    public static func httpDate(_ value: String) -> Date? {
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: value) { return date }
+        }
+        return nil
+    }
+}

@@ -1,2 +1,0 @@
-import Crypto
-enum _P {}

@@ -1,0 +1,152 @@
+import Foundation
+
+/// Report v1 (DESIGN.md §4, `schemas/report.schema.json`): what a run did, per job.
+public struct RunReport: Codable, Sendable {
+    public struct Tool: Codable, Sendable {
+        public var name = "batchfetch"
+        public var version: String
+    }
+
+    public struct ManifestInfo: Codable, Sendable {
+        public var path: String
+        public var sha256: String
+    }
+
+    public enum Status: String, Codable, Sendable {
+        case succeeded, failed, interrupted
+    }
+
+    public struct Summary: Codable, Sendable {
+        public var jobs = 0
+        public var downloaded = 0
+        public var upToDate = 0
+        public var failed = 0
+        public var skipped = 0
+        public var interrupted = 0
+        public var bytesTransferred: Int64 = 0
+        public var bytesTotal: Int64 = 0
+
+        enum CodingKeys: String, CodingKey {
+            case jobs, downloaded, upToDate = "up_to_date", failed, skipped, interrupted
+            case bytesTransferred = "bytes_transferred", bytesTotal = "bytes_total"
+        }
+    }
+
+    public struct Attempt: Codable, Sendable {
+        public var mirrorIndex: Int
+        public var url: String
+        public var httpStatus: Int?
+        public var code: ErrorCode?
+        public var message: String?
+        public var waitedSeconds: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case mirrorIndex = "mirror_index", url, httpStatus = "http_status", code, message
+            case waitedSeconds = "waited_seconds"
+        }
+    }
+
+    public struct JobError: Codable, Sendable {
+        public var code: ErrorCode
+        public var message: String
+        public var attempts: [Attempt]?
+    }
+
+    public struct Job: Codable, Sendable {
+        public var id: String
+        public var status: JobResult.Status
+        public var url: String?
+        public var mirrorIndex: Int?
+        public var redirects: [String]?
+        public var dest: String
+        public var size: Int64?
+        public var checksums: [String: String]?
+        public var checksumVerified: Bool?
+        public var httpStatus: Int?
+        public var etag: String?
+        public var lastModified: String?
+        public var attempts: Int?
+        public var resumedFrom: Int64?
+        public var bytesTransferred: Int64?
+        public var segments: Int?
+        public var durationSeconds: Double?
+        public var error: JobError?
+        public var skippedBecause: String?
+
+        enum CodingKeys: String, CodingKey {
+            case id, status, url, mirrorIndex = "mirror_index", redirects, dest, size, checksums
+            case checksumVerified = "checksum_verified", httpStatus = "http_status", etag
+            case lastModified = "last_modified", attempts, resumedFrom = "resumed_from"
+            case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds", error
+            case skippedBecause = "skipped_because"
+        }
+    }
+
+    public var schemaVersion = 1
+    public var tool: Tool
+    public var command: String
+    public var manifest: ManifestInfo
+    public var startedAt: String
+    public var finishedAt: String
+    public var durationSeconds: Double
+    public var status: Status
+    public var summary: Summary
+    public var jobs: [Job]
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion = "schema_version", tool, command, manifest, startedAt = "started_at"
+        case finishedAt = "finished_at", durationSeconds = "duration_seconds", status, summary, jobs
+    }
+}
+
+extension RunReport.Job {
+    /// The report entry of a job result; every URL in it is already redacted or server-given.
+    init(_ result: JobResult, mirrorURLs: [String]) {
+        id = result.id
+        status = result.status
+        url = result.url
+        mirrorIndex = result.mirrorIndex
+        redirects = result.redirects.isEmpty ? nil : result.redirects
+        dest = result.dest
+        size = result.size
+        checksums = result.checksums.isEmpty ? nil : result.checksums
+        checksumVerified = result.checksumVerified
+        httpStatus = result.httpStatus
+        etag = result.etag
+        lastModified = result.lastModified
+        attempts = result.status == .skipped || result.status == .upToDate ? nil : result.attempts.count
+        resumedFrom = result.resumedFrom
+        bytesTransferred = result.status == .skipped ? nil : result.bytesTransferred
+        durationSeconds = (result.duration * 1000).rounded() / 1000
+        skippedBecause = result.skippedBecause
+        if let failure = result.failure {
+            let attempts = result.attempts.map { attempt in
+                RunReport.Attempt(
+                    mirrorIndex: attempt.mirrorIndex,
+                    url: attempt.redirectedURL ?? (mirrorURLs.indices.contains(attempt.mirrorIndex) ? mirrorURLs[attempt.mirrorIndex] : ""),
+                    httpStatus: attempt.httpStatus, code: attempt.failure?.code, message: attempt.failure?.message,
+                    waitedSeconds: attempt.waited > 0 ? (attempt.waited * 1000).rounded() / 1000 : nil)
+            }
+            error = RunReport.JobError(code: failure.code, message: failure.message, attempts: attempts.isEmpty ? nil : attempts)
+        }
+    }
+}
+
+extension RunReport {
+    /// Writes the report atomically: a temp file in the same directory, then rename, so readers
+    /// never see half a report.
+    public func write(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(self)
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try (data + Data("\n".utf8)).write(to: url, options: .atomic)
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,16 @@
+/// How a run behaves beyond what the manifest says.
+public struct RunOptions: Sendable {
+    public var durability = Durability.batch
+    /// Overrides the manifest's `concurrency`.
+    public var concurrency: Int?
+    /// Unwritten bytes allowed per job before its transfer pauses (cancel, drain, resume).
+    public var memoryCapPerJob = FileSink.defaultMemoryCap
+    /// Size of the coalesced writes.
+    public var writeSize = FileSink.defaultWriteSize
+    /// The HTTP client; the shared URLSession transport when nil.
+    public var transport: (any HTTPTransport)?
+    /// sha256 of the manifest file, for the report; read from the manifest's path when nil.
+    public var manifestSHA256: String?
+
+    public init() {}
+}

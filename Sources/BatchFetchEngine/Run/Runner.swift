@@ -1,0 +1,143 @@
+import BatchFetchSpec
+import Foundation
+
+/// Runs a validated manifest: jobs start when their dependencies have succeeded, at most
+/// `concurrency` at a time; dependents of a failed job are skipped. Produces the report and
+/// writes it atomically.
+public final class Runner: Sendable {
+    public static let version = "0.1.0"
+
+    public let manifest: Manifest
+    public let options: RunOptions
+    private let graph: JobGraph
+
+    public init(manifest: Manifest, options: RunOptions = RunOptions()) {
+        self.manifest = manifest
+        self.options = options
+        graph = JobGraph(manifest: manifest)
+    }
+
+    /// The default report location: `<output_dir>/batchfetch-report.json`.
+    public var defaultReportPath: String { manifest.outputDirectory + "/batchfetch-report.json" }
+
+    /// Runs every job; `onFinish` is called as each job ends (from the runner's task).
+    public func run(onFinish: @Sendable (JobResult) -> Void = { _ in }) async -> RunReport {
+        let startDate = Date()
+        let started = DispatchTime.now()
+        let transport = options.transport ?? URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost)
+        let context = JobDownloader.Context(
+            outputDirectory: manifest.outputDirectory, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
+            durability: options.durability, memoryCap: options.memoryCapPerJob, writeSize: options.writeSize)
+        let results = await schedule(context: context, onFinish: onFinish)
+        if options.durability == .batch { Self.syncFileSystem(of: manifest.outputDirectory) }
+        return report(results: results, startDate: startDate, started: started)
+    }
+
+    private func schedule(context: JobDownloader.Context, onFinish: @Sendable (JobResult) -> Void) async -> [JobResult] {
+        let jobs = manifest.jobs
+        var results = [JobResult?](repeating: nil, count: jobs.count)
+        var waitingOn = graph.dependencies.map(\.count)
+        var rank = [Int](repeating: 0, count: jobs.count)
+        for (position, job) in graph.order.enumerated() { rank[job] = position }
+        var ready = JobQueue()
+        for job in graph.order where waitingOn[job] == 0 { ready.push(job, rank: rank[job]) }
+        let limit = max(1, options.concurrency ?? manifest.concurrency)
+
+        await withTaskGroup(of: (Int, JobResult).self) { group in
+            var running = 0
+            func launch() {
+                while running < limit, let next = ready.pop() {
+                    let job = jobs[next]
+                    group.addTask { (next, await JobDownloader(job: job, context: context).run()) }
+                    running += 1
+                }
+            }
+            launch()
+            while let (index, result) = await group.next() {
+                running -= 1
+                results[index] = result
+                onFinish(result)
+                let succeeded = result.status == .downloaded || result.status == .upToDate
+                for dependent in graph.dependents[index] where results[dependent] == nil {
+                    if succeeded {
+                        waitingOn[dependent] -= 1
+                        if waitingOn[dependent] == 0 { ready.push(dependent, rank: rank[dependent]) }
+                    } else {
+                        skip(dependent, because: "dependency '\(jobs[index].id)' \(result.status == .skipped ? "was skipped" : "failed")",
+                             results: &results, onFinish: onFinish)
+                    }
+                }
+                launch()
+            }
+        }
+        return results.enumerated().map { index, result in
+            result ?? JobResult(id: jobs[index].id, status: .skipped, dest: jobs[index].dest.redacted)
+        }
+    }
+
+    /// Marks a job and everything that depends on it as skipped.
+    private func skip(_ index: Int, because reason: String, results: inout [JobResult?], onFinish: (JobResult) -> Void) {
+        var stack = [(index, reason)]
+        while let (job, why) = stack.popLast() {
+            guard results[job] == nil else { continue }
+            var result = JobResult(id: manifest.jobs[job].id, status: .skipped, dest: manifest.jobs[job].dest.redacted)
+            result.skippedBecause = why
+            results[job] = result
+            onFinish(result)
+            for dependent in graph.dependents[job] {
+                stack.append((dependent, "dependency '\(manifest.jobs[job].id)' was skipped"))
+            }
+        }
+    }
+
+    private func report(results: [JobResult], startDate: Date, started: DispatchTime) -> RunReport {
+        var summary = RunReport.Summary()
+        summary.jobs = results.count
+        for result in results {
+            switch result.status {
+            case .downloaded: summary.downloaded += 1
+            case .upToDate: summary.upToDate += 1
+            case .failed: summary.failed += 1
+            case .skipped: summary.skipped += 1
+            case .interrupted: summary.interrupted += 1
+            }
+            summary.bytesTransferred += result.bytesTransferred
+            if result.status == .downloaded || result.status == .upToDate { summary.bytesTotal += result.size ?? 0 }
+        }
+        let status: RunReport.Status = summary.interrupted > 0 ? .interrupted
+            : (summary.failed + summary.skipped > 0 ? .failed : .succeeded)
+        let finishDate = Date()
+        let jobs = results.enumerated().map { index, result in
+            RunReport.Job(result, mirrorURLs: manifest.jobs[index].urls.map(\.redacted))
+        }
+        return RunReport(
+            tool: .init(version: Self.version), command: "run",
+            manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Self.fileSHA256(manifest.path)),
+            startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(finishDate),
+            durationSeconds: (Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6).rounded() / 1000,
+            status: status, summary: summary, jobs: jobs)
+    }
+
+    static func fileSHA256(_ path: String) -> String {
+        (try? Digester.digests(ofFile: path).digests["sha256"]) ?? Digester().finalize()["sha256"]!
+    }
+
+    /// One `syncfs` for everything published in the run (durability `batch`).
+    static func syncFileSystem(of directory: String) {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        #if os(Linux)
+        _ = linuxSyncfs(descriptor)
+        #else
+        fsync(descriptor)
+        sync()
+        #endif
+    }
+}
+
+#if os(Linux)
+/// glibc declares syncfs(2) only under _GNU_SOURCE, which Swift's Glibc module does not set.
+@_silgen_name("syncfs")
+private func linuxSyncfs(_ descriptor: Int32) -> Int32
+#endif

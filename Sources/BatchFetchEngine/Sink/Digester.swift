@@ -1,0 +1,77 @@
+import BatchFetchSpec
+import Crypto
+import Foundation
+
+/// Computes sha256 (always) and any other digests a job pins, in one pass over the bytes.
+/// (Value semantics: the hash states are plain structs, so sending a copy is safe.)
+public struct Digester: @unchecked Sendable {
+    private var sha256 = SHA256()
+    private var sha512: SHA512?
+    private var sha1: Insecure.SHA1?
+    private var md5: Insecure.MD5?
+
+    public init(also algorithms: [Checksum.Algorithm] = []) {
+        if algorithms.contains(.sha512) { sha512 = SHA512() }
+        if algorithms.contains(.sha1) { sha1 = Insecure.SHA1() }
+        if algorithms.contains(.md5) { md5 = Insecure.MD5() }
+    }
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        sha256.update(bufferPointer: bytes)
+        sha512?.update(bufferPointer: bytes)
+        sha1?.update(bufferPointer: bytes)
+        md5?.update(bufferPointer: bytes)
+    }
+
+    public mutating func update(_ data: Data) {
+        data.withUnsafeBytes { update($0) }
+    }
+
+    /// Lowercase hex digests by algorithm name (`sha256`, `sha512`, `sha1`, `md5`).
+    public func finalize() -> [String: String] {
+        var result = ["sha256": Self.hex(sha256.finalize())]
+        if let sha512 { result["sha512"] = Self.hex(sha512.finalize()) }
+        if let sha1 { result["sha1"] = Self.hex(sha1.finalize()) }
+        if let md5 { result["md5"] = Self.hex(md5.finalize()) }
+        return result
+    }
+
+    static func hex(_ digest: some Digest) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// sha256 of a string's UTF-8 bytes, hex; used to identify URLs without storing them.
+    public static func sha256Hex(_ text: String) -> String {
+        hex(SHA256.hash(data: Data(text.utf8)))
+    }
+
+    /// Digests of a whole file, read in 4 MiB blocks (bounded memory).
+    public static func digests(ofFile path: String, also algorithms: [Checksum.Algorithm] = [],
+                               upTo limit: Int64? = nil) throws -> (digests: [String: String], bytes: Int64) {
+        var digester = Digester(also: algorithms)
+        let bytes = try digester.feed(path: path, upTo: limit)
+        return (digester.finalize(), bytes)
+    }
+
+    /// Feeds the first `limit` bytes (or all) of a file; returns how many were read.
+    @discardableResult
+    public mutating func feed(path: String, upTo limit: Int64? = nil) throws -> Int64 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        let blockSize = 4 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        while limit.map({ total < $0 }) ?? true {
+            let want = limit.map { min(Int64(blockSize), $0 - total) } ?? Int64(blockSize)
+            let got = read(descriptor, buffer.baseAddress!, Int(want))
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            if got == 0 { break }
+            update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+            total += Int64(got)
+        }
+        return total
+    }
+}

@@ -1,0 +1,186 @@
+import BatchFetchSpec
+import Foundation
+
+/// Writes one response body into `<dest>.part`: the transport thread only appends to a buffer;
+/// full buffers (≥ ``writeSize``) are written with `pwrite` and hashed on the sink's own serial
+/// queue, so the delegate queue never waits for the disk.
+///
+/// Memory is bounded per job: when buffered plus queued bytes pass ``memoryCap``, ``append(_:)``
+/// returns false and the owner cancels the transfer, waits for ``drain()``, and resumes from
+/// ``flushedOffset`` with a new range request (URLSession has no backpressure).
+public final class FileSink: @unchecked Sendable {
+    public static let defaultWriteSize = 1 << 20
+    public static let defaultMemoryCap = 16 << 20
+
+    private let descriptor: Int32
+    private let queue: DispatchQueue
+    private let writeSize: Int
+    private let memoryCap: Int
+    private let lock = NSLock()
+
+    // Guarded by `lock`.
+    private var buffer = Data()
+    private var queuedBytes = 0
+    private var nextOffset: Int64 = 0
+    private var failure: DownloadFailure?
+    private var endOffset: Int64?
+    private var exceeded = false
+
+    // Touched only on `queue`.
+    private var digester: Digester
+    private var written: Int64 = 0
+
+    /// Opens (creating if needed) the part file; does not truncate it.
+    public init(partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
+                memoryCap: Int = defaultMemoryCap) throws(DownloadFailure) {
+        descriptor = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath)") }
+        queue = DispatchQueue(label: "batchfetch.sink")
+        self.writeSize = writeSize
+        self.memoryCap = max(memoryCap, writeSize * 2)
+        digester = Digester(also: algorithms)
+        buffer.reserveCapacity(writeSize + 64 * 1024)
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Prepares for a body that starts at `offset`: truncates the part there and, when resuming,
+    /// feeds the digests the bytes already on disk. `end` is where the body must stop.
+    public func begin(at offset: Int64, end: Int64?, partPath: String, algorithms: [Checksum.Algorithm]) {
+        lock.lock()
+        nextOffset = offset
+        endOffset = end
+        exceeded = false
+        buffer.removeAll(keepingCapacity: true)
+        lock.unlock()
+        queue.async { [self] in
+            digester = Digester(also: algorithms)
+            if ftruncate(descriptor, off_t(offset)) != 0 {
+                record(Self.failure(errno, "cannot truncate \(partPath)"))
+                return
+            }
+            written = offset
+            if offset > 0 {
+                do {
+                    try digester.feed(path: partPath, upTo: offset)
+                } catch {
+                    record(DownloadFailure(.ioError, "cannot read back \(partPath): \(error)"))
+                }
+            }
+        }
+    }
+
+    /// Appends body bytes (called on the transport's queue). Returns false when the transfer must
+    /// stop: memory cap reached, body longer than its end, or a write failed.
+    public func append(_ data: Data) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard failure == nil, !exceeded else { return false }
+        var data = data
+        if let end = endOffset, nextOffset + Int64(data.count) > end {
+            data = data.prefix(Int(max(0, end - nextOffset)))
+            exceeded = true
+        }
+        buffer.append(data)
+        nextOffset += Int64(data.count)
+        if buffer.count >= writeSize { handOff() }
+        return !exceeded && queuedBytes + buffer.count <= memoryCap
+    }
+
+    /// Whether the body went past its expected end (the excess was not written).
+    public var bodyTooLong: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return exceeded
+    }
+
+    /// Bytes handed to the writer and not yet written, plus bytes still buffered.
+    public var unwrittenBytes: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return queuedBytes + buffer.count
+    }
+
+    /// Writes what is buffered and waits until every queued write is done.
+    public func drain() async {
+        lock.withLock { handOff() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { continuation.resume() }
+        }
+    }
+
+    /// Bytes of the part known written (valid after ``drain()``).
+    public var flushedOffset: Int64 {
+        queue.sync { written }
+    }
+
+    public var writeFailure: DownloadFailure? {
+        lock.lock()
+        defer { lock.unlock() }
+        return failure
+    }
+
+    /// The digests of bytes 0..<flushedOffset (valid after ``drain()``).
+    public func digests() -> [String: String] {
+        queue.sync { digester.finalize() }
+    }
+
+    /// fsync of the part file, for durability `strict`.
+    public func sync() throws(DownloadFailure) {
+        let result = queue.sync { fsync(descriptor) }
+        if result != 0 { throw Self.failure(errno, "fsync failed") }
+    }
+
+    /// Moves the buffer to the writer queue. Caller holds `lock`.
+    private func handOff() {
+        guard !buffer.isEmpty else { return }
+        let chunk = buffer
+        let offset = nextOffset - Int64(chunk.count)
+        buffer = Data()
+        buffer.reserveCapacity(writeSize + 64 * 1024)
+        queuedBytes += chunk.count
+        queue.async { [self] in
+            write(chunk, at: offset)
+            lock.lock()
+            queuedBytes -= chunk.count
+            lock.unlock()
+        }
+    }
+
+    /// Runs on `queue`: pwrite the whole chunk, then hash it while it is still in cache.
+    private func write(_ chunk: Data, at offset: Int64) {
+        guard writeFailure == nil else { return }
+        let ok = chunk.withUnsafeBytes { bytes -> Bool in
+            var done = 0
+            while done < bytes.count {
+                let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    record(Self.failure(errno, "write failed"))
+                    return false
+                }
+                done += result
+            }
+            digester.update(bytes)
+            return true
+        }
+        if ok { written = offset + Int64(chunk.count) }
+    }
+
+    private func record(_ failure: DownloadFailure) {
+        lock.lock()
+        if self.failure == nil { self.failure = failure }
+        lock.unlock()
+    }
+
+    static func failure(_ code: Int32, _ context: String) -> DownloadFailure {
+        let reason = String(cString: strerror(code))
+        switch code {
+        case ENOSPC, EDQUOT: return DownloadFailure(.diskFull, "\(context): \(reason)")
+        case EACCES, EPERM, EROFS: return DownloadFailure(.permissionDenied, "\(context): \(reason)")
+        default: return DownloadFailure(.ioError, "\(context): \(reason)")
+        }
+    }
+}

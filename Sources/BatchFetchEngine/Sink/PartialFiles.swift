@@ -1,0 +1,82 @@
+import Foundation
+
+/// When published files reach stable storage (DESIGN.md §5).
+public enum Durability: String, Sendable, CaseIterable {
+    /// Rename as files complete; one `syncfs` before the report is written (default).
+    case batch
+    /// fsync each file before its rename, and its directory after.
+    case strict
+    /// No syncs.
+    case none
+}
+
+/// The files of one destination: `dest`, `dest.part` and the sidecar `dest.part.json`, all in
+/// the destination's directory so the final rename never crosses file systems.
+public struct PartialFiles: Sendable {
+    public let destPath: String
+    public var partPath: String { destPath + ".part" }
+    public var sidecarPath: String { destPath + ".part.json" }
+
+    public init(destPath: String) {
+        self.destPath = destPath
+    }
+
+    /// The partial on disk, if any; an unreadable sidecar counts as none (the bytes then cannot be
+    /// trusted and are replaced).
+    public func local() -> LocalPartial? {
+        var info = stat()
+        guard stat(partPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let sidecar = FileManager.default.contents(atPath: sidecarPath).flatMap {
+            try? JSONDecoder().decode(Sidecar.self, from: $0)
+        }
+        return LocalPartial(bytes: Int64(info.st_size), sidecar: sidecar)
+    }
+
+    public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        do {
+            try encoder.encode(sidecar).write(to: URL(fileURLWithPath: sidecarPath), options: .atomic)
+        } catch {
+            throw DownloadFailure(.ioError, "cannot write \(sidecarPath): \(error.localizedDescription)")
+        }
+    }
+
+    /// `mkdir -p` of the destination's directory, keeping errno for the error code.
+    public func createDirectory() throws(DownloadFailure) {
+        let directory = (destPath as NSString).deletingLastPathComponent
+        var path = ""
+        for component in directory.split(separator: "/") {
+            path += "/" + component
+            if mkdir(path, 0o755) != 0 && errno != EEXIST {
+                throw FileSink.failure(errno, "cannot create \(path)")
+            }
+        }
+    }
+
+    public func removePartial() {
+        unlink(partPath)
+        unlink(sidecarPath)
+    }
+
+    /// Renames the verified partial into place, replacing any old `dest` atomically, and drops the
+    /// sidecar. With `strict` the directory is fsynced after the rename (the file already was).
+    public func publish(durability: Durability) throws(DownloadFailure) {
+        guard rename(partPath, destPath) == 0 else { throw FileSink.failure(errno, "cannot rename into \(destPath)") }
+        unlink(sidecarPath)
+        if durability == .strict {
+            let directory = open((destPath as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if directory >= 0 {
+                fsync(directory)
+                close(directory)
+            }
+        }
+    }
+
+    /// Size of `dest` if it is a regular file.
+    public func destSize() -> Int64? {
+        var info = stat()
+        guard stat(destPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+}

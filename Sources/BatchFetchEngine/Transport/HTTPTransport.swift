@@ -1,0 +1,66 @@
+import Foundation
+
+/// One HTTP request as the engine asks for it. Redirects are never followed by a transport: the
+/// engine sees the 3xx response and decides (see ``DownloadStateMachine``).
+public struct TransportRequest: Sendable {
+    public var url: URL
+    public var method: String
+    public var headers: [(name: String, value: String)]
+    public var body: Data?
+    /// The transport's own timeout, a safety net behind the engine's idle watchdog.
+    public var timeout: TimeInterval
+
+    public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
+                timeout: TimeInterval = 60) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// Status line and headers of a response; header names are lowercased.
+public struct TransportResponseHead: Sendable, Equatable {
+    public var status: Int
+    public var headers: [String: String]
+
+    public init(status: Int, headers: [String: String]) {
+        self.status = status
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    public func header(_ name: String) -> String? {
+        headers[name.lowercased()]
+    }
+}
+
+/// Why a transfer ended without a complete response.
+public enum TransportFailure: Error, Sendable, Equatable {
+    case timedOut
+    case connection(String)
+    case cancelled
+    case other(String)
+}
+
+/// Receives one response. Calls arrive on the transport's delivery queue, in order: one
+/// `didReceiveHead`, any number of `didReceiveBody`, one `didComplete` (or only `didComplete` when
+/// no response came). Implementations must return quickly: URLSession on Linux delivers every
+/// task of the process on one serial queue.
+public protocol TransportResponseHandler: AnyObject, Sendable {
+    /// Returns false to cancel the transfer (its completion reports `.cancelled`).
+    func didReceiveHead(_ head: TransportResponseHead) -> Bool
+    func didReceiveBody(_ data: Data)
+    func didComplete(_ failure: TransportFailure?)
+}
+
+/// A started request.
+public protocol TransportTask: Sendable {
+    func cancel()
+}
+
+/// The narrow interface between the engine and an HTTP client library, so that a second
+/// implementation (e.g. AsyncHTTPClient) can be added without touching the engine.
+public protocol HTTPTransport: Sendable {
+    func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask
+}

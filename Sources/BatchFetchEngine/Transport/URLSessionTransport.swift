@@ -1,0 +1,128 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// ``HTTPTransport`` on URLSession, following the rules measured for FoundationNetworking on
+/// Linux (DESIGN.md §7): one long-lived session per connection limit, no cache, data tasks with a
+/// session delegate, `Accept-Encoding: identity`, redirects returned to the engine.
+///
+/// Sessions are created once per process and never invalidated: invalidating a session with
+/// tasks still winding down crashes in swift-corelibs-foundation 6.3.
+public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
+    private let session: URLSession
+    private let delegate: SessionDelegate
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var sessions: [Int: URLSessionTransport] = [:]
+
+    /// The process-wide transport for a per-host connection limit.
+    public static func shared(maximumConnectionsPerHost: Int) -> URLSessionTransport {
+        lock.lock()
+        defer { lock.unlock() }
+        if let existing = sessions[maximumConnectionsPerHost] { return existing }
+        let transport = URLSessionTransport(maximumConnectionsPerHost: maximumConnectionsPerHost)
+        sessions[maximumConnectionsPerHost] = transport
+        return transport
+    }
+
+    private init(maximumConnectionsPerHost: Int) {
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
+        configuration.timeoutIntervalForRequest = 3600
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "batchfetch.urlsession.delegate"
+        delegate = SessionDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+    }
+
+    public func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
+                                    timeoutInterval: request.timeout)
+        urlRequest.httpMethod = request.method
+        for header in request.headers { urlRequest.setValue(header.value, forHTTPHeaderField: header.name) }
+        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        urlRequest.httpBody = request.body
+        let task = session.dataTask(with: urlRequest)
+        delegate.register(task.taskIdentifier, handler)
+        task.resume()
+        return Task(task: task)
+    }
+
+    private struct Task: TransportTask, @unchecked Sendable {
+        let task: URLSessionDataTask
+
+        func cancel() {
+            task.cancel()
+        }
+    }
+}
+
+/// Routes URLSession's delegate calls to each task's handler.
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var handlers: [Int: any TransportResponseHandler] = [:]
+
+    func register(_ identifier: Int, _ handler: any TransportResponseHandler) {
+        lock.lock()
+        handlers[identifier] = handler
+        lock.unlock()
+    }
+
+    private func handler(_ identifier: Int, remove: Bool = false) -> (any TransportResponseHandler)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return remove ? handlers.removeValue(forKey: identifier) : handlers[identifier]
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let http = response as? HTTPURLResponse, let handler = handler(dataTask.taskIdentifier) else {
+            completionHandler(.cancel)
+            return
+        }
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields {
+            if let name = key as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        let proceed = handler.didReceiveHead(TransportResponseHead(status: http.statusCode, headers: headers))
+        completionHandler(proceed ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        handler(dataTask.taskIdentifier)?.didReceiveBody(data)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        // The engine follows redirects itself: it records them, refuses https -> http, and keeps
+        // in-flight tasks per host within the limit (redirects plus queued tasks can trap in 6.3).
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        handler(task.taskIdentifier, remove: true)?.didComplete(error.map(Self.failure))
+    }
+
+    static func failure(_ error: any Error) -> TransportFailure {
+        guard let urlError = error as? URLError else { return .other(error.localizedDescription) }
+        switch urlError.code {
+        case .cancelled: return .cancelled
+        case .timedOut: return .timedOut
+        case .networkConnectionLost, .cannotConnectToHost, .notConnectedToInternet, .cannotFindHost,
+             .dnsLookupFailed, .badServerResponse, .secureConnectionFailed, .resourceUnavailable:
+            return .connection(urlError.localizedDescription)
+        default:
+            return .other(urlError.localizedDescription)
+        }
+    }
+}

@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
-# The README's demo: validates and plans examples/quickstart.yaml with the debug build.
-# (Downloading arrives with the engine; until then the demo stops at the plan.)
+# The README's demo: starts a local TestOrigin, then validates, plans and runs
+# examples/quickstart.yaml against it, twice (the second run finds everything up to date).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.build/debug/batchfetch
-echo "\$ batchfetch validate examples/quickstart.yaml"
-"$bin" validate examples/quickstart.yaml
+origin=.build/debug/batchfetch-test-origin
+
+port_file=$(mktemp)
+"$origin" --demo --port-file "$port_file" >/dev/null &
+origin_pid=$!
+trap 'kill $origin_pid 2>/dev/null; rm -f "$port_file"' EXIT
+for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.1; done
+export BATCHFETCH_DEMO_ORIGIN="http://127.0.0.1:$(cat "$port_file")"
+echo "TestOrigin listening at $BATCHFETCH_DEMO_ORIGIN"
+rm -rf examples/quickstart-data
+
+run() { echo; echo "\$ batchfetch $*"; "$bin" "$@"; }
+run validate examples/quickstart.yaml
+run plan examples/quickstart.yaml
+run run examples/quickstart.yaml
+run run examples/quickstart.yaml
 echo
-echo "\$ batchfetch plan examples/quickstart.yaml"
-"$bin" plan examples/quickstart.yaml
+echo "report: examples/quickstart-data/batchfetch-report.json"
+head -c 600 examples/quickstart-data/batchfetch-report.json
+echo "..."

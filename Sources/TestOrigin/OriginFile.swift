@@ -15,7 +15,7 @@ public struct OriginFile: Sendable {
     public enum Validators: Sendable, Equatable {
         /// Strong ETag and Last-Modified (the default).
         case strong
-        /// A weak ETag (`W/"..."`) and Last-Modified.
+        /// A weak ETag (`W/"..."`) only, which cannot validate a range.
         case weakETag
         /// Last-Modified only.
         case lastModifiedOnly
@@ -42,6 +42,8 @@ public struct OriginFile: Sendable {
     /// Redirect to this location (absolute URL or path) with `redirectStatus`.
     public var redirectTo: String?
     public var redirectStatus = 302
+    /// Send no Content-Length (the body goes chunked).
+    public var omitsContentLength = false
     /// Refuse HEAD with 405.
     public var refusesHead = false
     /// Extra response headers (e.g. `Content-Digest`).
@@ -73,7 +75,7 @@ public struct OriginFile: Sendable {
     }
 
     var lastModified: String? {
-        guard validators != .none else { return nil }
+        guard validators == .strong || validators == .lastModifiedOnly else { return nil }
         let date = Date(timeIntervalSince1970: 1_767_225_600 + Double(version) * 3600)
         return HTTPDate.format(date)
     }

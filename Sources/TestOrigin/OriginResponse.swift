@@ -58,8 +58,10 @@ struct OriginResponse {
                 break
             }
         }
-        let declared = Int64(body.count) + file.contentLengthError
-        headers.append(("Content-Length", String(max(0, declared))))
+        if !file.omitsContentLength {
+            let declared = Int64(body.count) + file.contentLengthError
+            headers.append(("Content-Length", String(max(0, declared))))
+        }
         if method == "HEAD" { body = 0..<0 }
         return OriginResponse(status: status, headers: headers, body: body, fault: fault)
     }

@@ -1,0 +1,250 @@
+@testable import BatchFetchEngine
+import Foundation
+import Testing
+
+/// The download decisions, tested without sockets or files.
+@Suite struct DownloadStateMachineTests {
+    static let a = "https://a.example/f.bin", b = "https://b.example/f.bin"
+
+    static func machine(mirrors: [String] = [a], size: Int64? = nil, pinned: Bool = false, retries: Int = 2,
+                        insecure: Bool = false) -> DownloadStateMachine {
+        DownloadStateMachine(configuration: .init(
+            mirrors: mirrors, mirrorIdentities: mirrors.map(Digester.sha256Hex), expectedSize: size,
+            checksumPinned: pinned, retries: retries, backoff: 1, backoffMax: 8, allowInsecureRedirect: insecure))
+    }
+
+    static func head(_ status: Int, _ headers: [String: String] = [:]) -> TransportResponseHead {
+        TransportResponseHead(status: status, headers: headers)
+    }
+
+    static func sidecar(url: String = a, etag: String? = "\"v1\"", lastModified: String? = nil, total: Int64? = 1000) -> Sidecar {
+        Sidecar(url: url, urlSHA256: Digester.sha256Hex(url), etag: etag, lastModified: lastModified, totalSize: total)
+    }
+
+    static func request(_ url: String = a, mirror: Int = 0, from start: Int64? = nil, ifRange: String? = nil) -> PlannedRequest {
+        PlannedRequest(mirrorIndex: mirror, url: url, rangeStart: start, ifRange: ifRange)
+    }
+
+    @Test func freshStartSendsAPlainGet() {
+        var machine = Self.machine()
+        #expect(machine.start(local: nil) == .send(Self.request()))
+    }
+
+    @Test func partialWithStrongETagResumesWithIfRange() {
+        var machine = Self.machine()
+        let action = machine.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar()))
+        #expect(action == .send(Self.request(from: 400, ifRange: "\"v1\"")))
+    }
+
+    @Test func partialWithLastModifiedOnlyResumesWithThatDate() {
+        var machine = Self.machine()
+        let date = "Thu, 01 Jan 2026 00:00:00 GMT"
+        let action = machine.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar(etag: nil, lastModified: date)))
+        #expect(action == .send(Self.request(from: 400, ifRange: date)))
+    }
+
+    @Test func partialWithoutValidatorOrTooLargeRestarts() {
+        var noValidator = Self.machine()
+        #expect(noValidator.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar(etag: nil))) == .send(Self.request()))
+        var tooLarge = Self.machine()
+        #expect(tooLarge.start(local: LocalPartial(bytes: 1001, sidecar: Self.sidecar())) == .send(Self.request()))
+        var noSidecar = Self.machine()
+        #expect(noSidecar.start(local: LocalPartial(bytes: 400, sidecar: nil)) == .send(Self.request()))
+    }
+
+    @Test func twoHundredToARangeRequestRestartsFromZeroWithThatBody() {
+        var machine = Self.machine()
+        _ = machine.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar()))
+        let action = machine.headReceived(Self.head(200, ["Content-Length": "1200", "ETag": "\"v2\""]))
+        guard case .receive(let plan) = action else { Issue.record("expected receive, got \(action)"); return }
+        #expect(plan.offset == 0)
+        #expect(plan.end == 1200)
+        #expect(plan.sidecar?.etag == "\"v2\"")
+        #expect(machine.resumedFrom == nil)
+    }
+
+    @Test func matchingPartialContentContinuesAtTheOffset() {
+        var machine = Self.machine()
+        _ = machine.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar()))
+        let action = machine.headReceived(Self.head(206, ["Content-Range": "bytes 400-999/1000", "ETag": "\"v1\""]))
+        #expect(action == .receive(BodyPlan(offset: 400, end: 1000, sidecar: nil)))
+        #expect(machine.resumedFrom == 400)
+    }
+
+    @Test func partialContentAtTheWrongOffsetRestarts() {
+        var machine = Self.machine()
+        _ = machine.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar()))
+        let action = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-999/1000"]))
+        #expect(action == .sendAfter(Self.request(), RetryDelay(seconds: 0, jitter: false)))
+        #expect(machine.attempts.last?.failure?.code == .rangeNotHonoured)
+    }
+
+    @Test func partialContentWithAnotherETagIsRemoteChanged() {
+        var machine = Self.machine()
+        _ = machine.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar()))
+        let action = machine.headReceived(Self.head(206, ["Content-Range": "bytes 400-999/1000", "ETag": "\"v2\""]))
+        #expect(action == .sendAfter(Self.request(), RetryDelay(seconds: 0, jitter: false)))
+        #expect(machine.attempts.last?.failure?.code == .remoteChanged)
+    }
+
+    @Test func rangeNotSatisfiableWithACompletePartialIsPublished() {
+        var complete = Self.machine()
+        _ = complete.start(local: LocalPartial(bytes: 1000, sidecar: Self.sidecar()))
+        #expect(complete.headReceived(Self.head(416, ["Content-Range": "bytes */1000"])) == .verifyPartial)
+
+        var incomplete = Self.machine()
+        _ = incomplete.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar()))
+        #expect(incomplete.headReceived(Self.head(416, ["Content-Range": "bytes */300"])) == .send(Self.request()))
+    }
+
+    @Test func redirectsAreFollowedAndRecorded() {
+        var machine = Self.machine()
+        _ = machine.start(local: nil)
+        #expect(machine.headReceived(Self.head(302, ["Location": "/other/f.bin"])) == .send(Self.request("https://a.example/other/f.bin")))
+        #expect(machine.headReceived(Self.head(301, ["Location": "https://c.example/f.bin"])) == .send(Self.request("https://c.example/f.bin")))
+        #expect(machine.redirects == ["https://a.example/other/f.bin", "https://c.example/f.bin"])
+    }
+
+    @Test func httpsToHttpRedirectIsRefusedUnlessAllowed() {
+        var refused = Self.machine()
+        _ = refused.start(local: nil)
+        guard case .fail(let failure) = refused.headReceived(Self.head(302, ["Location": "http://a.example/f.bin"])) else {
+            Issue.record("followed an insecure redirect")
+            return
+        }
+        #expect(failure.code == .redirectRefused)
+
+        var allowed = Self.machine(insecure: true)
+        _ = allowed.start(local: nil)
+        #expect(allowed.headReceived(Self.head(302, ["Location": "http://a.example/f.bin"])) == .send(Self.request("http://a.example/f.bin")))
+    }
+
+    @Test func moreThanTenRedirectsFail() {
+        var machine = Self.machine()
+        _ = machine.start(local: nil)
+        for hop in 1...10 {
+            #expect(machine.headReceived(Self.head(307, ["Location": "/hop\(hop)"])) == .send(Self.request("https://a.example/hop\(hop)")))
+        }
+        #expect(machine.headReceived(Self.head(307, ["Location": "/hop11"])).failureCode == .tooManyRedirects)
+    }
+
+    @Test func clientErrorsFailTheMirrorAtOnceAndMoveToTheNext() {
+        var single = Self.machine(retries: 5)
+        _ = single.start(local: nil)
+        #expect(single.headReceived(Self.head(404)).failureCode == .httpStatus)
+        #expect(single.attempts.count == 1)
+
+        var mirrored = Self.machine(mirrors: [Self.a, Self.b], retries: 5)
+        _ = mirrored.start(local: nil)
+        #expect(mirrored.headReceived(Self.head(403)) == .send(Self.request(Self.b, mirror: 1)))
+    }
+
+    @Test func serverErrorsRetryWithBackoffThenFail() {
+        var machine = Self.machine(retries: 2)
+        _ = machine.start(local: nil)
+        #expect(machine.headReceived(Self.head(503)) == .sendAfter(Self.request(), RetryDelay(seconds: 1, jitter: true)))
+        #expect(machine.headReceived(Self.head(500)) == .sendAfter(Self.request(), RetryDelay(seconds: 2, jitter: true)))
+        #expect(machine.headReceived(Self.head(502)).failureCode == .httpStatus)
+        #expect(machine.attempts.count == 3)
+    }
+
+    @Test func backoffIsCappedAtBackoffMax() {
+        var machine = Self.machine(retries: 10)
+        _ = machine.start(local: nil)
+        var delays: [Double] = []
+        for _ in 0..<6 {
+            if case .sendAfter(_, let delay) = machine.headReceived(Self.head(500)) { delays.append(delay.seconds) }
+        }
+        #expect(delays == [1, 2, 4, 8, 8, 8])
+    }
+
+    @Test func retryAfterInSecondsAndHTTPDateIsHonoured() {
+        var seconds = Self.machine()
+        _ = seconds.start(local: nil)
+        #expect(seconds.headReceived(Self.head(429, ["Retry-After": "3"])) == .sendAfter(Self.request(), RetryDelay(seconds: 3, jitter: false)))
+
+        var date = Self.machine()
+        _ = date.start(local: nil)
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        let action = date.headReceived(Self.head(503, ["Retry-After": "Thu, 01 Jan 2026 00:00:05 GMT"]), now: now)
+        #expect(action == .sendAfter(Self.request(), RetryDelay(seconds: 5, jitter: false)))
+    }
+
+    @Test func retryAfterBeyondTheDeadlineFails() {
+        var machine = Self.machine()
+        _ = machine.start(local: nil)
+        #expect(machine.headReceived(Self.head(503, ["Retry-After": "120"]), remaining: 30).failureCode == .deadlineExceeded)
+    }
+
+    @Test func announcedLengthOtherThanTheExpectedSizeFailsBeforeDownloading() {
+        var machine = Self.machine(size: 1000)
+        _ = machine.start(local: nil)
+        #expect(machine.headReceived(Self.head(200, ["Content-Length": "1100"])).failureCode == .sizeMismatch)
+    }
+
+    @Test func shortBodyResumesFromWhatWasWritten() {
+        var machine = Self.machine()
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
+        let action = machine.bodyFinished(.failed(.connection("reset")), flushed: 600)
+        #expect(action == .sendAfter(Self.request(from: 600, ifRange: "\"v1\""), RetryDelay(seconds: 1, jitter: true)))
+        #expect(machine.attempts.count == 1)
+        #expect(machine.attempts[0].failure?.code == .connection)
+        let complete = machine.bodyFinished(.complete, flushed: 1000)
+        #expect(complete == .verify)
+    }
+
+    @Test func shortBodyWithoutValidatorRestarts() {
+        var machine = Self.machine()
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "W/\"weak\""]))
+        #expect(machine.bodyFinished(.complete, flushed: 600) == .sendAfter(Self.request(), RetryDelay(seconds: 1, jitter: true)))
+    }
+
+    @Test func overflowResumesImmediatelyWithoutCountingAFailure() {
+        var machine = Self.machine(retries: 0)
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.overflow, flushed: 300) == .send(Self.request(from: 300, ifRange: "\"v1\"")))
+    }
+
+    @Test func bodyLongerThanExpectedFailsWithSizeMismatch() {
+        var machine = Self.machine(size: 1000)
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, [:]))
+        #expect(machine.bodyFinished(.tooLong, flushed: 1000).failureCode == .sizeMismatch)
+    }
+
+    @Test func checksumMismatchMovesToTheNextMirrorFromZero() {
+        var machine = Self.machine(mirrors: [Self.a, Self.b], pinned: true)
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
+        let next = machine.verified(.mismatch(DownloadFailure(.checksumMismatch, "bad")))
+        #expect(next == .send(Self.request(Self.b, mirror: 1)))
+        #expect(machine.verified(.mismatch(DownloadFailure(.checksumMismatch, "bad")))?.failureCode == .checksumMismatch)
+    }
+
+    @Test func partialCrossesMirrorsOnlyWithAStrongETagOrAPinnedChecksum() {
+        let date = "Thu, 01 Jan 2026 00:00:00 GMT"
+        var dateOnly = Self.machine(mirrors: [Self.a, Self.b])
+        _ = dateOnly.start(local: nil)
+        _ = dateOnly.headReceived(Self.head(200, ["Content-Length": "1000", "Last-Modified": date]))
+        _ = dateOnly.bodyFinished(.failed(.connection("reset")), flushed: 500)
+        _ = dateOnly.bodyFinished(.failed(.connection("reset")), flushed: 500)
+        #expect(dateOnly.bodyFinished(.failed(.connection("reset")), flushed: 500) == .send(Self.request(Self.b, mirror: 1)))
+
+        var strong = Self.machine(mirrors: [Self.a, Self.b], retries: 0)
+        _ = strong.start(local: nil)
+        _ = strong.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
+        #expect(strong.bodyFinished(.failed(.connection("reset")), flushed: 500)
+            == .send(Self.request(Self.b, mirror: 1, from: 500, ifRange: "\"v1\"")))
+    }
+}
+
+extension DownloadStateMachine.Action {
+    var failureCode: ErrorCode? {
+        if case .fail(let failure) = self { return failure.code }
+        return nil
+    }
+}

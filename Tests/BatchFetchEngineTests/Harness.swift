@@ -1,0 +1,68 @@
+@testable import BatchFetchEngine
+import BatchFetchSpec
+import Crypto
+import Foundation
+import TestOrigin
+
+/// A TestOrigin, a temporary output directory and a manifest: one integration test's world.
+final class Harness: @unchecked Sendable {
+    let origin: TestOrigin
+    let directory: URL
+
+    init() async throws {
+        origin = try await TestOrigin.start()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("batchfetch-engine-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func close() async {
+        try? await origin.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Loads manifest text (with `{origin}` replaced by the origin's base URL) and runs it.
+    func run(_ yaml: String, options: RunOptions = RunOptions(), environment: [String: String] = [:]) async throws -> RunReport {
+        let text = yaml.replacingOccurrences(of: "{origin}", with: origin.url(""))
+        let manifest = try ManifestLoader(environment: environment).load(
+            bytes: Array(text.utf8), displayPath: "test.yaml", baseDirectory: directory.path)
+        var options = options
+        options.manifestSHA256 = String(repeating: "0", count: 64)
+        return await Runner(manifest: manifest, options: options).run()
+    }
+
+    /// A single-job manifest for `path` with extra job keys.
+    func single(_ path: String, dest: String = "out.bin", extra: String = "") -> String {
+        """
+        version: 1
+        defaults: {retries: 2, backoff: 50ms, backoff_max: 200ms, timeout: 5s}
+        jobs:
+          - id: file
+            url: {origin}\(path)
+            dest: \(dest)
+        \(extra.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+        """
+    }
+
+    func path(_ relative: String) -> String {
+        directory.appendingPathComponent(relative).path
+    }
+
+    func exists(_ relative: String) -> Bool {
+        FileManager.default.fileExists(atPath: path(relative))
+    }
+
+    func sha256(ofFile relative: String) throws -> String {
+        try Digester.digests(ofFile: path(relative)).digests["sha256"]!
+    }
+
+    static func sha256(_ content: OriginContent) -> String {
+        var hasher = SHA256()
+        var offset: Int64 = 0
+        while offset < content.size {
+            let end = min(content.size, offset + (4 << 20))
+            hasher.update(data: content.bytes(in: offset..<end))
+            offset = end
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}

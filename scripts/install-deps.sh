@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
-# there: libyaml (headers + pkg-config file) to build, Python's jsonschema and PyYAML for the
-# schema tests. Needs root (or sudo) only when something is missing.
+# there: libyaml (headers + pkg-config file) to build; for the tests, nginx-light (the real-world
+# peer of the interop tests) and Python's jsonschema and PyYAML. Needs root (or sudo) only when
+# something is missing.
 set -euo pipefail
 
 missing_apt=()
 pkg-config --exists yaml-0.1 2>/dev/null || missing_apt+=(libyaml-dev pkg-config)
 command -v python3 >/dev/null || missing_apt+=(python3 python3-pip)
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing_apt+=(nginx-light)
 
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null; then

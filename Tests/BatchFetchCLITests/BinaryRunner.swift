@@ -24,6 +24,22 @@ struct BinaryRunner {
         return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("batchfetch")
     }()
 
+    /// Starts `batchfetch arguments...` without waiting; output goes to files in `directory`.
+    static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        var env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        FileManager.default.createFile(atPath: directory.appendingPathComponent("stderr.log").path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: directory.appendingPathComponent("stderr.log"))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     /// Runs `batchfetch arguments...` in `directory` with `environment` added to a minimal one.
     static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> Output {
         let process = Process()

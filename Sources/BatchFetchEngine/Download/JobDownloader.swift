@@ -126,6 +126,9 @@ final class JobDownloader: @unchecked Sendable {
             return .fail(DownloadFailure(.connection, "invalid URL \(planned.url)"))
         }
         var headers = job.headers.map { (name: $0.name, value: $0.value.resolved) }
+        if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+            headers.append((name: "User-Agent", value: "batchfetch/\(Runner.version)"))
+        }
         if let start = planned.rangeStart {
             headers.append((name: "Range", value: "bytes=\(start)-"))
             if let ifRange = planned.ifRange { headers.append((name: "If-Range", value: ifRange)) }

@@ -1,0 +1,103 @@
+import Crypto
+import Foundation
+import Testing
+import TestOrigin
+
+/// batchfetch against real nginx: a full download, and a resume that nginx validates with its own
+/// ETag (If-Range), and a file rewritten on disk between the runs.
+@Suite(.serialized, .enabled(if: NginxServer.binary != nil || NginxServer.required))
+struct NginxInteropTests {
+    static let size = 8 << 20
+
+    private static func randomData(_ count: Int, seed: UInt64) -> Data {
+        Data(OriginContent.generated(size: Int64(count), seed: seed).allBytes)
+    }
+
+    private static func sha256(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
+    private func manifest(_ directory: TemporaryDirectory, url: String, extra: String = "") throws {
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: file, url: "\(url)", dest: file.bin\(extra)}
+            """)
+    }
+
+    private func report(_ directory: TemporaryDirectory) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: directory.url.appendingPathComponent("data/batchfetch-report.json"))) as? [String: Any]
+        return (object?["jobs"] as? [[String: Any]])?.first ?? [:]
+    }
+
+    @Test func fullDownloadFromNginx() throws {
+        let nginx = try NginxServer()
+        defer { nginx.stop() }
+        let data = Self.randomData(Self.size, seed: 1)
+        try nginx.write("file.bin", data)
+        let directory = try TemporaryDirectory()
+        try manifest(directory, url: nginx.url("/file.bin"), extra: ", size: \(Self.size), checksum: \"sha256:\(Self.sha256(data))\"")
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        #expect(output.status == 0, "\(output.stderr)")
+        let job = try report(directory)
+        #expect(job["status"] as? String == "downloaded")
+        #expect(job["checksum_verified"] as? Bool == true)
+        #expect((job["etag"] as? String)?.hasPrefix("\"") == true)
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("data/file.bin")) == data)
+    }
+
+    /// Starts a rate-limited download and SIGKILLs it once a quarter is on disk.
+    private func interrupt(_ directory: TemporaryDirectory) async throws -> Int64 {
+        let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
+        let part = directory.url.appendingPathComponent("data/file.bin.part").path
+        for _ in 0..<400 {
+            try await Task.sleep(nanoseconds: 25_000_000)
+            let size = (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
+            if size >= Int64(Self.size / 4) { break }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
+    }
+
+    @Test func resumeIsValidatedByNginxETag() async throws {
+        let nginx = try NginxServer(slowRate: "4m")
+        defer { nginx.stop() }
+        let data = Self.randomData(Self.size, seed: 2)
+        try nginx.write("slow/file.bin", data)
+        let directory = try TemporaryDirectory()
+        try manifest(directory, url: nginx.url("/slow/file.bin"))
+        let partSize = try await interrupt(directory)
+        #expect(partSize > 0 && partSize < Int64(Self.size))
+
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        #expect(output.status == 0, "\(output.stderr)")
+        let job = try report(directory)
+        #expect(job["http_status"] as? Int == 206)
+        #expect(job["resumed_from"] as? Int64 == partSize)
+        #expect(job["bytes_transferred"] as? Int64 == Int64(Self.size) - partSize)
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("data/file.bin")) == data)
+        #expect(nginx.accessLog().contains("\" 206 "))
+    }
+
+    @Test func fileRewrittenOnNginxIsFetchedWhole() async throws {
+        let nginx = try NginxServer(slowRate: "4m")
+        defer { nginx.stop() }
+        try nginx.write("slow/file.bin", Self.randomData(Self.size, seed: 3))
+        let directory = try TemporaryDirectory()
+        try manifest(directory, url: nginx.url("/slow/file.bin"))
+        _ = try await interrupt(directory)
+
+        try await Task.sleep(nanoseconds: 1_100_000_000)  // a new mtime second, so the ETag changes
+        let replacement = Self.randomData(Self.size, seed: 4)
+        try nginx.write("slow/file.bin", replacement)
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        #expect(output.status == 0, "\(output.stderr)")
+        let job = try report(directory)
+        #expect(job["http_status"] as? Int == 200)
+        #expect(job["resumed_from"] == nil)
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("data/file.bin")) == replacement)
+    }
+}

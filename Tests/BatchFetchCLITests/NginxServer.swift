@@ -1,0 +1,126 @@
+import Foundation
+
+/// A real nginx on a free loopback port, serving a temporary directory: the real-world peer of
+/// the interop tests. `.ci/run` installs Debian's nginx-light.
+final class NginxServer {
+    let root: URL
+    let port: Int
+    private let prefix: URL
+    private let process: Process
+
+    /// The nginx binary, if installed.
+    static var binary: String? {
+        ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx", "/opt/homebrew/bin/nginx"]
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Whether tests must fail (rather than skip) when nginx is missing: set in CI.
+    static var required: Bool { ProcessInfo.processInfo.environment["BATCHFETCH_REQUIRE_NGINX"] == "1" }
+
+    /// Starts nginx with `limit_rate` applied under `/slow/`.
+    init(slowRate: String = "2m") throws {
+        guard let binary = Self.binary else { throw NginxError.notInstalled }
+        prefix = FileManager.default.temporaryDirectory.appendingPathComponent("batchfetch-nginx-\(UUID().uuidString)")
+        root = prefix.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("slow"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: prefix.appendingPathComponent("tmp"), withIntermediateDirectories: true)
+        port = try Self.freePort()
+        let p = prefix.path
+        let config = """
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            error_log \(p)/error.log warn;
+            pid \(p)/nginx.pid;
+            events { worker_connections 128; }
+            http {
+                access_log \(p)/access.log;
+                client_body_temp_path \(p)/tmp/body;
+                proxy_temp_path \(p)/tmp/proxy;
+                fastcgi_temp_path \(p)/tmp/fastcgi;
+                uwsgi_temp_path \(p)/tmp/uwsgi;
+                scgi_temp_path \(p)/tmp/scgi;
+                sendfile on;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(root.path);
+                    location /slow/ { limit_rate \(slowRate); }
+                }
+            }
+            """
+        try config.write(to: prefix.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-p", p, "-c", prefix.appendingPathComponent("nginx.conf").path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try waitUntilListening()
+    }
+
+    func url(_ path: String) -> String {
+        "http://127.0.0.1:\(port)\(path)"
+    }
+
+    /// Writes `data` at `path` under the served root.
+    func write(_ path: String, _ data: Data) throws {
+        try data.write(to: root.appendingPathComponent(path))
+    }
+
+    func accessLog() -> String {
+        (try? String(contentsOf: prefix.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+    }
+
+    /// SIGKILL: nginx started from the test process inherits a signal mask that blocks SIGTERM.
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: prefix)
+    }
+
+    private func waitUntilListening() throws {
+        for _ in 0..<100 {
+            if Self.canConnect(port: port) { return }
+            if !process.isRunning { throw NginxError.exited(accessLog()) }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw NginxError.notListening
+    }
+
+    private static func canConnect(port: Int) -> Bool {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    /// A port the kernel reports free now (binding port 0, reading it, closing).
+    static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+            }
+        }
+        guard bound else { throw NginxError.noPort }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    enum NginxError: Error {
+        case notInstalled, notListening, noPort
+        case exited(String)
+    }
+}

@@ -1,0 +1,84 @@
+import Crypto
+import Foundation
+import Testing
+import TestOrigin
+
+/// The built binary, killed with SIGKILL in the middle of a download and run again.
+@Suite(.serialized) struct ResumeEndToEndTests {
+    static let size: Int64 = 32 << 20
+
+    /// Starts a trickled download, SIGKILLs the binary once the part holds half the file, and
+    /// returns the part's size at that moment.
+    private func killHalfway(_ directory: TemporaryDirectory, origin: TestOrigin) async throws -> Int64 {
+        let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
+        let part = directory.url.appendingPathComponent("data/big.bin.part").path
+        var partSize: Int64 = 0
+        for _ in 0..<600 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            partSize = (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
+            if partSize >= Self.size / 2 { break }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        return (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
+    }
+
+    private func setUp() async throws -> (TemporaryDirectory, TestOrigin, OriginContent) {
+        let origin = try await TestOrigin.start()
+        let content = OriginContent.generated(size: Self.size, seed: 21)
+        var file = OriginFile(content: content)
+        file.trickleBytesPerSecond = 16 << 20
+        origin.serve("/big.bin", file)
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: big, url: "\(origin.url("/big.bin"))"}
+            """)
+        return (directory, origin, content)
+    }
+
+    @Test func rerunAfterKillTransfersOnlyTheRemainder() async throws {
+        let (directory, origin, content) = try await setUp()
+        let partSize = try await killHalfway(directory, origin: origin)
+        #expect(partSize >= Self.size / 4 && partSize < Self.size)
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data/big.bin").path))
+
+        origin.update("/big.bin") { $0.trickleBytesPerSecond = nil }
+        origin.resetCounters()
+        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let served = origin.bytesServed("/big.bin")
+        try await origin.shutdown()
+
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(served <= Self.size - partSize + (1 << 20))
+        let bytes = try Data(contentsOf: directory.url.appendingPathComponent("data/big.bin"))
+        #expect(Self.hex(SHA256.hash(data: bytes)) == Self.hex(SHA256.hash(data: content.allBytes)))
+        let report = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: directory.url.appendingPathComponent("data/batchfetch-report.json"))) as? [String: Any]
+        let job = (report?["jobs"] as? [[String: Any]])?.first
+        #expect(job?["resumed_from"] as? Int64 == partSize)
+        #expect(job?["http_status"] as? Int == 206)
+    }
+
+    @Test func remoteChangeAfterKillYieldsTheNewFile() async throws {
+        let (directory, origin, old) = try await setUp()
+        _ = try await killHalfway(directory, origin: origin)
+        let new = OriginContent.generated(size: Self.size, seed: 22)
+        origin.replace("/big.bin", with: new)
+        origin.update("/big.bin") { $0.trickleBytesPerSecond = nil }
+        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        try await origin.shutdown()
+
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let digest = Self.hex(SHA256.hash(data: try Data(contentsOf: directory.url.appendingPathComponent("data/big.bin"))))
+        #expect(digest == Self.hex(SHA256.hash(data: new.allBytes)))
+        #expect(digest != Self.hex(SHA256.hash(data: old.allBytes)))
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+}

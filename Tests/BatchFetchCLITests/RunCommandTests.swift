@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// `batchfetch run` end to end: exit codes, stderr lines, and a report that validates against
+/// schemas/report.schema.json with an independent validator.
+@Suite struct RunCommandTests {
+    private func validateReport(_ path: String) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "Tests/Support/validate_with_schema.py", "--expect-valid", "schemas/report.schema.json", path]
+        process.currentDirectoryURL = BinaryRunner.repository
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    private func world() async throws -> (TestOrigin, TemporaryDirectory) {
+        let origin = try await TestOrigin.start()
+        origin.serve("/ok.txt", .text("fine\n"))
+        var missing = OriginFile.text("")
+        missing.fixedStatus = 404
+        origin.serve("/missing.txt", missing)
+        return (origin, try TemporaryDirectory())
+    }
+
+    @Test func successfulRunExitsZeroAndWritesAValidReport() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))", size: 5}
+            """)
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        try await origin.shutdown()
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stderr.hasPrefix("downloaded  ok -> ok.txt  5 B in "))
+        #expect(output.stderr.contains("succeeded: 1 downloaded, 0 up to date, 0 failed, 0 skipped"))
+        let report = directory.url.appendingPathComponent("out/batchfetch-report.json").path
+        let (status, text) = try validateReport(report)
+        #expect(status == 0, "\(text)")
+    }
+
+    @Test func failedJobExitsOneAndTheReportSaysWhy() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("m.yaml", """
+            version: 1
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))"}
+              - {id: gone, url: "\(origin.url("/missing.txt"))"}
+              - {id: after, url: "\(origin.url("/ok.txt"))", dest: after.txt, depends_on: [gone]}
+            """)
+        let reportPath = directory.url.appendingPathComponent("reports/last.json").path
+        let output = try BinaryRunner.run(["run", "m.yaml", "--report", reportPath], in: directory.url)
+        try await origin.shutdown()
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("failed      gone  http_status: HTTP 404 from \(origin.url("/missing.txt"))"))
+        #expect(output.stderr.contains("skipped     after  dependency 'gone' failed"))
+        let (status, text) = try validateReport(reportPath)
+        #expect(status == 0, "\(text)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any]
+        #expect(report?["status"] as? String == "failed")
+    }
+
+    @Test func invalidManifestExitsTwoWithoutNetwork() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", "version: 1\njobs:\n  - {id: a, url: 'ftp://h.example/a'}\n")
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        #expect(output.status == 2)
+        #expect(output.stderr.hasPrefix("m.yaml:3:18: error: job 'a': unsupported URL scheme 'ftp'"))
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("batchfetch-report.json").path))
+    }
+}

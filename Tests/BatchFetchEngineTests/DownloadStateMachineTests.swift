@@ -205,7 +205,38 @@ import Testing
         var machine = Self.machine(retries: 0)
         _ = machine.start(local: nil)
         _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
-        #expect(machine.bodyFinished(.overflow, flushed: 300) == .send(Self.request(from: 300, ifRange: "\"v1\"")))
+        #expect(machine.bodyFinished(.overflow, flushed: 300)
+            == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 300, rangeEnd: 999, ifRange: "\"v1\"")))
+    }
+
+    @Test func afterAnOverflowTheRestComesInBoundedRanges() {
+        var machine = DownloadStateMachine(configuration: .init(
+            mirrors: [Self.a], mirrorIdentities: [Digester.sha256Hex(Self.a)], expectedSize: nil, checksumPinned: false,
+            retries: 0, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, pauseChunk: 100))
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "250", "ETag": "\"v1\""]))
+        let first = PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 30, rangeEnd: 129, ifRange: "\"v1\"")
+        #expect(machine.bodyFinished(.overflow, flushed: 30) == .send(first))
+        #expect(first.rangeHeader == "bytes=30-129")
+        #expect(machine.headReceived(Self.head(206, ["Content-Range": "bytes 30-129/250"]))
+            == .receive(BodyPlan(offset: 30, end: 130, sidecar: nil)))
+        let second = PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 130, rangeEnd: 229, ifRange: "\"v1\"")
+        #expect(machine.bodyFinished(.complete, flushed: 130) == .send(second))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 130-229/250"]))
+        let last = PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 230, rangeEnd: 249, ifRange: "\"v1\"")
+        #expect(machine.bodyFinished(.complete, flushed: 230) == .send(last))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 230-249/250"]))
+        #expect(machine.bodyFinished(.complete, flushed: 250) == .verify)
+        #expect(machine.resumedFrom == 30)
+    }
+
+    @Test func overflowWithoutAValidatorStartsOverAndCountsIt() {
+        var machine = Self.machine(retries: 1)
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000"]))
+        #expect(machine.bodyFinished(.overflow, flushed: 300) == .sendAfter(Self.request(), RetryDelay(seconds: 0, jitter: false)))
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000"]))
+        #expect(machine.bodyFinished(.overflow, flushed: 300).failureCode == .connection)
     }
 
     @Test func bodyLongerThanExpectedFailsWithSizeMismatch() {

@@ -86,7 +86,22 @@ public struct PlannedRequest: Sendable, Equatable {
     /// The resolved URL (the mirror's or a redirect target).
     public var url: String
     public var rangeStart: Int64?
+    /// Last byte wanted, for the bounded ranges used once the disk has fallen behind.
+    public var rangeEnd: Int64?
     public var ifRange: String?
+
+    public init(mirrorIndex: Int, url: String, rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil) {
+        self.mirrorIndex = mirrorIndex
+        self.url = url
+        self.rangeStart = rangeStart
+        self.rangeEnd = rangeEnd
+        self.ifRange = ifRange
+    }
+
+    /// The `Range` header value, if this is a range request.
+    public var rangeHeader: String? {
+        rangeStart.map { "bytes=\($0)-" + (rangeEnd.map(String.init) ?? "") }
+    }
 }
 
 /// Where and how much of a response body to write.

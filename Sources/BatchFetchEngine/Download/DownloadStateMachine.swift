@@ -11,6 +11,12 @@ import Foundation
 /// restart from zero with that body; 416 with a complete partial: publish after verifying; a weak
 /// ETag or no validator: restart. Across mirrors a partial continues only with a strong ETag
 /// (which If-Range then checks) or a pinned checksum.
+///
+/// Memory: URLSession cannot pause a transfer, so when the sink's unwritten bytes pass their cap
+/// the transfer is cancelled (``BodyOutcome/overflow``). A fast origin keeps sending until the
+/// cancel takes effect, so instead of cancelling again and again the rest of the file is then
+/// fetched in bounded ranges of ``Configuration/pauseChunk`` bytes, each one sent only after the
+/// previous one is on disk: the server can never send more than one chunk ahead of the disk.
 public struct DownloadStateMachine: Sendable {
     /// The fixed facts of a job.
     public struct Configuration: Sendable {
@@ -27,9 +33,13 @@ public struct DownloadStateMachine: Sendable {
         public var backoffMax: Double
         public var allowInsecureRedirect: Bool
         public var maxRedirects = 10
+        /// Size of the bounded ranges used after an overflow.
+        public var pauseChunk: Int64 = 8 << 20
 
         public init(mirrors: [String], mirrorIdentities: [String], displayMirrors: [String]? = nil, expectedSize: Int64?,
-                    checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool) {
+                    checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool,
+                    pauseChunk: Int64 = 8 << 20) {
+            self.pauseChunk = pauseChunk
             self.mirrors = mirrors
             self.mirrorIdentities = mirrorIdentities
             self.displayMirrors = displayMirrors ?? mirrors
@@ -92,6 +102,8 @@ public struct DownloadStateMachine: Sendable {
     private var pending: PlannedRequest?
     private var bodyEnd: Int64?
     private var pendingWait = 0.0
+    /// Set after an overflow: fetch the rest in bounded ranges.
+    private var boundedRanges = false
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -156,6 +168,9 @@ public struct DownloadStateMachine: Sendable {
                 return retry(DownloadFailure(.connection, "connection closed after \(flushed) of \(end) bytes"),
                              status: nil, retryAfter: nil, remaining: remaining, recorded: true)
             }
+            if let total = totalSize, flushed < total, boundedRanges {
+                return send(nextRequest())
+            }
             if totalSize == nil { totalSize = flushed }
             return .verify
         case .tooLong:
@@ -165,12 +180,21 @@ public struct DownloadStateMachine: Sendable {
             amendLastAttempt(failure)
             return failMirror(failure)
         case .overflow:
+            boundedRanges = totalSize != nil
+            if etag == nil && lastModified == nil {
+                // Nothing can prove the next range belongs to the same file: start over, and
+                // count it, so a disk that never keeps up ends in a failure, not a loop.
+                return retry(DownloadFailure(.connection, "the disk fell behind and \(shownURL) gives no validator to resume with"),
+                             status: nil, retryAfter: 0, remaining: remaining, recorded: true)
+            }
             return send(nextRequest())
         case .failed(.cancelled):
             return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
         case .failed(.timedOut):
             return retry(DownloadFailure(.timeout, "no data from \(shownURL) within the idle timeout"),
                          status: nil, retryAfter: nil, remaining: remaining, recorded: true)
+        case .failed(.overloaded):
+            return bodyFinished(.overflow, flushed: flushed, remaining: remaining)
         case .failed(.connection(let reason)), .failed(.other(let reason)):
             return retry(DownloadFailure(.connection, "\(shownURL): \(reason)"), status: nil, retryAfter: nil,
                          remaining: remaining, recorded: true)
@@ -191,6 +215,8 @@ public struct DownloadStateMachine: Sendable {
         case .connection(let reason), .other(let reason):
             return retry(DownloadFailure(.connection, "\(shownURL): \(reason)"), status: nil, retryAfter: nil,
                          remaining: remaining)
+        case .overloaded:
+            return send(nextRequest())
         }
     }
 
@@ -269,8 +295,8 @@ public struct DownloadStateMachine: Sendable {
             return failMirror(failure)
         }
         let range = ResponseHeaders.contentRange(head.header("content-range"))
-        guard let range, range.first == start, range.last != nil,
-              range.total == nil || range.last! + 1 == range.total! else {
+        let wantedLast = request.rangeEnd ?? range?.total.map { $0 - 1 }
+        guard let range, range.first == start, let last = range.last, wantedLast == nil || last == wantedLast! else {
             let failure = DownloadFailure(
                 .rangeNotHonoured,
                 "206 with Content-Range '\(head.header("content-range") ?? "none")' for a resume at \(start)")
@@ -294,7 +320,7 @@ public struct DownloadStateMachine: Sendable {
         record(status: 206, failure: nil)
         if resumedFrom == nil { resumedFrom = start }
         if let total = range.total { totalSize = total }
-        bodyEnd = range.last! + 1
+        bodyEnd = last + 1
         partialMirror = mirrorIndex
         return .receive(BodyPlan(offset: start, end: bodyEnd, sidecar: nil))
     }
@@ -348,6 +374,11 @@ public struct DownloadStateMachine: Sendable {
         let sameMirror = partialMirror == mirrorIndex
         if partialBytes > 0, let validator, sameMirror || etag != nil || configuration.checksumPinned {
             planned.rangeStart = partialBytes
+            planned.ifRange = validator
+        }
+        if boundedRanges, let total = totalSize, validator != nil {
+            planned.rangeStart = partialBytes
+            planned.rangeEnd = min(partialBytes + configuration.pauseChunk, total) - 1
             planned.ifRange = validator
         }
         return planned

@@ -33,7 +33,8 @@ final class JobDownloader: @unchecked Sendable {
             mirrors: mirrors, mirrorIdentities: mirrors.map(Digester.sha256Hex), displayMirrors: job.urls.map(\.redacted),
             expectedSize: job.size,
             checksumPinned: !job.checksums.isEmpty, retries: job.settings.retries, backoff: job.settings.backoff,
-            backoffMax: job.settings.backoffMax, allowInsecureRedirect: job.settings.allowInsecureRedirect)))
+            backoffMax: job.settings.backoffMax, allowInsecureRedirect: job.settings.allowInsecureRedirect,
+            pauseChunk: Int64(context.memoryCap))))
         deadline = job.settings.deadline.map { .now() + .nanoseconds(Int($0 * 1e9)) }
     }
 
@@ -129,8 +130,8 @@ final class JobDownloader: @unchecked Sendable {
         if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
             headers.append((name: "User-Agent", value: "batchfetch/\(Runner.version)"))
         }
-        if let start = planned.rangeStart {
-            headers.append((name: "Range", value: "bytes=\(start)-"))
+        if let range = planned.rangeHeader {
+            headers.append((name: "Range", value: range))
             if let ifRange = planned.ifRange { headers.append((name: "If-Range", value: ifRange)) }
         }
         let request = TransportRequest(

@@ -40,6 +40,9 @@ public enum TransportFailure: Error, Sendable, Equatable {
     case timedOut
     case connection(String)
     case cancelled
+    /// The transport cancelled the transfer because data it had received but not yet delivered
+    /// piled up past its limit (no backpressure in URLSession): resume it, in smaller pieces.
+    case overloaded
     case other(String)
 }
 

@@ -9,9 +9,19 @@ import FoundationNetworking
 ///
 /// Sessions are created once per process and never invalidated: invalidating a session with
 /// tasks still winding down crashes in swift-corelibs-foundation 6.3.
+///
+/// Backlog guard: libcurl reads as fast as the network allows and queues every 16 KiB chunk for
+/// the delegate queue; when the process cannot keep up (two cores busy hashing and writing),
+/// that queue grew to a gigabyte in our 1 GiB benchmark. A timer watches the queue and, past
+/// ``maxQueuedDeliveries`` chunks, cancels the transfers that are receiving bodies; they
+/// complete with ``TransportFailure/overloaded`` and the engine resumes them in bounded ranges.
 public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let session: URLSession
     private let delegate: SessionDelegate
+    private let queue: OperationQueue
+    private let monitor: DispatchSourceTimer
+    /// About 4 MiB of undelivered body data.
+    public static let maxQueuedDeliveries = 256
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var sessions: [Int: URLSessionTransport] = [:]
@@ -39,6 +49,13 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         queue.name = "batchfetch.urlsession.delegate"
         delegate = SessionDelegate()
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+        self.queue = queue
+        monitor = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "batchfetch.urlsession.monitor"))
+        monitor.schedule(deadline: .now(), repeating: .milliseconds(2), leeway: .milliseconds(1))
+        monitor.setEventHandler { [queue, delegate] in
+            if queue.operationCount > Self.maxQueuedDeliveries { delegate.shedLoad() }
+        }
+        monitor.resume()
     }
 
     public func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
@@ -49,7 +66,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         urlRequest.httpBody = request.body
         let task = session.dataTask(with: urlRequest)
-        delegate.register(task.taskIdentifier, handler)
+        delegate.register(task, handler)
         task.resume()
         return Task(task: task)
     }
@@ -67,11 +84,24 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private var handlers: [Int: any TransportResponseHandler] = [:]
+    /// Tasks whose body is flowing, and those cancelled to shed load.
+    private var receiving: [Int: URLSessionDataTask] = [:]
+    private var shed: Set<Int> = []
 
-    func register(_ identifier: Int, _ handler: any TransportResponseHandler) {
+    func register(_ task: URLSessionDataTask, _ handler: any TransportResponseHandler) {
         lock.lock()
-        handlers[identifier] = handler
+        handlers[task.taskIdentifier] = handler
         lock.unlock()
+    }
+
+    /// Cancels every transfer that is receiving a body; called when deliveries pile up.
+    func shedLoad() {
+        lock.lock()
+        let tasks = Array(receiving.values)
+        for task in tasks { shed.insert(task.taskIdentifier) }
+        receiving = [:]
+        lock.unlock()
+        for task in tasks { task.cancel() }
     }
 
     private func handler(_ identifier: Int, remove: Bool = false) -> (any TransportResponseHandler)? {
@@ -93,6 +123,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             if let name = key as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
         let proceed = handler.didReceiveHead(TransportResponseHead(status: http.statusCode, headers: headers))
+        if proceed { lock.withLock { receiving[dataTask.taskIdentifier] = dataTask } }
         completionHandler(proceed ? .allow : .cancel)
     }
 
@@ -110,7 +141,12 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        handler(task.taskIdentifier, remove: true)?.didComplete(error.map(Self.failure))
+        let wasShed = lock.withLock {
+            receiving[task.taskIdentifier] = nil
+            return shed.remove(task.taskIdentifier) != nil
+        }
+        let failure = error.map(Self.failure)
+        handler(task.taskIdentifier, remove: true)?.didComplete(wasShed && failure == .cancelled ? .overloaded : failure)
     }
 
     static func failure(_ error: any Error) -> TransportFailure {

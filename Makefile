@@ -21,9 +21,10 @@ test: deps
 demo: build
 	@scripts/demo.sh
 
-## Manifest benchmark: 100,000 jobs, validate + plan on a release build.
+## Benchmarks on a release build: 100,000-job manifest; downloads against curl, wget, aria2c.
 bench: release
 	bench/manifest-100k.py
+	bench/download-bench.py
 
 schemas:
 	scripts/embed-schemas.sh

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Download benchmark (not a test): batchfetch against curl, wget and aria2c, in one run.
+
+Starts nginx on a free loopback port serving generated data, then measures each tool on:
+  single    one 1 GiB file (batchfetch verifies sha256 and publishes atomically)
+  many      2,000 files of 64 KiB, 8 at a time
+Each measurement deletes the previous output and runs `sync` first, so the page cache's
+writeback of one run does not slow the next; the table shows the median wall time of --runs
+runs and the highest peak RSS. The peers verify nothing.
+
+usage: bench/download-bench.py [--runs N] [--scenarios single,many] [--size-mib N]
+Results are printed as a markdown table and written to bench/results/downloads.md.
+"""
+import argparse
+import os
+import pathlib
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+WORK = ROOT / "bench" / "work"
+BIN = ROOT / ".build" / "release" / "batchfetch"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def nginx_binary() -> str:
+    for path in ["/usr/sbin/nginx", "/usr/bin/nginx", shutil.which("nginx") or ""]:
+        if path and os.access(path, os.X_OK):
+            return path
+    sys.exit("nginx not found (apt-get install nginx-light)")
+
+
+def start_nginx(root: pathlib.Path, prefix: pathlib.Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    (prefix / "tmp").mkdir(parents=True, exist_ok=True)
+    conf = prefix / "nginx.conf"
+    conf.write_text(f"""
+daemon off; master_process off; worker_processes 1;
+error_log {prefix}/error.log warn; pid {prefix}/nginx.pid;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
+  client_body_temp_path {prefix}/tmp/body; proxy_temp_path {prefix}/tmp/proxy;
+  fastcgi_temp_path {prefix}/tmp/fcgi; uwsgi_temp_path {prefix}/tmp/uwsgi; scgi_temp_path {prefix}/tmp/scgi;
+  server {{ listen 127.0.0.1:{port}; root {root}; }}
+}}
+""")
+    process = subprocess.Popen([nginx_binary(), "-p", str(prefix), "-c", str(conf)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return process, port
+        except OSError:
+            time.sleep(0.05)
+    sys.exit("nginx did not start")
+
+
+def generate(root: pathlib.Path, size_mib: int) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    big = root / "big.bin"
+    if not big.exists() or big.stat().st_size != size_mib << 20:
+        with open(big, "wb") as f:
+            for _ in range(size_mib):
+                f.write(os.urandom(1 << 20))
+    small = root / "small"
+    if not (small / "f1999.bin").exists():
+        small.mkdir(parents=True, exist_ok=True)
+        for i in range(2000):
+            (small / f"f{i}.bin").write_bytes(os.urandom(64 << 10))
+
+
+def measure(command: list[str], cwd: pathlib.Path, clean: pathlib.Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one run, after removing `clean` and syncing."""
+    shutil.rmtree(clean, ignore_errors=True)
+    clean.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["sync"])
+    time.sleep(0.5)
+    log = cwd / "stderr.log"
+    with open(log, "wb") as errors:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(command)}\n{log.read_text()[-2000:]}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def tools_for(scenario: str, base: str, out: pathlib.Path, lists: pathlib.Path, size_mib: int) -> dict[str, list[str]]:
+    tools: dict[str, list[str]] = {}
+    if scenario == "single":
+        manifest = lists / "single.yaml"
+        manifest.write_text(f"version: 1\noutput_dir: {out}\njobs:\n  - {{id: big, url: '{base}/big.bin', size: {size_mib << 20}}}\n")
+        tools["batchfetch"] = [str(BIN), "run", str(manifest), "--report", str(lists / "report.json")]
+        tools["curl -o"] = ["curl", "-s", "-o", str(out / "big.bin"), f"{base}/big.bin"]
+        tools["wget"] = ["wget", "-q", "-O", str(out / "big.bin"), f"{base}/big.bin"]
+        tools["aria2c -x1"] = ["aria2c", "-q", "-x1", "-s1", "--file-allocation=none", "-d", str(out), "-o", "big.bin", f"{base}/big.bin"]
+    elif scenario == "many":
+        manifest = lists / "many.yaml"
+        jobs = "".join(f"  - {{id: f{i}, url: '{base}/small/f{i}.bin', size: 65536}}\n" for i in range(2000))
+        manifest.write_text(f"version: 1\noutput_dir: {out}\nconcurrency: 8\nper_host: 8\njobs:\n{jobs}")
+        tools["batchfetch"] = [str(BIN), "run", str(manifest), "--report", str(lists / "report.json")]
+        curl_config = lists / "curl.cfg"
+        curl_config.write_text("".join(f'url = "{base}/small/f{i}.bin"\noutput = "{out}/f{i}.bin"\n' for i in range(2000)))
+        tools["curl --parallel"] = ["curl", "-s", "--parallel", "--parallel-max", "8", "-K", str(curl_config)]
+        url_list = lists / "urls.txt"
+        url_list.write_text("".join(f"{base}/small/f{i}.bin\n" for i in range(2000)))
+        tools["aria2c -j8"] = ["aria2c", "-q", "-j", "8", "--file-allocation=none", "-d", str(out), "-i", str(url_list)]
+        tools["wget -i"] = ["wget", "-q", "-P", str(out), "-i", str(url_list)]
+    return {name: command for name, command in tools.items() if shutil.which(command[0]) or command[0] == str(BIN)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--scenarios", default="single,many")
+    parser.add_argument("--size-mib", type=int, default=1024)
+    args = parser.parse_args()
+    if not BIN.exists():
+        sys.exit("build first: swift build -c release --product batchfetch")
+
+    www = WORK / "www"
+    generate(www, args.size_mib)
+    prefix = pathlib.Path(tempfile.mkdtemp(prefix="batchfetch-bench-"))
+    nginx, port = start_nginx(www, prefix)
+    base = f"http://127.0.0.1:{port}"
+    lines = [
+        f"Download benchmark, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
+        f"nginx on loopback, median of {args.runs} runs (sync before each). batchfetch verifies sha256 and size "
+        "and publishes atomically; the peers verify nothing.",
+        "",
+    ]
+    try:
+        for scenario in args.scenarios.split(","):
+            out = prefix / "out"
+            tools = tools_for(scenario, base, out, prefix, args.size_mib)
+            results = {}
+            for name, command in tools.items():
+                runs = [measure(command, prefix, out) for _ in range(args.runs)]
+                results[name] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs))
+            ours = results["batchfetch"][0]
+            label = {"single": f"one {args.size_mib} MiB file", "many": "2,000 files of 64 KiB, 8 at a time"}[scenario]
+            lines += [f"### {label}", "", "| tool | wall (median) | peak RSS | batchfetch / tool |", "|---|---|---|---|"]
+            for name, (wall, rss) in results.items():
+                ratio = "—" if name == "batchfetch" else f"{ours / wall:.2f}×"
+                lines.append(f"| {name} | {wall:.2f} s | {rss:.0f} MiB | {ratio} |")
+            lines.append("")
+    finally:
+        nginx.kill()
+        shutil.rmtree(prefix, ignore_errors=True)
+    report = "\n".join(lines)
+    print(report)
+    target = ROOT / "bench" / "results" / "downloads.md"
+    target.write_text(report + "\n")
+    print(f"written to {target.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

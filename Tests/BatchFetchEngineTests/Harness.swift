@@ -27,6 +27,9 @@ final class Harness: @unchecked Sendable {
             bytes: Array(text.utf8), displayPath: "test.yaml", baseDirectory: directory.path)
         var options = options
         options.manifestSHA256 = String(repeating: "0", count: 64)
+        if options.transport == nil {
+            options.transport = URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost, guardsBacklog: false)
+        }
         return await Runner(manifest: manifest, options: options).run()
     }
 

@@ -62,17 +62,32 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         let accepting = self.accepting
         lock.unlock()
         guard accepting else { return }
-        if !sink.append(data) {
+        switch sink.append(data) {
+        case .accepted:
+            return
+        case .pause:
+            // Keep accepting what is already on its way; stop the transfer once.
+            lock.lock()
+            let first = !overflow
+            overflow = true
+            let task = self.task
+            lock.unlock()
+            if first, let task { cancelOffQueue(task) }
+        case .stop:
             lock.lock()
             self.accepting = false
             overflow = !sink.bodyTooLong && sink.writeFailure == nil
             let task = self.task
             lock.unlock()
-            // Cancelling from the delegate queue took effect only after libcurl had queued most of
-            // the file (a gigabyte of backlog in the 1 GiB benchmark); from another thread it
-            // stops within milliseconds.
-            if let task { DispatchQueue.global().async { task.cancel() } }
+            if let task { cancelOffQueue(task) }
         }
+    }
+
+    /// Cancelling from the delegate queue took effect only after libcurl had queued most of the
+    /// file (a gigabyte of backlog in the 1 GiB benchmark); from another thread it stops within
+    /// milliseconds.
+    private func cancelOffQueue(_ task: any TransportTask) {
+        DispatchQueue.global().async { task.cancel() }
     }
 
     func didComplete(_ failure: TransportFailure?) {
@@ -84,6 +99,9 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         } else if failure == .overloaded {
             overflow = accepting || overflow
             reported = overflow ? nil : .connection("transfer shed by the transport")
+        } else if failure == nil && overflow && !sink.bodyTooLong {
+            // The body ended before the pause took effect: nothing is missing.
+            overflow = false
         } else if failure == .cancelled && (overflow || sink.bodyTooLong || sink.writeFailure != nil || (headAction != nil && !isReceive(headAction!))) {
             reported = nil
         }

@@ -6,8 +6,10 @@ import Foundation
 /// queue, so the delegate queue never waits for the disk.
 ///
 /// Memory is bounded per job: when buffered plus queued bytes pass ``memoryCap``, ``append(_:)``
-/// returns false and the owner cancels the transfer, waits for ``drain()``, and resumes from
-/// ``flushedOffset`` with a new range request (URLSession has no backpressure).
+/// answers `.pause` and the owner cancels the transfer, waits for ``drain()``, and resumes from
+/// ``flushedOffset`` with a new range request (URLSession has no backpressure). Bytes that were
+/// already on their way keep being accepted up to twice the cap, so a pause wastes nothing in
+/// the usual case; past that they are dropped (`.stop`) and fetched again.
 public final class FileSink: @unchecked Sendable {
     public static let defaultWriteSize = 1 << 20
     public static let defaultMemoryCap = 8 << 20
@@ -82,12 +84,20 @@ public final class FileSink: @unchecked Sendable {
         }
     }
 
-    /// Appends body bytes (called on the transport's queue). Returns false when the transfer must
-    /// stop: memory cap reached, body longer than its end, or a write failed.
-    public func append(_ data: Data) -> Bool {
+    public enum AppendResult {
+        /// Keep going.
+        case accepted
+        /// Accepted, but the unwritten bytes passed the cap: stop the transfer.
+        case pause
+        /// Not accepted: over twice the cap, past the body's end, or a write failed.
+        case stop
+    }
+
+    /// Appends body bytes (called on the transport's queue).
+    public func append(_ data: Data) -> AppendResult {
         lock.lock()
         defer { lock.unlock() }
-        guard failure == nil, !exceeded else { return false }
+        guard failure == nil, !exceeded, queuedBytes + buffer.count <= 2 * memoryCap else { return .stop }
         var data = data
         if let end = endOffset, nextOffset + Int64(data.count) > end {
             data = data.prefix(Int(max(0, end - nextOffset)))
@@ -97,7 +107,8 @@ public final class FileSink: @unchecked Sendable {
         buffer.append(data)
         nextOffset += Int64(data.count)
         if buffer.count >= writeSize { handOff() }
-        return !exceeded && queuedBytes + buffer.count <= memoryCap
+        if exceeded { return .stop }
+        return queuedBytes + buffer.count <= memoryCap ? .accepted : .pause
     }
 
     /// Whether the body went past its expected end (the excess was not written).

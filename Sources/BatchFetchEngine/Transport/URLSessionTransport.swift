@@ -13,30 +13,34 @@ import FoundationNetworking
 /// Backlog guard: libcurl reads as fast as the network allows and queues every 16 KiB chunk for
 /// the delegate queue; when the process cannot keep up (two cores busy hashing and writing),
 /// that queue grew to a gigabyte in our 1 GiB benchmark. A timer watches the queue and, past
-/// ``maxQueuedDeliveries`` chunks, cancels the transfers that are receiving bodies; they
-/// complete with ``TransportFailure/overloaded`` and the engine resumes them in bounded ranges.
+/// ``maxQueuedDeliveries`` chunks, cancels the transfers that are receiving bodies; the chunks
+/// already queued are still delivered, the transfers complete with
+/// ``TransportFailure/overloaded``, and the engine resumes them in bounded ranges.
 public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let session: URLSession
     private let delegate: SessionDelegate
     private let queue: OperationQueue
-    private let monitor: DispatchSourceTimer
+    private let monitor: DispatchSourceTimer?
     /// About 4 MiB of undelivered body data.
     public static let maxQueuedDeliveries = 256
 
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var sessions: [Int: URLSessionTransport] = [:]
+    nonisolated(unsafe) private static var sessions: [String: URLSessionTransport] = [:]
 
-    /// The process-wide transport for a per-host connection limit.
-    public static func shared(maximumConnectionsPerHost: Int) -> URLSessionTransport {
+    /// The process-wide transport for a per-host connection limit. `guardsBacklog: false` turns
+    /// the backlog guard off, for tests that count bytes exactly while other tests load the
+    /// machine; the product always guards.
+    public static func shared(maximumConnectionsPerHost: Int, guardsBacklog: Bool = true) -> URLSessionTransport {
         lock.lock()
         defer { lock.unlock() }
-        if let existing = sessions[maximumConnectionsPerHost] { return existing }
-        let transport = URLSessionTransport(maximumConnectionsPerHost: maximumConnectionsPerHost)
-        sessions[maximumConnectionsPerHost] = transport
+        let key = "\(maximumConnectionsPerHost)/\(guardsBacklog)"
+        if let existing = sessions[key] { return existing }
+        let transport = URLSessionTransport(maximumConnectionsPerHost: maximumConnectionsPerHost, guardsBacklog: guardsBacklog)
+        sessions[key] = transport
         return transport
     }
 
-    private init(maximumConnectionsPerHost: Int) {
+    private init(maximumConnectionsPerHost: Int, guardsBacklog: Bool) {
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -50,12 +54,17 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         delegate = SessionDelegate()
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
         self.queue = queue
-        monitor = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "batchfetch.urlsession.monitor"))
+        guard guardsBacklog else {
+            monitor = nil
+            return
+        }
+        let monitor = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "batchfetch.urlsession.monitor"))
         monitor.schedule(deadline: .now(), repeating: .milliseconds(2), leeway: .milliseconds(1))
         monitor.setEventHandler { [queue, delegate] in
             if queue.operationCount > Self.maxQueuedDeliveries { delegate.shedLoad() }
         }
         monitor.resume()
+        self.monitor = monitor
     }
 
     public func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {

@@ -127,7 +127,7 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
                 try? await Task.sleep(nanoseconds: interval)
                 let now = DispatchTime.now()
                 let expired: (any TransportTask)? = lock.withLock {
-                    let idle = Double(now.uptimeNanoseconds - lastActivity.uptimeNanoseconds) / 1e9
+                    let idle = now.seconds(since: lastActivity)
                     guard outcome == nil, idle > idleTimeout || (deadline.map { now >= $0 } ?? false) else { return nil }
                     timedOut = true
                     return task

@@ -45,7 +45,7 @@ final class JobDownloader: @unchecked Sendable {
         } else {
             result = await download()
         }
-        result.duration = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        result.duration = DispatchTime.now().seconds(since: started)
         return result
     }
 
@@ -85,7 +85,9 @@ final class JobDownloader: @unchecked Sendable {
             case .send(let request):
                 action = await perform(request, sink: sink)
             case .sendAfter(let request, let delay):
-                let seconds = delay.jitter ? Double.random(in: 0...max(0, delay.seconds)) : delay.seconds
+                // A day at most: a Retry-After of years (or a malformed one) must not overflow the timers.
+                let longest = min(max(0, delay.seconds), 86_400)
+                let seconds = delay.jitter ? Double.random(in: 0...longest) : longest
                 if let deadline, DispatchTime.now() + .nanoseconds(Int(seconds * 1e9)) > deadline {
                     action = machine.with { $0.deadlineExceeded(after: job.settings.deadline ?? 0) }
                     continue
@@ -183,7 +185,7 @@ final class JobDownloader: @unchecked Sendable {
     }
 
     private var remaining: Double? {
-        deadline.map { Double(Int64($0.uptimeNanoseconds) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9 }
+        deadline.map { $0.seconds(since: .now()) }
     }
 
     /// Checks size and checksums; publishes on success (returns nil), else returns the machine's

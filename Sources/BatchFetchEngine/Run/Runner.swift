@@ -114,7 +114,7 @@ public final class Runner: Sendable {
             tool: .init(version: Self.version), command: "run",
             manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Self.fileSHA256(manifest.path)),
             startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(finishDate),
-            durationSeconds: (Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e6).rounded() / 1000,
+            durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,
             status: status, summary: summary, jobs: jobs)
     }
 

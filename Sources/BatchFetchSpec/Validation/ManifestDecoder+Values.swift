@@ -12,6 +12,9 @@ extension ManifestDecoder {
         }
     }
 
+    /// Thirty days: longer durations are mistakes, and would overflow nanosecond timers.
+    static let longestDuration = 30.0 * 86_400
+
     /// The text of a non-null scalar.
     mutating func scalarText(_ entry: YAMLMappingEntry, context: String, expected: String) -> String? {
         guard let scalar = entry.value.scalar, !entry.value.isNull else {
@@ -46,6 +49,9 @@ extension ManifestDecoder {
     mutating func duration(_ entry: YAMLMappingEntry, context: String) -> Double? {
         guard let text = scalarText(entry, context: context, expected: QuantityKind.duration.example) else { return nil }
         switch Quantity.seconds(text) {
+        case .success(let seconds) where seconds > Self.longestDuration:
+            problems.error("\(context)'\(entry.key)' must be at most 30d, found '\(text)'", at: entry.value.location)
+            return nil
         case .success(let seconds):
             return seconds
         case .failure(let error):

@@ -147,7 +147,9 @@ final class JobDownloader: @unchecked Sendable {
             sink: sink,
             decide: { head in machine.with { $0.headReceived(head, remaining: nil) } },
             begin: { plan in
-                if var sidecar = plan.sidecar {
+                // Small bodies are cheaper to fetch again than to make resumable.
+                let worthResuming = plan.end.map { $0 - plan.offset > Self.resumableSize } ?? true
+                if var sidecar = plan.sidecar, worthResuming {
                     sidecar.url = redactedMirrors[machine.with { $0.mirrorIndex }]
                     try? files.writeSidecar(sidecar)
                 }
@@ -183,6 +185,9 @@ final class JobDownloader: @unchecked Sendable {
         }
         return machine.with { $0.bodyFinished(bodyOutcome, flushed: flushed, remaining: remaining) }
     }
+
+    /// Bodies up to this size get no sidecar: a partial without one is fetched again whole.
+    static let resumableSize: Int64 = 4 << 20
 
     private var remaining: Double? {
         deadline.map { $0.seconds(since: .now()) }

@@ -32,14 +32,20 @@ public struct PartialFiles: Sendable {
         return LocalPartial(bytes: Int64(info.st_size), sidecar: sidecar)
     }
 
+    /// Writes the sidecar in place, without temp file, rename or fsync: `Data.write(.atomic)`
+    /// fsyncs, which made 2,000 small downloads spend seconds in the kernel. A torn sidecar only
+    /// fails to decode, and then the partial is simply not resumed.
     public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        do {
-            try encoder.encode(sidecar).write(to: URL(fileURLWithPath: sidecarPath), options: .atomic)
-        } catch {
-            throw DownloadFailure(.ioError, "cannot write \(sidecarPath): \(error.localizedDescription)")
+        guard let data = try? encoder.encode(sidecar) else {
+            throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }
+        let descriptor = open(sidecarPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot write \(sidecarPath)") }
+        defer { close(descriptor) }
+        let written = data.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+        if written != data.count { throw FileSink.failure(errno, "cannot write \(sidecarPath)") }
     }
 
     /// `mkdir -p` of the destination's directory, keeping errno for the error code.

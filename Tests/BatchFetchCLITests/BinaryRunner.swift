@@ -69,4 +69,20 @@ struct BinaryRunner {
             stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
     }
+
+    /// Runs Tests/Support/validate_with_schema.py (Python's jsonschema, independent of batchfetch)
+    /// from the repository root; returns its exit status and output.
+    static func validateWithSchema(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "Tests/Support/validate_with_schema.py"] + arguments
+        process.currentDirectoryURL = repository
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
 }

@@ -6,17 +6,7 @@ import TestOrigin
 /// schemas/report.schema.json with an independent validator.
 @Suite struct RunCommandTests {
     private func validateReport(_ path: String) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "Tests/Support/validate_with_schema.py", "--expect-valid", "schemas/report.schema.json", path]
-        process.currentDirectoryURL = BinaryRunner.repository
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", path])
     }
 
     private func world() async throws -> (TestOrigin, TemporaryDirectory) {

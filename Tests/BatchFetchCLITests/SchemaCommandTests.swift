@@ -12,24 +12,8 @@ import Testing
         #expect(output.stdout == file, "run scripts/embed-schemas.sh after editing schemas/")
     }
 
-    /// Runs Tests/Support/validate_with_schema.py; returns its exit status and output.
-    private func validateWithSchema(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let script = BinaryRunner.repository.appendingPathComponent("Tests/Support/validate_with_schema.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script] + arguments
-        process.currentDirectoryURL = BinaryRunner.repository
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
-    }
-
     @Test func examplesValidateAgainstTheManifestSchema() throws {
-        let (status, text) = try validateWithSchema(["--expect-valid", "schemas/manifest.schema.json", "examples"])
+        let (status, text) = try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/manifest.schema.json", "examples"])
         #expect(status == 0, "\(text)")
         let examples = try FileManager.default.contentsOfDirectory(atPath: BinaryRunner.repository.appendingPathComponent("examples").path)
             .filter { $0.hasSuffix(".yaml") }
@@ -44,7 +28,7 @@ import Testing
             "size-unknown-unit", "duration-without-unit", "url-and-urls", "body-without-post", "jobs-not-a-list",
             "wrong-types", "unsupported-scheme",
         ]
-        let (status, text) = try validateWithSchema(
+        let (status, text) = try BinaryRunner.validateWithSchema(
             ["--expect-invalid", "schemas/manifest.schema.json"] + names.map { "Tests/Fixtures/invalid/\($0).yaml" })
         #expect(status == 0, "\(text)")
     }

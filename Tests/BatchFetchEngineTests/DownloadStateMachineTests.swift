@@ -230,6 +230,35 @@ import Testing
         #expect(machine.resumedFrom == 30)
     }
 
+    @Test func pacedDownloadsAskForBoundedRangesFromTheStart() {
+        var machine = DownloadStateMachine(configuration: .init(
+            mirrors: [Self.a], mirrorIdentities: [Digester.sha256Hex(Self.a)], expectedSize: nil, checksumPinned: false,
+            retries: 0, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, pacedChunk: 100))
+        #expect(machine.start(local: nil) == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 0, rangeEnd: 99)))
+        guard case .receive(let plan) = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/150", "ETag": "\"v1\""])) else {
+            Issue.record("first range not accepted")
+            return
+        }
+        #expect(plan.offset == 0 && plan.end == 100 && plan.sidecar?.etag == "\"v1\"" && plan.sidecar?.totalSize == 150)
+        #expect(machine.bodyFinished(.complete, flushed: 100)
+            == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 100, rangeEnd: 149, ifRange: "\"v1\"")))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 100-149/150"]))
+        #expect(machine.bodyFinished(.complete, flushed: 150) == .verify)
+    }
+
+    @Test func pacedRequestAnsweredWithTheWholeFileIsAccepted() {
+        var machine = DownloadStateMachine(configuration: .init(
+            mirrors: [Self.a], mirrorIdentities: [Digester.sha256Hex(Self.a)], expectedSize: nil, checksumPinned: false,
+            retries: 0, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, pacedChunk: 100))
+        _ = machine.start(local: nil)
+        guard case .receive(let plan) = machine.headReceived(Self.head(200, ["Content-Length": "150"])) else {
+            Issue.record("200 not accepted")
+            return
+        }
+        #expect(plan.offset == 0 && plan.end == 150)
+        #expect(machine.bodyFinished(.complete, flushed: 150) == .verify)
+    }
+
     @Test func overflowWithoutAValidatorStartsOverAndCountsIt() {
         var machine = Self.machine(retries: 1)
         _ = machine.start(local: nil)

@@ -352,6 +352,48 @@ import TestOrigin
         #expect(digest == Harness.sha256(content))
     }
 
+    /// 3 MB at 2 MB/s: at least (3 MB - one 0.5 MB chunk) / 2 MB/s = 1.25 s.
+    @Test func rateLimitedTransferTakesAtLeastTheExpectedTime() async throws {
+        let world = try await Harness()
+        let content = OriginContent.generated(size: 3_000_000, seed: 16)
+        world.origin.serve("/data.bin", OriginFile(content: content))
+        let started = Date()
+        let report = try await world.run("""
+            version: 1
+            rate_limit: 2MB/s
+            jobs:
+              - {id: file, url: "{origin}/data.bin", dest: out.bin}
+            """)
+        let elapsed = Date().timeIntervalSince(started)
+        let digest = try world.sha256(ofFile: "out.bin")
+        let requests = world.origin.requests("/data.bin").count
+        await world.close()
+        #expect(report.jobs[0].status == .downloaded)
+        #expect(elapsed >= 1.2)
+        #expect(requests == 6)
+        #expect(digest == Harness.sha256(content))
+    }
+
+    /// The limit is overall: two 1.5 MB files at 2 MB/s together take at least 1.25 s.
+    @Test func rateLimitIsSharedAcrossJobs() async throws {
+        let world = try await Harness()
+        world.origin.serve("/a.bin", OriginFile(content: .generated(size: 1_500_000, seed: 17)))
+        world.origin.serve("/b.bin", OriginFile(content: .generated(size: 1_500_000, seed: 18)))
+        let started = Date()
+        let report = try await world.run("""
+            version: 1
+            rate_limit: 2MB/s
+            concurrency: 2
+            jobs:
+              - {id: a, url: "{origin}/a.bin"}
+              - {id: b, url: "{origin}/b.bin"}
+            """)
+        let elapsed = Date().timeIntervalSince(started)
+        await world.close()
+        #expect(report.jobs.map(\.status) == [.downloaded, .downloaded])
+        #expect(elapsed >= 1.2)
+    }
+
     @Test func strictDurabilityPublishes() async throws {
         let world = try await Harness()
         world.origin.serve("/foo", .text("foo"))

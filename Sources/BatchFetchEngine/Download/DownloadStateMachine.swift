@@ -35,11 +35,15 @@ public struct DownloadStateMachine: Sendable {
         public var maxRedirects = 10
         /// Size of the bounded ranges used after an overflow.
         public var pauseChunk: Int64 = 8 << 20
+        /// With a rate limit: fetch in bounded ranges of this size from the start, so the owner can
+        /// wait for the rate limiter before each one (URLSession cannot be slowed down otherwise).
+        public var pacedChunk: Int64?
 
         public init(mirrors: [String], mirrorIdentities: [String], displayMirrors: [String]? = nil, expectedSize: Int64?,
                     checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool,
-                    pauseChunk: Int64 = 8 << 20) {
+                    pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil) {
             self.pauseChunk = pauseChunk
+            self.pacedChunk = pacedChunk
             self.mirrors = mirrors
             self.mirrorIdentities = mirrorIdentities
             self.displayMirrors = displayMirrors ?? mirrors
@@ -108,7 +112,10 @@ public struct DownloadStateMachine: Sendable {
     public init(configuration: Configuration) {
         self.configuration = configuration
         currentURL = configuration.mirrors.first ?? ""
+        boundedRanges = configuration.pacedChunk != nil
     }
+
+    private var chunkSize: Int64 { configuration.pacedChunk ?? configuration.pauseChunk }
 
     // MARK: - Events
 
@@ -180,7 +187,7 @@ public struct DownloadStateMachine: Sendable {
             amendLastAttempt(failure)
             return failMirror(failure)
         case .overflow:
-            boundedRanges = totalSize != nil
+            boundedRanges = boundedRanges || totalSize != nil
             if etag == nil && lastModified == nil {
                 // Nothing can prove the next range belongs to the same file: start over, and
                 // count it, so a disk that never keeps up ends in a failure, not a loop.
@@ -318,10 +325,19 @@ public struct DownloadStateMachine: Sendable {
             return failMirror(failure)
         }
         record(status: 206, failure: nil)
-        if resumedFrom == nil { resumedFrom = start }
         if let total = range.total { totalSize = total }
         bodyEnd = last + 1
         partialMirror = mirrorIndex
+        guard start > 0 else {
+            // A paced download's first range: this response names the content from now on.
+            etag = responseETag
+            lastModified = head.header("last-modified")
+            let sidecar = Sidecar(
+                url: "", urlSHA256: configuration.mirrorIdentities[mirrorIndex], etag: etag, lastModified: lastModified,
+                totalSize: totalSize)
+            return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar))
+        }
+        if resumedFrom == nil { resumedFrom = start }
         return .receive(BodyPlan(offset: start, end: bodyEnd, sidecar: nil))
     }
 
@@ -378,8 +394,13 @@ public struct DownloadStateMachine: Sendable {
         }
         if boundedRanges, let total = totalSize, validator != nil {
             planned.rangeStart = partialBytes
-            planned.rangeEnd = min(partialBytes + configuration.pauseChunk, total) - 1
+            planned.rangeEnd = min(partialBytes + chunkSize, total) - 1
             planned.ifRange = validator
+        } else if let paced = configuration.pacedChunk, partialBytes == 0 {
+            // The first paced request: a bounded range without If-Range; a server that ignores
+            // ranges answers 200 with the whole file, which is accepted as it is.
+            planned.rangeStart = 0
+            planned.rangeEnd = paced - 1
         }
         return planned
     }

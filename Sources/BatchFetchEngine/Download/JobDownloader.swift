@@ -9,6 +9,8 @@ final class JobDownloader: @unchecked Sendable {
         var outputDirectory: String
         var transport: any HTTPTransport
         var hosts: HostLimiter
+        /// The run's overall `rate_limit`, if any.
+        var rateLimiter: RateLimiter?
         var durability: Durability
         var memoryCap: Int
         var writeSize: Int
@@ -34,7 +36,7 @@ final class JobDownloader: @unchecked Sendable {
             expectedSize: job.size,
             checksumPinned: !job.checksums.isEmpty, retries: job.settings.retries, backoff: job.settings.backoff,
             backoffMax: job.settings.backoffMax, allowInsecureRedirect: job.settings.allowInsecureRedirect,
-            pauseChunk: Int64(context.memoryCap))))
+            pauseChunk: Int64(context.memoryCap), pacedChunk: context.rateLimiter?.chunkSize(cap: Int64(context.memoryCap)))))
         deadline = job.settings.deadline.map { .now() + .nanoseconds(Int($0 * 1e9)) }
     }
 
@@ -128,6 +130,11 @@ final class JobDownloader: @unchecked Sendable {
         guard let url = URL(string: planned.url) else {
             return .fail(DownloadFailure(.connection, "invalid URL \(planned.url)"))
         }
+        var paced: Int64 = 0
+        if let limiter = context.rateLimiter, let start = planned.rangeStart, let end = planned.rangeEnd {
+            paced = end - start + 1
+            await limiter.take(paced)
+        }
         var headers = job.headers.map { (name: $0.name, value: $0.value.resolved) }
         if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
             headers.append((name: "User-Agent", value: "batchfetch/\(Runner.version)"))
@@ -147,9 +154,8 @@ final class JobDownloader: @unchecked Sendable {
             sink: sink,
             decide: { head in machine.with { $0.headReceived(head, remaining: nil) } },
             begin: { plan in
-                // Small bodies are cheaper to fetch again than to make resumable.
-                let worthResuming = plan.end.map { $0 - plan.offset > Self.resumableSize } ?? true
-                if var sidecar = plan.sidecar, worthResuming {
+                // Small files are cheaper to fetch again than to make resumable.
+                if var sidecar = plan.sidecar, (sidecar.totalSize ?? plan.end ?? .max) > Self.resumableSize {
                     sidecar.url = redactedMirrors[machine.with { $0.mirrorIndex }]
                     try? files.writeSidecar(sidecar)
                 }
@@ -161,6 +167,7 @@ final class JobDownloader: @unchecked Sendable {
         let outcome = await handler.finished(idleTimeout: job.settings.timeout, deadline: deadline)
         await context.hosts.release(host)
         bytesTransferred += outcome.received
+        if let limiter = context.rateLimiter, outcome.received > paced { await limiter.charge(outcome.received - paced) }
 
         if let deadline, DispatchTime.now() >= deadline {
             return machine.with { $0.deadlineExceeded(after: job.settings.deadline ?? 0) }

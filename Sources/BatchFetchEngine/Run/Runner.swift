@@ -27,7 +27,7 @@ public final class Runner: Sendable {
         let transport = options.transport ?? URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost)
         let context = JobDownloader.Context(
             outputDirectory: manifest.outputDirectory, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
-            durability: options.durability, memoryCap: options.memoryCapPerJob, writeSize: options.writeSize)
+            rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability, memoryCap: options.memoryCapPerJob, writeSize: options.writeSize)
         let results = await schedule(context: context, onFinish: onFinish)
         if options.durability == .batch { Self.syncFileSystem(of: manifest.outputDirectory) }
         return report(results: results, startDate: startDate, started: started)

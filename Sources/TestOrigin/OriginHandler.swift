@@ -24,6 +24,8 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var requestHead: HTTPRequestHead?
     private var transfer: Transfer?
     private var waitingForTimer = false
+    /// Whether a response is being sent (counted in the origin's in-flight figure).
+    private var responding = false
     private static let chunkSize: Int64 = 256 * 1024
 
     init(state: OriginState) {
@@ -45,6 +47,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         transfer = nil
+        endResponse()
         context.fireChannelInactive()
     }
 
@@ -57,6 +60,8 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
         let requestHeaders = head.headers.map { ($0.name, $0.value) }
         let response = state.respond(method: head.method.rawValue, path: path, headers: requestHeaders)
+        responding = true
+        state.responseStarted()
         var headers = HTTPHeaders(response.headers)
         let mismatchedLength = response.headers.contains { $0.0 == "Content-Length" && Int64($0.1) != Int64(response.body.count) }
             && head.method != .HEAD
@@ -100,6 +105,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             if let dropAt = transfer.dropAt, transfer.offset >= dropAt {
                 self.transfer = nil
+                endResponse()
                 context.flush()
                 context.close(promise: nil)
                 return
@@ -132,7 +138,15 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    private func endResponse() {
+        if responding {
+            responding = false
+            state.responseEnded()
+        }
+    }
+
     private func finish(context: ChannelHandlerContext, close: Bool) {
+        endResponse()
         let future = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if close {
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)

@@ -109,7 +109,13 @@ public final class TestOrigin: Sendable {
         state.withLock { state in
             state.bytesServed = [:]
             state.requests = []
+            state.maxInFlight = state.inFlight
         }
+    }
+
+    /// The most responses that were being sent at the same time.
+    public var maxResponsesInFlight: Int {
+        state.withLock { $0.maxInFlight }
     }
 
     public func shutdown() async throws {
@@ -124,6 +130,8 @@ final class OriginState: @unchecked Sendable {
         var files: [String: OriginFile] = [:]
         var bytesServed: [String: Int64] = [:]
         var requests: [TestOrigin.RecordedRequest] = []
+        var inFlight = 0
+        var maxInFlight = 0
     }
 
     private let lock = NSLock()
@@ -154,6 +162,18 @@ final class OriginState: @unchecked Sendable {
 
     func trickleRate(_ path: String) -> Int? {
         withLock { $0.files[path]?.trickleBytesPerSecond }
+    }
+
+    /// A response started or ended; keeps the highest number of responses in flight at once.
+    func responseStarted() {
+        withLock { values in
+            values.inFlight += 1
+            values.maxInFlight = max(values.maxInFlight, values.inFlight)
+        }
+    }
+
+    func responseEnded() {
+        withLock { $0.inFlight -= 1 }
     }
 
     func countServed(_ path: String, _ bytes: Int64) {

@@ -394,6 +394,29 @@ import TestOrigin
         #expect(elapsed >= 1.2)
     }
 
+    @Test func perHostLimitHoldsAcrossJobs() async throws {
+        let world = try await Harness()
+        for name in ["a", "b", "c", "d"] {
+            var file = OriginFile(content: .generated(size: 200_000, seed: 19))
+            file.trickleBytesPerSecond = 1_000_000
+            world.origin.serve("/\(name)", file)
+        }
+        let report = try await world.run("""
+            version: 1
+            concurrency: 4
+            per_host: 2
+            jobs:
+              - {id: a, url: "{origin}/a"}
+              - {id: b, url: "{origin}/b"}
+              - {id: c, url: "{origin}/c"}
+              - {id: d, url: "{origin}/d"}
+            """)
+        let most = world.origin.maxResponsesInFlight
+        await world.close()
+        #expect(report.jobs.allSatisfy { $0.status == .downloaded })
+        #expect(most == 2)
+    }
+
     @Test func strictDurabilityPublishes() async throws {
         let world = try await Harness()
         world.origin.serve("/foo", .text("foo"))

@@ -93,7 +93,10 @@ def measure(command: list[str], cwd: pathlib.Path, clean: pathlib.Path) -> tuple
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"failed: {' '.join(command)}\n{log.read_text()[-2000:]}")
+        kept = WORK / f"failed-{pathlib.Path(command[0]).name}-{int(time.time())}.log"
+        shutil.copy(log, kept)
+        sys.exit(f"failed ({os.waitstatus_to_exitcode(status)}): {' '.join(command)}\nfull log (with any backtrace): {kept}\n"
+                 f"{log.read_text()[-2000:]}")
     return wall, usage.ru_maxrss / 1024
 
 

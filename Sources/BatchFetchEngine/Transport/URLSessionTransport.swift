@@ -51,7 +51,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "batchfetch.urlsession.delegate"
-        delegate = SessionDelegate()
+        delegate = SessionDelegate(guardsBacklog: guardsBacklog)
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
         self.queue = queue
         guard guardsBacklog else {
@@ -96,6 +96,11 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     /// Tasks whose body is flowing, and those cancelled to shed load.
     private var receiving: [Int: URLSessionDataTask] = [:]
     private var shed: Set<Int> = []
+    let guardsBacklog: Bool
+
+    init(guardsBacklog: Bool) {
+        self.guardsBacklog = guardsBacklog
+    }
 
     func register(_ task: URLSessionDataTask, _ handler: any TransportResponseHandler) {
         lock.lock()
@@ -103,14 +108,18 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         lock.unlock()
     }
 
-    /// Cancels every transfer that is receiving a body; called when deliveries pile up.
+    /// Cancels every transfer that is receiving a body; called when deliveries pile up. The
+    /// cancels run on another queue: issued on the delegate queue they took effect far later.
     func shedLoad() {
         lock.lock()
         let tasks = Array(receiving.values)
         for task in tasks { shed.insert(task.taskIdentifier) }
         receiving = [:]
         lock.unlock()
-        for task in tasks { task.cancel() }
+        guard !tasks.isEmpty else { return }
+        DispatchQueue.global().async {
+            for task in tasks { task.cancel() }
+        }
     }
 
     private func handler(_ identifier: Int, remove: Bool = false) -> (any TransportResponseHandler)? {
@@ -138,6 +147,11 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         handler(dataTask.taskIdentifier)?.didReceiveBody(data)
+        // The backlog behind this delivery is the queue's length: checking it here reacts as soon
+        // as the queue grows, even when the monitor's timer thread is starved.
+        if guardsBacklog, let queue = OperationQueue.current, queue.operationCount > URLSessionTransport.maxQueuedDeliveries {
+            shedLoad()
+        }
     }
 
     func urlSession(

@@ -17,6 +17,8 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
     private let decide: @Sendable (TransportResponseHead) -> DownloadStateMachine.Action
     private let begin: @Sendable (BodyPlan) -> Void
     private let sink: FileSink
+    /// Below this many remaining body bytes the transfer is left to finish rather than cancelled.
+    private let finishWithin: Int64
     private var task: (any TransportTask)?
     private var headAction: DownloadStateMachine.Action?
     private var accepting = false
@@ -27,9 +29,10 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
     private var continuation: CheckedContinuation<Outcome, Never>?
     private var outcome: Outcome?
 
-    init(sink: FileSink, decide: @escaping @Sendable (TransportResponseHead) -> DownloadStateMachine.Action,
+    init(sink: FileSink, finishWithin: Int64, decide: @escaping @Sendable (TransportResponseHead) -> DownloadStateMachine.Action,
          begin: @escaping @Sendable (BodyPlan) -> Void) {
         self.sink = sink
+        self.finishWithin = finishWithin
         self.decide = decide
         self.begin = begin
     }
@@ -66,7 +69,9 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         case .accepted:
             return
         case .pause:
-            // Keep accepting what is already on its way; stop the transfer once.
+            // Keep accepting what is already on its way; stop the transfer once, unless it is
+            // about to end anyway (the sink holds up to twice its cap).
+            guard allowsShedding else { return }
             lock.lock()
             let first = !overflow
             overflow = true
@@ -79,8 +84,14 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
             overflow = !sink.bodyTooLong && sink.writeFailure == nil
             let task = self.task
             lock.unlock()
-            if let task { cancelOffQueue(task) }
+            // Near its end a transfer is left to finish (its bytes are dropped) rather than risk
+            // the cancel-versus-completion trap in FoundationNetworking.
+            if let task, allowsShedding || sink.writeFailure != nil || sink.bodyTooLong { cancelOffQueue(task) }
         }
+    }
+
+    var allowsShedding: Bool {
+        sink.remainingBodyBytes.map { $0 > finishWithin } ?? true
     }
 
     /// Cancelling from the delegate queue took effect only after libcurl had queued most of the

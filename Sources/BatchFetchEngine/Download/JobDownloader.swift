@@ -151,7 +151,7 @@ final class JobDownloader: @unchecked Sendable {
         let algorithms = self.algorithms
         let redactedMirrors = job.urls.map(\.redacted)
         let handler = AttemptHandler(
-            sink: sink,
+            sink: sink, finishWithin: Int64(context.memoryCap),
             decide: { head in machine.with { $0.headReceived(head, remaining: nil) } },
             begin: { plan in
                 // Small files are cheaper to fetch again than to make resumable.

@@ -111,6 +111,13 @@ public final class FileSink: @unchecked Sendable {
         return queuedBytes + buffer.count <= memoryCap ? .accepted : .pause
     }
 
+    /// Bytes of the current body still to come, when its end is known.
+    public var remainingBodyBytes: Int64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return endOffset.map { $0 - nextOffset }
+    }
+
     /// Whether the body went past its expected end (the excess was not written).
     public var bodyTooLong: Bool {
         lock.lock()

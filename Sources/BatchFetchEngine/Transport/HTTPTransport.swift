@@ -55,6 +55,11 @@ public protocol TransportResponseHandler: AnyObject, Sendable {
     func didReceiveHead(_ head: TransportResponseHead) -> Bool
     func didReceiveBody(_ data: Data)
     func didComplete(_ failure: TransportFailure?)
+    /// Whether the transport may cancel this transfer to shed load. A transfer whose remaining
+    /// body is small should finish instead: FoundationNetworking 6.3 traps ("Trying to access a
+    /// behaviour for a task that in not in the registry") when a cancel races the task's own
+    /// completion, so the engine cancels only transfers that are far from their end.
+    var allowsShedding: Bool { get }
 }
 
 /// A started request.

@@ -112,9 +112,11 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     /// cancels run on another queue: issued on the delegate queue they took effect far later.
     func shedLoad() {
         lock.lock()
-        let tasks = Array(receiving.values)
-        for task in tasks { shed.insert(task.taskIdentifier) }
-        receiving = [:]
+        let tasks = receiving.values.filter { handlers[$0.taskIdentifier]?.allowsShedding ?? false }
+        for task in tasks {
+            shed.insert(task.taskIdentifier)
+            receiving[task.taskIdentifier] = nil
+        }
         lock.unlock()
         guard !tasks.isEmpty else { return }
         DispatchQueue.global().async {

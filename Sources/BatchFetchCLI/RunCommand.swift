@@ -20,6 +20,7 @@ struct RunCommand: AsyncParsableCommand {
 
             Examples:
               batchfetch run datasets.yaml
+              batchfetch run datasets.yaml --only train --only test
               batchfetch run datasets.yaml --report /var/log/batchfetch/last.json --durability strict
             """
     )
@@ -31,6 +32,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Jobs transferring at once (overrides the manifest's concurrency).")
     var concurrency: Int?
+
+    @Option(name: .customLong("only"), help: "Run only this job and the jobs it depends on (repeatable).")
+    var only: [String] = []
 
     @Option(help: "When files reach stable storage: batch (one syncfs at the end), strict (fsync each file and its directory), none.")
     var durability: DurabilityArgument = .batch
@@ -44,7 +48,16 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let loaded = try manifest.load()
+        var loaded = try manifest.load()
+        if !only.isEmpty {
+            switch loaded.selecting(only) {
+            case .success(let selected):
+                loaded = selected
+            case .failure(let error):
+                Console.error("batchfetch: error: --only: \(error)")
+                throw ExitStatus.invalid.exitCode
+            }
+        }
         var options = RunOptions()
         options.concurrency = concurrency
         options.durability = Durability(rawValue: durability.rawValue) ?? .batch

@@ -57,6 +57,25 @@ import TestOrigin
         #expect(report?["status"] as? String == "failed")
     }
 
+    @Test func onlyRunsTheNamedJobsAndTheirDependencies() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("m.yaml", """
+            version: 1
+            jobs:
+              - {id: base, url: "\(origin.url("/ok.txt"))", dest: base.txt}
+              - {id: top, url: "\(origin.url("/ok.txt"))", dest: top.txt, depends_on: [base]}
+              - {id: other, url: "\(origin.url("/ok.txt"))", dest: other.txt}
+            """)
+        let output = try BinaryRunner.run(["run", "m.yaml", "--only", "top"], in: directory.url)
+        let unknown = try BinaryRunner.run(["run", "m.yaml", "--only", "tpo"], in: directory.url)
+        try await origin.shutdown()
+        #expect(output.status == 0, "\(output.stderr)")
+        let exists = { (name: String) in FileManager.default.fileExists(atPath: directory.url.appendingPathComponent(name).path) }
+        #expect(exists("base.txt") && exists("top.txt") && !exists("other.txt"))
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr == "batchfetch: error: --only: unknown job 'tpo' (did you mean 'top'?)\n")
+    }
+
     @Test func invalidManifestExitsTwoWithoutNetwork() throws {
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", "version: 1\njobs:\n  - {id: a, url: 'ftp://h.example/a'}\n")

@@ -45,3 +45,24 @@ import Testing
         #expect(cycles.first?.count == count + 1)
     }
 }
+
+@Suite struct ManifestSelectionTests {
+    @Test func selectionKeepsDependenciesInManifestOrder() throws {
+        let text = """
+            version: 1
+            jobs:
+              - {id: sums, url: 'https://h.example/SUMS'}
+              - {id: a, url: 'https://h.example/a', checksums_from: sums}
+              - {id: b, url: 'https://h.example/b', depends_on: [a]}
+              - {id: c, url: 'https://h.example/c'}
+            """
+        let manifest = try ManifestLoader(environment: [:]).load(bytes: Array(text.utf8), displayPath: "m.yaml", baseDirectory: "/tmp")
+        let selected = try manifest.selecting(["b"]).get()
+        #expect(selected.jobs.map(\.id) == ["sums", "a", "b"])
+        guard case .failure(let error) = manifest.selecting(["c", "bb", "zzz"]) else {
+            Issue.record("unknown ids accepted")
+            return
+        }
+        #expect(error.description == "unknown job 'bb' (did you mean 'b'?); unknown job 'zzz'")
+    }
+}

@@ -21,6 +21,7 @@ struct RunCommand: AsyncParsableCommand {
             Examples:
               batchfetch run datasets.yaml
               batchfetch run datasets.yaml --only train --only test
+              batchfetch run datasets.yaml --dry-run
               batchfetch run datasets.yaml --report /var/log/batchfetch/last.json --durability strict
             """
     )
@@ -35,6 +36,9 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("only"), help: "Run only this job and the jobs it depends on (repeatable).")
     var only: [String] = []
+
+    @Flag(help: "Print what would be fetched and what is already up to date, without any network access.")
+    var dryRun = false
 
     @Option(help: "When files reach stable storage: batch (one syncfs at the end), strict (fsync each file and its directory), none.")
     var durability: DurabilityArgument = .batch
@@ -62,6 +66,15 @@ struct RunCommand: AsyncParsableCommand {
         options.concurrency = concurrency
         options.durability = Durability(rawValue: durability.rawValue) ?? .batch
         let runner = Runner(manifest: loaded, options: options)
+        if dryRun {
+            let entries = runner.dryRun()
+            for entry in entries {
+                print(entry.upToDate ? "up to date   \(entry.id) -> \(entry.dest)" : "would fetch  \(entry.id) -> \(entry.dest)  from \(entry.url)")
+            }
+            let fetch = entries.filter { !$0.upToDate }.count
+            print("dry run: \(fetch) to fetch, \(entries.count - fetch) up to date; nothing was downloaded")
+            return
+        }
         let result = await runner.run { job in Console.error(JobLine.describe(job)) }
         let path = report ?? runner.defaultReportPath
         do {

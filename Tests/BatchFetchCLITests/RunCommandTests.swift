@@ -76,6 +76,29 @@ import TestOrigin
         #expect(unknown.stderr == "batchfetch: error: --only: unknown job 'tpo' (did you mean 'top'?)\n")
     }
 
+    @Test func dryRunTellsWhatWouldHappenWithoutNetwork() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("m.yaml", """
+            version: 1
+            jobs:
+              - {id: have, url: "\(origin.url("/ok.txt"))", dest: have.txt, size: 5}
+              - {id: need, url: "\(origin.url("/ok.txt"))", dest: need.txt}
+            """)
+        try directory.write("have.txt", "fine\n")
+        let output = try BinaryRunner.run(["run", "m.yaml", "--dry-run"], in: directory.url)
+        let requests = origin.allRequests.count
+        try await origin.shutdown()
+        #expect(output.status == 0)
+        #expect(output.stdout == """
+            up to date   have -> have.txt
+            would fetch  need -> need.txt  from \(origin.url("/ok.txt"))
+            dry run: 1 to fetch, 1 up to date; nothing was downloaded
+
+            """)
+        #expect(requests == 0)
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("need.txt").path))
+    }
+
     @Test func invalidManifestExitsTwoWithoutNetwork() throws {
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", "version: 1\njobs:\n  - {id: a, url: 'ftp://h.example/a'}\n")

@@ -54,7 +54,7 @@ final class JobDownloader: @unchecked Sendable {
     // MARK: - Up to date
 
     /// `dest` exists and matches the manifest's size and checksums: nothing to fetch.
-    private func upToDateResult() -> JobResult? {
+    func upToDateResult() -> JobResult? {
         guard job.settings.refresh != .always, let size = files.destSize() else { return nil }
         if let expected = job.size, expected != size { return nil }
         guard let (digests, _) = try? Digester.digests(ofFile: files.destPath, also: algorithms) else { return nil }

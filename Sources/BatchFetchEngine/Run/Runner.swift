@@ -33,6 +33,30 @@ public final class Runner: Sendable {
         return report(results: results, startDate: startDate, started: started)
     }
 
+    /// What `run --dry-run` reports for one job.
+    public struct DryRunEntry: Sendable {
+        public var id: String
+        public var dest: String
+        /// The first mirror (redacted).
+        public var url: String
+        /// `dest` already matches the manifest's size and checksums (checked locally).
+        public var upToDate: Bool
+    }
+
+    /// What a run would do, in plan order, without any network access: which jobs are already up
+    /// to date (the same local check a run makes) and which would be fetched.
+    public func dryRun() -> [DryRunEntry] {
+        let context = JobDownloader.Context(
+            outputDirectory: manifest.outputDirectory, transport: options.transport ?? NoTransport(),
+            hosts: HostLimiter(limit: 1), rateLimiter: nil, durability: .none, memoryCap: options.memoryCapPerJob,
+            writeSize: options.writeSize)
+        return graph.order.map { index in
+            let job = manifest.jobs[index]
+            let upToDate = JobDownloader(job: job, context: context).upToDateResult() != nil
+            return DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? "", upToDate: upToDate)
+        }
+    }
+
     private func schedule(context: JobDownloader.Context, onFinish: @Sendable (JobResult) -> Void) async -> [JobResult] {
         let jobs = manifest.jobs
         var results = [JobResult?](repeating: nil, count: jobs.count)
@@ -141,3 +165,10 @@ public final class Runner: Sendable {
 @_silgen_name("syncfs")
 private func linuxSyncfs(_ descriptor: Int32) -> Int32
 #endif
+
+/// The transport of a dry run: never asked for anything.
+private struct NoTransport: HTTPTransport {
+    func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
+        preconditionFailure("a dry run makes no requests")
+    }
+}

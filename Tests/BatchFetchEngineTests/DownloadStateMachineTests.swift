@@ -280,9 +280,9 @@ import Testing
         _ = machine.start(local: nil)
         _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
         #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
-        let next = machine.verified(.mismatch(DownloadFailure(.checksumMismatch, "bad")))
+        let next = machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad"))
         #expect(next == .send(Self.request(Self.b, mirror: 1)))
-        #expect(machine.verified(.mismatch(DownloadFailure(.checksumMismatch, "bad")))?.failureCode == .checksumMismatch)
+        #expect(machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad")).failureCode == .checksumMismatch)
     }
 
     @Test func partialCrossesMirrorsOnlyWithAStrongETagOrAPinnedChecksum() {

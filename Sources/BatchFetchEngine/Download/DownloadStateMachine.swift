@@ -80,11 +80,6 @@ public struct DownloadStateMachine: Sendable {
         case diskError(DownloadFailure)
     }
 
-    public enum Verification: Sendable, Equatable {
-        case ok
-        case mismatch(DownloadFailure)
-    }
-
     public let configuration: Configuration
     public private(set) var mirrorIndex = 0
     /// Redirect targets followed on the current mirror, in order.
@@ -156,11 +151,11 @@ public struct DownloadStateMachine: Sendable {
             discardPartial()
             return send(nextRequest())
         case 408, 429, 500...599:
-            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(shownURL)")
+            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL)")
             let after = ResponseHeaders.retryAfter(head.header("retry-after"), now: now)
             return retry(failure, status: head.status, retryAfter: after, remaining: remaining)
         default:
-            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(shownURL)")
+            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL)")
             record(status: head.status, failure: failure)
             return failMirror(failure)
         }
@@ -182,7 +177,7 @@ public struct DownloadStateMachine: Sendable {
             return .verify
         case .tooLong:
             let limit = bodyEnd ?? flushed
-            let failure = DownloadFailure(.sizeMismatch, "\(shownURL) sent more than the expected \(limit) bytes")
+            let failure = DownloadFailure(.sizeMismatch, "\(servedURL) sent more than the expected \(limit) bytes")
             discardPartial()
             amendLastAttempt(failure)
             return failMirror(failure)
@@ -191,19 +186,19 @@ public struct DownloadStateMachine: Sendable {
             if etag == nil && lastModified == nil {
                 // Nothing can prove the next range belongs to the same file: start over, and
                 // count it, so a disk that never keeps up ends in a failure, not a loop.
-                return retry(DownloadFailure(.connection, "the disk fell behind and \(shownURL) gives no validator to resume with"),
+                return retry(DownloadFailure(.connection, "the disk fell behind and \(servedURL) gives no validator to resume with"),
                              status: nil, retryAfter: 0, remaining: remaining, recorded: true)
             }
             return send(nextRequest())
         case .failed(.cancelled):
             return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
         case .failed(.timedOut):
-            return retry(DownloadFailure(.timeout, "no data from \(shownURL) within the idle timeout"),
+            return retry(DownloadFailure(.timeout, "no data from \(servedURL) within the idle timeout"),
                          status: nil, retryAfter: nil, remaining: remaining, recorded: true)
         case .failed(.overloaded):
             return bodyFinished(.overflow, flushed: flushed, remaining: remaining)
         case .failed(.connection(let reason)), .failed(.other(let reason)):
-            return retry(DownloadFailure(.connection, "\(shownURL): \(reason)"), status: nil, retryAfter: nil,
+            return retry(DownloadFailure(.connection, "\(servedURL): \(reason)"), status: nil, retryAfter: nil,
                          remaining: remaining, recorded: true)
         case .diskError(let failure):
             amendLastAttempt(failure)
@@ -217,26 +212,21 @@ public struct DownloadStateMachine: Sendable {
         case .cancelled:
             return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
         case .timedOut:
-            return retry(DownloadFailure(.timeout, "no response from \(shownURL) within the idle timeout"),
+            return retry(DownloadFailure(.timeout, "no response from \(servedURL) within the idle timeout"),
                          status: nil, retryAfter: nil, remaining: remaining)
         case .connection(let reason), .other(let reason):
-            return retry(DownloadFailure(.connection, "\(shownURL): \(reason)"), status: nil, retryAfter: nil,
+            return retry(DownloadFailure(.connection, "\(servedURL): \(reason)"), status: nil, retryAfter: nil,
                          remaining: remaining)
         case .overloaded:
             return send(nextRequest())
         }
     }
 
-    /// The verdict on the finished partial's size and checksums.
-    public mutating func verified(_ verification: Verification) -> Action? {
-        switch verification {
-        case .ok:
-            return nil
-        case .mismatch(let failure):
-            discardPartial()
-            amendLastAttempt(failure)
-            return failMirror(failure)
-        }
+    /// The finished partial has the wrong size or checksum (a good one is simply published).
+    public mutating func verificationFailed(_ failure: DownloadFailure) -> Action {
+        discardPartial()
+        amendLastAttempt(failure)
+        return failMirror(failure)
     }
 
     /// The job's deadline passed.
@@ -249,7 +239,7 @@ public struct DownloadStateMachine: Sendable {
     private mutating func redirect(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
         guard let location = head.header("location"),
               let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteURL.absoluteString else {
-            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) without a usable Location from \(shownURL)")
+            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) without a usable Location from \(servedURL)")
             record(status: head.status, failure: failure)
             return failMirror(failure)
         }
@@ -275,7 +265,7 @@ public struct DownloadStateMachine: Sendable {
     private mutating func acceptFullBody(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
         let length = ResponseHeaders.contentLength(head)
         if let expected = configuration.expectedSize, let length, length != expected {
-            let failure = DownloadFailure(.sizeMismatch, "\(shownURL) announces \(length) bytes, expected \(expected)")
+            let failure = DownloadFailure(.sizeMismatch, "\(servedURL) announces \(length) bytes, expected \(expected)")
             record(status: 200, failure: failure)
             return failMirror(failure)
         }
@@ -289,15 +279,12 @@ public struct DownloadStateMachine: Sendable {
         partialMirror = mirrorIndex
         resumedFrom = nil
         bodyEnd = length ?? configuration.expectedSize
-        let sidecar = Sidecar(
-            url: "", urlSHA256: configuration.mirrorIdentities[mirrorIndex], etag: etag, lastModified: lastModified,
-            totalSize: length)
-        return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar))
+        return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
     }
 
     private mutating func acceptRange(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
         guard let start = request.rangeStart else {
-            let failure = DownloadFailure(.rangeNotHonoured, "206 to a request without Range from \(shownURL)")
+            let failure = DownloadFailure(.rangeNotHonoured, "206 to a request without Range from \(servedURL)")
             record(status: 206, failure: failure)
             return failMirror(failure)
         }
@@ -319,7 +306,7 @@ public struct DownloadStateMachine: Sendable {
             return retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true)
         }
         if let expected = configuration.expectedSize, let total = range.total, total != expected {
-            let failure = DownloadFailure(.sizeMismatch, "\(shownURL) has \(total) bytes, expected \(expected)")
+            let failure = DownloadFailure(.sizeMismatch, "\(servedURL) has \(total) bytes, expected \(expected)")
             record(status: 206, failure: failure)
             discardPartial()
             return failMirror(failure)
@@ -332,10 +319,7 @@ public struct DownloadStateMachine: Sendable {
             // A paced download's first range: this response names the content from now on.
             etag = responseETag
             lastModified = head.header("last-modified")
-            let sidecar = Sidecar(
-                url: "", urlSHA256: configuration.mirrorIdentities[mirrorIndex], etag: etag, lastModified: lastModified,
-                totalSize: totalSize)
-            return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar))
+            return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
         }
         if resumedFrom == nil { resumedFrom = start }
         return .receive(BodyPlan(offset: start, end: bodyEnd, sidecar: nil))
@@ -378,9 +362,17 @@ public struct DownloadStateMachine: Sendable {
         return send(nextRequest())
     }
 
-    /// The current URL as it may be printed: a redirect target (server-given) or the redacted mirror.
-    private var shownURL: String {
+    /// The URL in use, as it may be printed: a redirect target (server-given) or the redacted
+    /// mirror. After a download, the URL that served the file.
+    public var servedURL: String {
         redirects.last ?? configuration.displayMirrors[mirrorIndex]
+    }
+
+    /// The sidecar naming the content that starts arriving now.
+    private func sidecar() -> Sidecar {
+        Sidecar(
+            url: configuration.displayMirrors[mirrorIndex], urlSHA256: configuration.mirrorIdentities[mirrorIndex],
+            etag: etag, lastModified: lastModified, totalSize: totalSize)
     }
 
     /// The next request for the current mirror: a resume when there is a usable partial.

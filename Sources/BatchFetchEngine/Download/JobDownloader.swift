@@ -57,8 +57,8 @@ final class JobDownloader: @unchecked Sendable {
     func upToDateResult() -> JobResult? {
         guard job.settings.refresh != .always, let size = files.destSize() else { return nil }
         if let expected = job.size, expected != size { return nil }
-        guard let (digests, _) = try? Digester.digests(ofFile: files.destPath, also: algorithms) else { return nil }
-        guard job.checksums.allSatisfy({ digests[$0.algorithm.rawValue] == $0.hex }) else { return nil }
+        guard let (digests, _) = try? Digester.digests(ofFile: files.destPath, also: algorithms),
+              mismatchedChecksum(digests) == nil else { return nil }
         var result = JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
         result.size = size
         result.checksums = digests
@@ -101,20 +101,22 @@ final class JobDownloader: @unchecked Sendable {
                 }
                 machine.with { $0.waited(seconds) }
                 action = await perform(request, sink: sink)
-            case .verify:
-                if let next = verifyAndPublish(digests: sink.digests(), size: sink.flushedOffset, sink: sink) {
-                    action = next
+            case .verify, .verifyPartial:
+                // A body just written was hashed on the way in; a partial completed in an
+                // earlier run (416) is read back once.
+                let written: (digests: [String: String], bytes: Int64)
+                if action == .verify {
+                    written = (sink.digests(), sink.flushedOffset)
+                } else if let onDisk = try? Digester.digests(ofFile: files.partPath, also: algorithms) {
+                    written = onDisk
                 } else {
-                    return finish(failure: nil)
-                }
-            case .verifyPartial:
-                guard let (digests, size) = try? Digester.digests(ofFile: files.partPath, also: algorithms) else {
                     return finish(failure: DownloadFailure(.ioError, "cannot read \(files.partPath)"))
                 }
-                if let next = verifyAndPublish(digests: digests, size: size, sink: sink) {
+                switch verifyAndPublish(digests: written.digests, size: written.bytes, sink: sink) {
+                case .published:
+                    return finish(published: written)
+                case .next(let next):
                     action = next
-                } else {
-                    return finish(failure: nil)
                 }
             case .fail(let failure):
                 if failure.code == .sizeMismatch || failure.code == .checksumMismatch { files.removePartial() }
@@ -148,18 +150,15 @@ final class JobDownloader: @unchecked Sendable {
             timeout: job.settings.timeout + 30)
         let files = self.files
         let machine = self.machine
-        let algorithms = self.algorithms
-        let redactedMirrors = job.urls.map(\.redacted)
         let handler = AttemptHandler(
             sink: sink, finishWithin: Int64(context.memoryCap),
             decide: { head in machine.with { $0.headReceived(head, remaining: nil) } },
             begin: { plan in
                 // Small files are cheaper to fetch again than to make resumable.
-                if var sidecar = plan.sidecar, (sidecar.totalSize ?? plan.end ?? .max) > Self.resumableSize {
-                    sidecar.url = redactedMirrors[machine.with { $0.mirrorIndex }]
+                if let sidecar = plan.sidecar, (sidecar.totalSize ?? plan.end ?? .max) > Self.resumableSize {
                     try? files.writeSidecar(sidecar)
                 }
-                sink.begin(at: plan.offset, end: plan.end, partPath: files.partPath, algorithms: algorithms)
+                sink.begin(at: plan.offset, end: plan.end)
             })
         let host = url.host ?? ""
         await context.hosts.acquire(host)
@@ -200,16 +199,26 @@ final class JobDownloader: @unchecked Sendable {
         deadline.map { $0.seconds(since: .now()) }
     }
 
-    /// Checks size and checksums; publishes on success (returns nil), else returns the machine's
-    /// next action (another mirror, or failure).
-    private func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) -> DownloadStateMachine.Action? {
+    private enum Verdict {
+        case published
+        /// Not published: what to do instead (another mirror, or failure).
+        case next(DownloadStateMachine.Action)
+    }
+
+    /// The first pinned checksum that `digests` do not match.
+    private func mismatchedChecksum(_ digests: [String: String]) -> Checksum? {
+        job.checksums.first { digests[$0.algorithm.rawValue] != $0.hex }
+    }
+
+    /// Checks size and checksums, and publishes when they hold.
+    private func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) -> Verdict {
         let state = machine.with { $0 }
         var problem: DownloadFailure?
         if let expected = job.size, expected != size {
             problem = DownloadFailure(.sizeMismatch, "got \(size) bytes, expected \(expected)")
         } else if let total = state.totalSize, total != size {
             problem = DownloadFailure(.sizeMismatch, "got \(size) bytes, the server announced \(total)")
-        } else if let wrong = job.checksums.first(where: { digests[$0.algorithm.rawValue] != $0.hex }) {
+        } else if let wrong = mismatchedChecksum(digests) {
             problem = DownloadFailure(
                 .checksumMismatch,
                 "\(wrong.algorithm.rawValue) is \(digests[wrong.algorithm.rawValue] ?? "?"), expected \(wrong.hex)")
@@ -217,37 +226,33 @@ final class JobDownloader: @unchecked Sendable {
         if let problem {
             // The part is truncated by the next mirror's body, or removed when the job fails;
             // unlinking it here would leave the sink writing to a deleted file.
-            return machine.with { $0.verified(.mismatch(problem)) }
+            return .next(machine.with { $0.verificationFailed(problem) })
         }
         do {
             if context.durability == .strict { try sink.sync() }
             try files.publish(durability: context.durability)
         } catch {
-            return .fail(error)
+            return .next(.fail(error))
         }
-        publishedDigests = digests
-        publishedSize = size
-        return nil
+        return .published
     }
 
-    private var publishedDigests: [String: String] = [:]
-    private var publishedSize: Int64?
-
-    private func finish(failure: DownloadFailure?) -> JobResult {
+    /// The job's result: published with these digests and size, or failed with `failure`.
+    private func finish(failure: DownloadFailure? = nil, published: (digests: [String: String], bytes: Int64)? = nil) -> JobResult {
         let state = machine.with { $0 }
         var result = JobResult(id: job.id, status: failure == nil ? .downloaded : .failed, dest: job.dest.redacted)
         if failure?.code == .interrupted { result.status = .interrupted }
         result.failure = failure
         result.mirrorIndex = state.mirrorIndex
         result.redirects = state.redirects
-        result.url = state.redirects.last ?? job.urls[state.mirrorIndex].redacted
+        result.url = state.servedURL
         result.attempts = state.attempts
         result.httpStatus = state.lastStatus
         result.resumedFrom = state.resumedFrom
         result.bytesTransferred = bytesTransferred
-        if failure == nil {
-            result.size = publishedSize
-            result.checksums = publishedDigests
+        if let published {
+            result.size = published.bytes
+            result.checksums = published.digests
             result.checksumVerified = job.checksums.isEmpty ? nil : true
             result.etag = state.etag
             result.lastModified = state.lastModified

@@ -15,6 +15,8 @@ public final class FileSink: @unchecked Sendable {
     public static let defaultMemoryCap = 8 << 20
 
     private let descriptor: Int32
+    private let partPath: String
+    private let algorithms: [Checksum.Algorithm]
     private let queue: DispatchQueue
     private let writeSize: Int
     private let memoryCap: Int
@@ -42,6 +44,8 @@ public final class FileSink: @unchecked Sendable {
                 memoryCap: Int = defaultMemoryCap) throws(DownloadFailure) {
         descriptor = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath)") }
+        self.partPath = partPath
+        self.algorithms = algorithms
         queue = DispatchQueue(label: "batchfetch.sink")
         self.writeSize = writeSize
         self.memoryCap = max(memoryCap, writeSize * 2)
@@ -57,7 +61,7 @@ public final class FileSink: @unchecked Sendable {
     /// digests to `offset`. When the sink itself wrote exactly `offset` bytes (a resume within the
     /// run) its digests already cover them; otherwise they restart, and a resume of a partial from
     /// an earlier run reads those bytes back once. `end` is where the body must stop.
-    public func begin(at offset: Int64, end: Int64?, partPath: String, algorithms: [Checksum.Algorithm]) {
+    public func begin(at offset: Int64, end: Int64?) {
         lock.lock()
         nextOffset = offset
         endOffset = end

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BatchFetchEngine
 import BatchFetchSpec
 import Foundation
 
@@ -46,7 +47,7 @@ struct ValidateCommand: ParsableCommand {
                 DiagnosticPrinter.print(error)
             }
         case .json:
-            print(try JSONOutput.encode(ValidationOutput(file: manifest.manifest, result: result)))
+            print(String(decoding: try StableJSON.encode(ValidationOutput(file: manifest.manifest, result: result)), as: UTF8.self))
         }
         if case .failure = result { throw ExitStatus.invalid.exitCode }
     }
@@ -87,14 +88,5 @@ struct ValidationOutput: Encodable {
                         message: $0.message)
             }
         }
-    }
-}
-
-/// JSON encoding used by every command: sorted keys, so output is stable and diffs cleanly.
-enum JSONOutput {
-    static func encode(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }

@@ -72,8 +72,8 @@ public struct DownloadFailure: Error, Sendable, Equatable {
 /// One request the engine made for a job, for the report.
 public struct AttemptRecord: Sendable, Equatable {
     public var mirrorIndex: Int
-    /// The URL asked (a redirect target, or nil for the mirror's own URL).
-    public var redirectedURL: String?
+    /// The URL asked, as it may be printed (a redirect target, or the redacted mirror URL).
+    public var url: String
     public var httpStatus: Int?
     public var failure: DownloadFailure?
     /// Seconds waited before this attempt.

@@ -412,7 +412,7 @@ public struct DownloadStateMachine: Sendable {
 
     private mutating func record(status: Int?, failure: DownloadFailure?) {
         attempts.append(AttemptRecord(
-            mirrorIndex: mirrorIndex, redirectedURL: redirects.last, httpStatus: status, failure: failure,
+            mirrorIndex: mirrorIndex, url: servedURL, httpStatus: status, failure: failure,
             waited: pendingWait))
         pendingWait = 0
     }

@@ -101,7 +101,7 @@ public struct RunReport: Codable, Sendable {
 
 extension RunReport.Job {
     /// The report entry of a job result; every URL in it is already redacted or server-given.
-    init(_ result: JobResult, mirrorURLs: [String]) {
+    init(_ result: JobResult) {
         id = result.id
         status = result.status
         url = result.url
@@ -123,7 +123,7 @@ extension RunReport.Job {
             let attempts = result.attempts.map { attempt in
                 RunReport.Attempt(
                     mirrorIndex: attempt.mirrorIndex,
-                    url: attempt.redirectedURL ?? (mirrorURLs.indices.contains(attempt.mirrorIndex) ? mirrorURLs[attempt.mirrorIndex] : ""),
+                    url: attempt.url,
                     httpStatus: attempt.httpStatus, code: attempt.failure?.code, message: attempt.failure?.message,
                     waitedSeconds: attempt.waited > 0 ? (attempt.waited * 1000).rounded() / 1000 : nil)
             }
@@ -136,9 +136,7 @@ extension RunReport {
     /// Writes the report atomically: a temp file in the same directory, then rename, so readers
     /// never see half a report.
     public func write(to path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(self)
+        let data = try StableJSON.encode(self)
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try (data + Data("\n".utf8)).write(to: url, options: .atomic)

@@ -131,9 +131,7 @@ public final class Runner: Sendable {
         let status: RunReport.Status = summary.interrupted > 0 ? .interrupted
             : (summary.failed + summary.skipped > 0 ? .failed : .succeeded)
         let finishDate = Date()
-        let jobs = results.enumerated().map { index, result in
-            RunReport.Job(result, mirrorURLs: manifest.jobs[index].urls.map(\.redacted))
-        }
+        let jobs = results.map(RunReport.Job.init)
         return RunReport(
             tool: .init(version: Self.version), command: "run",
             manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Self.fileSHA256(manifest.path)),

@@ -1,3 +1,4 @@
+import BatchFetchSpec
 import Foundation
 
 /// When published files reach stable storage (DESIGN.md §5).
@@ -14,8 +15,8 @@ public enum Durability: String, Sendable, CaseIterable {
 /// the destination's directory so the final rename never crosses file systems.
 public struct PartialFiles: Sendable {
     public let destPath: String
-    public var partPath: String { destPath + ".part" }
-    public var sidecarPath: String { destPath + ".part.json" }
+    public var partPath: String { destPath + DestPath.partSuffix }
+    public var sidecarPath: String { partPath + ".json" }
 
     public init(destPath: String) {
         self.destPath = destPath
@@ -24,21 +25,18 @@ public struct PartialFiles: Sendable {
     /// The partial on disk, if any; an unreadable sidecar counts as none (the bytes then cannot be
     /// trusted and are replaced).
     public func local() -> LocalPartial? {
-        var info = stat()
-        guard stat(partPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard let bytes = LocalFile.regularFileSize(atPath: partPath) else { return nil }
         let sidecar = FileManager.default.contents(atPath: sidecarPath).flatMap {
             try? JSONDecoder().decode(Sidecar.self, from: $0)
         }
-        return LocalPartial(bytes: Int64(info.st_size), sidecar: sidecar)
+        return LocalPartial(bytes: bytes, sidecar: sidecar)
     }
 
     /// Writes the sidecar in place, without temp file, rename or fsync: `Data.write(.atomic)`
     /// fsyncs, which made 2,000 small downloads spend seconds in the kernel. A torn sidecar only
     /// fails to decode, and then the partial is simply not resumed.
     public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(sidecar) else {
+        guard let data = try? StableJSON.encode(sidecar) else {
             throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }
         let descriptor = open(sidecarPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -81,8 +79,6 @@ public struct PartialFiles: Sendable {
 
     /// Size of `dest` if it is a regular file.
     public func destSize() -> Int64? {
-        var info = stat()
-        guard stat(destPath, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int64(info.st_size)
+        LocalFile.regularFileSize(atPath: destPath)
     }
 }

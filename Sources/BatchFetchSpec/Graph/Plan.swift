@@ -45,13 +45,11 @@ public struct Plan: Sendable {
     }
 
     private static func localState(_ path: String, expectedSize: Int64?) -> LocalState {
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-            let bytes = Int64(info.st_size)
+        if let bytes = LocalFile.regularFileSize(atPath: path) {
             return .present(bytes: bytes, sizeMatches: expectedSize.map { $0 == bytes })
         }
-        if stat(path + ".part", &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-            return .partial(bytes: Int64(info.st_size))
+        if let bytes = LocalFile.regularFileSize(atPath: path + DestPath.partSuffix) {
+            return .partial(bytes: bytes)
         }
         return .missing
     }

@@ -2,6 +2,9 @@ import Foundation
 
 /// Rules for destination paths: relative, normalised, and never outside `output_dir`.
 public enum DestPath {
+    /// Suffix of the partial download beside a destination (`<dest>.part`).
+    public static let partSuffix = ".part"
+
     public enum Problem: Error, Equatable {
         case empty
         case absolute

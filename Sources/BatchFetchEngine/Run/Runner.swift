@@ -87,8 +87,9 @@ public final class Runner: Sendable {
                         waitingOn[dependent] -= 1
                         if waitingOn[dependent] == 0 { ready.push(dependent, rank: rank[dependent]) }
                     } else {
-                        skip(dependent, because: "dependency '\(jobs[index].id)' \(result.status == .skipped ? "was skipped" : "failed")",
-                             results: &results, onFinish: onFinish)
+                        // A job that ran and did not succeed failed (or was interrupted); skipped
+                        // jobs never run, `skip` reports their dependents.
+                        skip(dependent, because: "dependency '\(jobs[index].id)' failed", results: &results, onFinish: onFinish)
                     }
                 }
                 launch()

@@ -4,6 +4,8 @@ import Foundation
 public struct OriginFile: Sendable {
     /// A fault applied to one request; queued faults are consumed one per request, in order.
     public enum Fault: Sendable, Equatable {
+        /// No fault for this request (to aim the next fault at a later request).
+        case pass
         /// Send the head and this many body bytes, then close the connection.
         case drop(afterBytes: Int64)
         /// Send this many body bytes, then go silent (connection open) for `seconds`, then go on.
@@ -31,6 +33,9 @@ public struct OriginFile: Sendable {
     public var acceptsRanges = true
     /// Answer Range requests with 200 and the whole body, as if ranges were not understood.
     public var ignoresRange = false
+    /// Honour only this many Range requests; later ones get 200 and the whole body, like a
+    /// server (or a proxy in front of it) that stops honouring ranges mid-way.
+    public var rangesHonoured: Int?
     /// Faults for the next requests, consumed in order.
     public var faults: [Fault] = []
     /// Send the body no faster than this many bytes per second.

@@ -152,6 +152,12 @@ final class OriginState: @unchecked Sendable {
                 fault = file.faults.removeFirst()
                 values.files[path] = file
             }
+            if var file = values.files[path], let left = file.rangesHonoured,
+               headers.contains(where: { $0.0.lowercased() == "range" }) {
+                file.rangesHonoured = left - 1
+                file.ignoresRange = left <= 0
+                values.files[path] = file
+            }
             return OriginResponse.make(for: values.files[path], method: method, requestHeaders: headers, fault: fault)
         }
     }

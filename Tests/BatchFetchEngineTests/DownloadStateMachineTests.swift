@@ -300,6 +300,70 @@ import Testing
         #expect(strong.bodyFinished(.failed(.connection("reset")), flushed: 500)
             == .send(Self.request(Self.b, mirror: 1, from: 500, ifRange: "\"v1\"")))
     }
+
+    // MARK: - Segments
+
+    static func segmented(size: Int64? = nil) -> DownloadStateMachine {
+        DownloadStateMachine(configuration: .init(
+            mirrors: [a], mirrorIdentities: [Digester.sha256Hex(a)], expectedSize: size, checksumPinned: false,
+            retries: 2, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, segments: 4, pieceSize: 100))
+    }
+
+    @Test func segmentedJobProbesWithTheFirstPieceThenSplitsTheRest() {
+        var machine = Self.segmented()
+        #expect(machine.start(local: nil) == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 0, rangeEnd: 99)))
+        #expect(machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/1000", "ETag": "\"v1\""]))
+            == .receive(BodyPlan(offset: 0, end: 100, sidecar: Self.sidecar())))
+        guard case .segment(let start) = machine.bodyFinished(.complete, flushed: 100) else {
+            Issue.record("no segments offered")
+            return
+        }
+        #expect(start.total == 1000 && start.url == Self.a && start.done == ByteRanges([0..<100]))
+        #expect(start.sidecar.etag == "\"v1\"" && start.sidecar.rangesDone == ByteRanges([0..<100]))
+    }
+
+    @Test func aServerIgnoringTheProbeRangeGivesOneStream() {
+        var machine = Self.segmented()
+        _ = machine.start(local: nil)
+        #expect(machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
+            == .receive(BodyPlan(offset: 0, end: 1000, sidecar: Self.sidecar())))
+        #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
+    }
+
+    @Test func noValidatorMeansNoSegmentsButTheRestInOneStream() {
+        var machine = Self.segmented()
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/1000"]))
+        // Without a validator nothing proves the other ranges belong to the same file.
+        #expect(machine.bodyFinished(.complete, flushed: 100) == .send(Self.request()))
+    }
+
+    @Test func segmentedPartialResumesEverySegmentAtOnce() {
+        var machine = Self.segmented()
+        var sidecar = Self.sidecar()
+        sidecar.rangesDone = ByteRanges([0..<100, 300..<450])
+        guard case .segment(let start) = machine.start(local: LocalPartial(fileSize: 1000, sidecar: sidecar)) else {
+            Issue.record("segments not resumed")
+            return
+        }
+        #expect(start.done == ByteRanges([0..<100, 300..<450]))
+        #expect(machine.resumedFrom == 250)
+    }
+
+    @Test func segmentsEndingEarlyContinueAsOneStreamFromThePrefix() {
+        var machine = Self.segmented()
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/1000", "ETag": "\"v1\""]))
+        _ = machine.bodyFinished(.complete, flushed: 100)
+        let failed = AttemptRecord(mirrorIndex: 0, url: Self.a, httpStatus: 200,
+                                   failure: DownloadFailure(.rangeNotHonoured, "200"), waited: 0)
+        #expect(machine.segmentsEnded(writtenThrough: 300, attempts: [failed])
+            == .send(Self.request(from: 300, ifRange: "\"v1\"")))
+        #expect(machine.attempts.count == 2 && machine.attempts.last == failed)
+        // Segmenting is not offered a second time.
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 300-999/1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
+    }
 }
 
 extension DownloadStateMachine.Action {

@@ -90,6 +90,13 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         }
     }
 
+    /// Cancels the transfer unless it is about to end by itself (see ``allowsShedding``); its
+    /// bytes up to then are kept.
+    func cancelUnlessNearEnd() {
+        let task: (any TransportTask)? = lock.withLock { outcome == nil ? self.task : nil }
+        if let task, allowsShedding { cancelOffQueue(task) }
+    }
+
     var allowsShedding: Bool {
         sink.remainingBodyBytes.map { $0 > finishWithin } ?? true
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The sidecar `<dest>.part.json`: which remote content the bytes in `<dest>.part` belong to.
 ///
 /// The resolved URL may carry a token, so the sidecar holds its redacted form for people and its
@@ -9,17 +11,23 @@ public struct Sidecar: Codable, Sendable, Equatable {
     public var etag: String?
     public var lastModified: String?
     public var totalSize: Int64?
+    /// For a segmented download, the byte ranges of `.part` already written (the file itself is
+    /// preallocated to the total size); nil for a single stream, whose file size is its progress.
+    public var rangesDone: ByteRanges?
 
-    public init(url: String, urlSHA256: String, etag: String?, lastModified: String?, totalSize: Int64?) {
+    public init(url: String, urlSHA256: String, etag: String?, lastModified: String?, totalSize: Int64?,
+                rangesDone: ByteRanges? = nil) {
         self.url = url
         self.urlSHA256 = urlSHA256
         self.etag = etag
         self.lastModified = lastModified
         self.totalSize = totalSize
+        self.rangesDone = rangesDone
     }
 
     enum CodingKeys: String, CodingKey {
         case version, url, urlSHA256 = "url_sha256", etag, lastModified = "last_modified", totalSize = "total_size"
+        case rangesDone = "ranges_done"
     }
 
     /// What `If-Range` carries: the strong ETag, else Last-Modified.
@@ -28,7 +36,8 @@ public struct Sidecar: Codable, Sendable, Equatable {
 
 /// What is on disk for a job when it starts.
 public struct LocalPartial: Sendable, Equatable {
-    /// Size of `<dest>.part`: for a single stream, the bytes that are safely written.
+    /// How many bytes from the start of `<dest>.part` are written: its size for a single stream,
+    /// the written prefix for a segmented one.
     public var bytes: Int64
     public var sidecar: Sidecar?
 
@@ -36,6 +45,21 @@ public struct LocalPartial: Sendable, Equatable {
         self.bytes = bytes
         self.sidecar = sidecar
     }
+
+    /// A partial from a segmented download: `fileSize` is the preallocated size, and only the
+    /// ranges the sidecar lists (and the file holds) count.
+    public init(fileSize: Int64, sidecar: Sidecar?) {
+        if let done = sidecar?.rangesDone {
+            var sidecar = sidecar
+            sidecar?.rangesDone = done.clipped(to: fileSize)
+            self.init(bytes: sidecar?.rangesDone?.prefix ?? 0, sidecar: sidecar)
+        } else {
+            self.init(bytes: fileSize, sidecar: sidecar)
+        }
+    }
+
+    /// Bytes written anywhere in the part, for a segmented partial.
+    public var segmentedBytes: Int64 { sidecar?.rangesDone?.count ?? bytes }
 }
 
 /// The closed set of failure causes in reports (`schemas/report.schema.json`).
@@ -120,4 +144,15 @@ public struct BodyPlan: Sendable, Equatable {
 public struct RetryDelay: Sendable, Equatable {
     public var seconds: Double
     public var jitter: Bool
+
+    public init(seconds: Double, jitter: Bool) {
+        self.seconds = seconds
+        self.jitter = jitter
+    }
+
+    /// Exponential backoff with full jitter after the `failure`-th failure (1-based):
+    /// up to `base * 2^(failure-1)`, never more than `cap`.
+    public static func backoff(failure: Int, base: Double, cap: Double) -> RetryDelay {
+        RetryDelay(seconds: min(cap, base * pow(2, Double(failure - 1))), jitter: true)
+    }
 }

@@ -17,6 +17,13 @@ import Foundation
 /// cancel takes effect, so instead of cancelling again and again the rest of the file is then
 /// fetched in bounded ranges of ``Configuration/pauseChunk`` bytes, each one sent only after the
 /// previous one is on disk: the server can never send more than one chunk ahead of the disk.
+///
+/// Segments: with ``Configuration/segments`` above 1 the first request asks for one piece
+/// (`Range: bytes=0-…`); its 206 names the size and the validator, and the machine answers
+/// ``Action/segment(_:)`` for the rest, which ``SegmentedTransfer`` fetches over several
+/// connections. A 200 instead means the server ignores ranges: that body is the whole file, one
+/// stream. When segmenting ends early, ``segmentsEnded(writtenThrough:attempts:)`` continues
+/// from the written prefix as a single stream, with the usual retries and mirror failover.
 public struct DownloadStateMachine: Sendable {
     /// The fixed facts of a job.
     public struct Configuration: Sendable {
@@ -38,10 +45,16 @@ public struct DownloadStateMachine: Sendable {
         /// With a rate limit: fetch in bounded ranges of this size from the start, so the owner can
         /// wait for the rate limiter before each one (URLSession cannot be slowed down otherwise).
         public var pacedChunk: Int64?
+        /// Parallel connections for one file; 1 is a single stream.
+        public var segments: Int
+        /// Size of the first (probing) range and of each range a segment fetches.
+        public var pieceSize: Int64
 
         public init(mirrors: [String], mirrorIdentities: [String], displayMirrors: [String]? = nil, expectedSize: Int64?,
                     checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool,
-                    pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil) {
+                    pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20) {
+            self.segments = segments
+            self.pieceSize = pieceSize
             self.pauseChunk = pauseChunk
             self.pacedChunk = pacedChunk
             self.mirrors = mirrors
@@ -65,7 +78,19 @@ public struct DownloadStateMachine: Sendable {
         case verifyPartial
         /// The body is complete: verify and publish.
         case verify
+        /// Fetch the rest over several connections.
+        case segment(SegmentStart)
         case fail(DownloadFailure)
+    }
+
+    /// Where a segmented transfer starts: the content it continues and what is already written.
+    public struct SegmentStart: Sendable, Equatable {
+        /// The URL to ask (the mirror, or where it redirected).
+        public var url: String
+        public var total: Int64
+        /// The sidecar naming the content; its `ranges_done` says what is written.
+        public var sidecar: Sidecar
+        public var done: ByteRanges
     }
 
     /// How a response body ended, as seen by the owner.
@@ -103,6 +128,8 @@ public struct DownloadStateMachine: Sendable {
     private var pendingWait = 0.0
     /// Set after an overflow: fetch the rest in bounded ranges.
     private var boundedRanges = false
+    /// Segmenting is offered once per job; after it ends early the job is one stream.
+    private var segmentingOffered = false
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -116,8 +143,9 @@ public struct DownloadStateMachine: Sendable {
 
     /// The first request, given what is on disk.
     public mutating func start(local: LocalPartial?) -> Action {
-        if let local, local.bytes > 0, let sidecar = local.sidecar, sidecar.ifRangeValue != nil,
-           local.bytes <= (sidecar.totalSize ?? .max), local.bytes <= (configuration.expectedSize ?? .max) {
+        if let local, local.segmentedBytes > 0, let sidecar = local.sidecar, sidecar.ifRangeValue != nil,
+           local.bytes <= (sidecar.totalSize ?? .max), local.bytes <= (configuration.expectedSize ?? .max),
+           sidecar.rangesDone == nil || sidecar.totalSize == (configuration.expectedSize ?? sidecar.totalSize) {
             let sameMirror = sidecar.urlSHA256 == configuration.mirrorIdentities.first
             if sameMirror || sidecar.etag != nil || configuration.checksumPinned {
                 partialBytes = local.bytes
@@ -125,9 +153,39 @@ public struct DownloadStateMachine: Sendable {
                 etag = sidecar.etag
                 lastModified = sidecar.lastModified
                 totalSize = sidecar.totalSize
+                if let done = sidecar.rangesDone, let segment = offerSegments(done: done) {
+                    // Resumes every segment; each range request's If-Range checks the content.
+                    resumedFrom = local.segmentedBytes
+                    return segment
+                }
             }
         }
         return send(nextRequest())
+    }
+
+    /// Segmenting ended before every byte was written (`attempts` are the range requests that
+    /// failed): continue from the written prefix as one stream.
+    public mutating func segmentsEnded(writtenThrough prefix: Int64, attempts: [AttemptRecord]) -> Action {
+        segmentsFinished(attempts: attempts)
+        partialBytes = prefix
+        partialMirror = mirrorIndex
+        return send(nextRequest())
+    }
+
+    /// Records the failed range requests of a segmented transfer (a complete one is verified next).
+    public mutating func segmentsFinished(attempts: [AttemptRecord]) {
+        self.attempts += attempts
+    }
+
+    /// `.segment` for the rest of the current content, when it is worth it: segments wanted,
+    /// size and validator known, and more than one piece left.
+    private mutating func offerSegments(done: ByteRanges) -> Action? {
+        guard configuration.segments > 1, !segmentingOffered, let total = totalSize, etag ?? lastModified != nil,
+              total - done.count > configuration.pieceSize else { return nil }
+        segmentingOffered = true
+        var sidecar = sidecar()
+        sidecar.rangesDone = done
+        return .segment(SegmentStart(url: currentURL, total: total, sidecar: sidecar, done: done))
     }
 
     /// A response head arrived for the pending request.
@@ -170,7 +228,9 @@ public struct DownloadStateMachine: Sendable {
                 return retry(DownloadFailure(.connection, "connection closed after \(flushed) of \(end) bytes"),
                              status: nil, retryAfter: nil, remaining: remaining, recorded: true)
             }
-            if let total = totalSize, flushed < total, boundedRanges {
+            if let total = totalSize, flushed < total {
+                // The first piece (segments) or one bounded range arrived; the file goes on.
+                if let segment = offerSegments(done: ByteRanges([0..<flushed])) { return segment }
                 return send(nextRequest())
             }
             if totalSize == nil { totalSize = flushed }
@@ -337,8 +397,7 @@ public struct DownloadStateMachine: Sendable {
         if let retryAfter {
             delay = RetryDelay(seconds: retryAfter, jitter: false)
         } else {
-            let exponential = configuration.backoff * pow(2, Double(failuresOnMirror - 1))
-            delay = RetryDelay(seconds: min(configuration.backoffMax, exponential), jitter: true)
+            delay = .backoff(failure: failuresOnMirror, base: configuration.backoff, cap: configuration.backoffMax)
         }
         if let remaining, delay.seconds > remaining && !delay.jitter {
             return .fail(DownloadFailure(
@@ -388,11 +447,12 @@ public struct DownloadStateMachine: Sendable {
             planned.rangeStart = partialBytes
             planned.rangeEnd = min(partialBytes + chunkSize, total) - 1
             planned.ifRange = validator
-        } else if let paced = configuration.pacedChunk, partialBytes == 0 {
-            // The first paced request: a bounded range without If-Range; a server that ignores
-            // ranges answers 200 with the whole file, which is accepted as it is.
+        } else if let first = configuration.pacedChunk ?? (configuration.segments > 1 && !segmentingOffered ? configuration.pieceSize : nil),
+                  partialBytes == 0 {
+            // The first paced or segmented request: a bounded range without If-Range; a server
+            // that ignores ranges answers 200 with the whole file, which is accepted as it is.
             planned.rangeStart = 0
-            planned.rangeEnd = paced - 1
+            planned.rangeEnd = first - 1
         }
         return planned
     }

@@ -24,6 +24,8 @@ final class JobDownloader: @unchecked Sendable {
     private let started = DispatchTime.now()
     private let deadline: DispatchTime?
     private var bytesTransferred: Int64 = 0
+    /// Connections used by a segmented transfer, for the report.
+    private var segmentsUsed: Int?
 
     init(job: Job, context: Context) {
         self.job = job
@@ -31,12 +33,14 @@ final class JobDownloader: @unchecked Sendable {
         files = PartialFiles(destPath: context.outputDirectory + "/" + job.dest.resolved)
         algorithms = job.checksums.map(\.algorithm).filter { $0 != .sha256 }
         let mirrors = job.urls.map(\.resolved)
+        let segments = Self.segmentCount(job, rateLimited: context.rateLimiter != nil)
         machine = MachineBox(DownloadStateMachine(configuration: .init(
             mirrors: mirrors, mirrorIdentities: mirrors.map(Digester.sha256Hex), displayMirrors: job.urls.map(\.redacted),
             expectedSize: job.size,
             checksumPinned: !job.checksums.isEmpty, retries: job.settings.retries, backoff: job.settings.backoff,
             backoffMax: job.settings.backoffMax, allowInsecureRedirect: job.settings.allowInsecureRedirect,
-            pauseChunk: Int64(context.memoryCap), pacedChunk: context.rateLimiter?.chunkSize(cap: Int64(context.memoryCap)))))
+            pauseChunk: Int64(context.memoryCap), pacedChunk: context.rateLimiter?.chunkSize(cap: Int64(context.memoryCap)),
+            segments: segments, pieceSize: Self.pieceSize(total: job.size, segments: segments))))
         deadline = job.settings.deadline.map { .now() + .nanoseconds(Int($0 * 1e9)) }
     }
 
@@ -113,8 +117,15 @@ final class JobDownloader: @unchecked Sendable {
                     return finish(failure: DownloadFailure(.ioError, "cannot read \(files.partPath)"))
                 }
                 switch verifyAndPublish(digests: written.digests, size: written.bytes, sink: sink) {
-                case .published:
-                    return finish(published: written)
+                case .published(let digests, let bytes):
+                    return finish(published: (digests, bytes))
+                case .next(let next):
+                    action = next
+                }
+            case .segment(let start):
+                switch await performSegments(start, sink: sink) {
+                case .published(let digests, let bytes):
+                    return finish(published: (digests, bytes))
                 case .next(let next):
                     action = next
                 }
@@ -127,16 +138,29 @@ final class JobDownloader: @unchecked Sendable {
         }
     }
 
-    /// Sends one request and returns the machine's next action.
-    private func perform(_ planned: PlannedRequest, sink: FileSink) async -> DownloadStateMachine.Action {
-        guard let url = URL(string: planned.url) else {
-            return .fail(DownloadFailure(.connection, "invalid URL \(planned.url)"))
+    /// Connections for one file: `segments: N`, or for `auto` 4 when the manifest gives a size of
+    /// at least 64 MiB. A rate-limited run paces single streams instead (more connections
+    /// cannot beat the limit).
+    static func segmentCount(_ job: Job, rateLimited: Bool) -> Int {
+        guard !rateLimited else { return 1 }
+        switch job.settings.segments {
+        case .count(let count): return count
+        case .auto: return (job.size ?? 0) >= autoSegmentSize ? 4 : 1
         }
-        var paced: Int64 = 0
-        if let limiter = context.rateLimiter, let start = planned.rangeStart, let end = planned.rangeEnd {
-            paced = end - start + 1
-            await limiter.take(paced)
-        }
+    }
+
+    static let autoSegmentSize: Int64 = 64 << 20
+
+    /// Range size for segments: a quarter of each connection's share, between 4 and 16 MiB, so
+    /// the written prefix (which the hash follows) never trails far behind.
+    static func pieceSize(total: Int64?, segments: Int) -> Int64 {
+        guard let total else { return 16 << 20 }
+        return min(16 << 20, max(4 << 20, total / Int64(max(1, segments) * 4)))
+    }
+
+    /// The HTTP request for `planned`: the job's method, headers and body, plus Range/If-Range.
+    private func request(for planned: PlannedRequest) -> TransportRequest? {
+        guard let url = URL(string: planned.url) else { return nil }
         var headers = job.headers.map { (name: $0.name, value: $0.value.resolved) }
         if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
             headers.append((name: "User-Agent", value: "batchfetch/\(Runner.version)"))
@@ -145,9 +169,58 @@ final class JobDownloader: @unchecked Sendable {
             headers.append((name: "Range", value: range))
             if let ifRange = planned.ifRange { headers.append((name: "If-Range", value: ifRange)) }
         }
-        let request = TransportRequest(
+        return TransportRequest(
             url: url, method: job.method.rawValue, headers: headers, body: job.body.map { Data($0.resolved.utf8) },
             timeout: job.settings.timeout + 30)
+    }
+
+    /// Runs a segmented transfer and returns what to do next: verify and publish, continue as one
+    /// stream from the written prefix, or fail (disk errors, deadline, interruption).
+    private func performSegments(_ start: DownloadStateMachine.SegmentStart, sink: FileSink) async -> Verdict {
+        let state = machine.with { $0 }
+        let connections = state.configuration.segments
+        let transfer = SegmentedTransfer(.init(
+            start: start, connections: connections, mirrorIndex: state.mirrorIndex, displayURL: state.servedURL,
+            files: files, algorithms: algorithms, context: context, idleTimeout: job.settings.timeout, deadline: deadline,
+            planner: .init(total: start.total, pieceSize: state.configuration.pieceSize,
+                           ifRange: start.sidecar.ifRangeValue ?? "", retries: job.settings.retries,
+                           backoff: job.settings.backoff, backoffMax: job.settings.backoffMax),
+            request: { [self] range in
+                request(for: PlannedRequest(mirrorIndex: state.mirrorIndex, url: start.url, rangeStart: range.lowerBound,
+                                            rangeEnd: range.upperBound - 1, ifRange: start.sidecar.ifRangeValue))
+            }))
+        let outcome = await transfer.run()
+        bytesTransferred += transfer.received
+        segmentsUsed = connections
+        switch outcome {
+        case .complete(let digests):
+            machine.with { $0.segmentsFinished(attempts: transfer.attempts) }
+            return verifyAndPublish(digests: digests, size: start.total, sink: sink)
+        case .stopped(let prefix, let failure):
+            if Self.endsTheJob(failure) { return .next(.fail(failure)) }
+            // From here one stream continues at the prefix; the sidecar must not promise more.
+            var sidecar = start.sidecar
+            sidecar.rangesDone = ByteRanges([0..<prefix])
+            try? files.writeSidecar(sidecar)
+            return .next(machine.with { $0.segmentsEnded(writtenThrough: prefix, attempts: transfer.attempts) })
+        }
+    }
+
+    /// Failures no other request can cure.
+    private static func endsTheJob(_ failure: DownloadFailure) -> Bool {
+        [.deadlineExceeded, .interrupted, .diskFull, .permissionDenied, .ioError].contains(failure.code)
+    }
+
+    /// Sends one request and returns the machine's next action.
+    private func perform(_ planned: PlannedRequest, sink: FileSink) async -> DownloadStateMachine.Action {
+        guard let request = request(for: planned), let url = Optional(request.url) else {
+            return .fail(DownloadFailure(.connection, "invalid URL \(planned.url)"))
+        }
+        var paced: Int64 = 0
+        if let limiter = context.rateLimiter, let start = planned.rangeStart, let end = planned.rangeEnd {
+            paced = end - start + 1
+            await limiter.take(paced)
+        }
         let files = self.files
         let machine = self.machine
         let handler = AttemptHandler(
@@ -200,7 +273,7 @@ final class JobDownloader: @unchecked Sendable {
     }
 
     private enum Verdict {
-        case published
+        case published(digests: [String: String], bytes: Int64)
         /// Not published: what to do instead (another mirror, or failure).
         case next(DownloadStateMachine.Action)
     }
@@ -234,7 +307,7 @@ final class JobDownloader: @unchecked Sendable {
         } catch {
             return .next(.fail(error))
         }
-        return .published
+        return .published(digests: digests, bytes: size)
     }
 
     /// The job's result: published with these digests and size, or failed with `failure`.
@@ -250,6 +323,7 @@ final class JobDownloader: @unchecked Sendable {
         result.httpStatus = state.lastStatus
         result.resumedFrom = state.resumedFrom
         result.bytesTransferred = bytesTransferred
+        result.segments = segmentsUsed
         if let published {
             result.size = published.bytes
             result.checksums = published.digests

@@ -25,6 +25,8 @@ public struct JobResult: Sendable {
     public var lastModified: String?
     public var attempts: [AttemptRecord] = []
     public var resumedFrom: Int64?
+    /// Connections of a segmented transfer; nil for a single stream.
+    public var segments: Int?
     public var bytesTransferred: Int64 = 0
     public var duration: Double = 0
     public var failure: DownloadFailure?

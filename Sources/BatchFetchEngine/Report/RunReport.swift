@@ -116,6 +116,7 @@ extension RunReport.Job {
         lastModified = result.lastModified
         attempts = result.status == .skipped || result.status == .upToDate ? nil : result.attempts.count
         resumedFrom = result.resumedFrom
+        segments = result.segments
         bytesTransferred = result.status == .skipped ? nil : result.bytesTransferred
         durationSeconds = (result.duration * 1000).rounded() / 1000
         skippedBecause = result.skippedBecause

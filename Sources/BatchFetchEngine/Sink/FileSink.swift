@@ -10,6 +10,10 @@ import Foundation
 /// ``flushedOffset`` with a new range request (URLSession has no backpressure). Bytes that were
 /// already on their way keep being accepted up to twice the cap, so a pause wastes nothing in
 /// the usual case; past that they are dropped (`.stop`) and fetched again.
+///
+/// A sink made with `hashes: false` serves one connection of a segmented download: it writes
+/// ranges at their offsets into the shared, preallocated part (``beginRange(at:end:)``) and
+/// leaves hashing to ``OrderedHasher``, which needs the bytes in file order.
 public final class FileSink: @unchecked Sendable {
     public static let defaultWriteSize = 1 << 20
     public static let defaultMemoryCap = 8 << 20
@@ -20,6 +24,7 @@ public final class FileSink: @unchecked Sendable {
     private let queue: DispatchQueue
     private let writeSize: Int
     private let memoryCap: Int
+    private let hashes: Bool
     private let lock = NSLock()
 
     // Guarded by `lock`.
@@ -41,7 +46,7 @@ public final class FileSink: @unchecked Sendable {
 
     /// Opens (creating if needed) the part file; does not truncate it.
     public init(partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
-                memoryCap: Int = defaultMemoryCap) throws(DownloadFailure) {
+                memoryCap: Int = defaultMemoryCap, hashes: Bool = true) throws(DownloadFailure) {
         descriptor = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath)") }
         self.partPath = partPath
@@ -49,6 +54,7 @@ public final class FileSink: @unchecked Sendable {
         queue = DispatchQueue(label: "batchfetch.sink")
         self.writeSize = writeSize
         self.memoryCap = max(memoryCap, writeSize * 2)
+        self.hashes = hashes
         digester = Digester(also: algorithms)
         buffer = ChunkBuffer(capacity: writeSize + 64 * 1024)
     }
@@ -86,6 +92,18 @@ public final class FileSink: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Prepares for a range of a segmented download: bytes `offset..<end` of the part, which is
+    /// neither truncated nor hashed here.
+    public func beginRange(at offset: Int64, end: Int64) {
+        lock.withLock {
+            nextOffset = offset
+            endOffset = end
+            exceeded = false
+            buffer.count = 0
+        }
+        queue.async { [self] in written = offset }
     }
 
     public enum AppendResult {
@@ -198,7 +216,7 @@ public final class FileSink: @unchecked Sendable {
                 }
                 done += result
             }
-            digester.update(bytes)
+            if hashes { digester.update(bytes) }
             return true
         }
         if ok {

@@ -29,7 +29,7 @@ public struct PartialFiles: Sendable {
         let sidecar = FileManager.default.contents(atPath: sidecarPath).flatMap {
             try? JSONDecoder().decode(Sidecar.self, from: $0)
         }
-        return LocalPartial(bytes: bytes, sidecar: sidecar)
+        return LocalPartial(fileSize: bytes, sidecar: sidecar)
     }
 
     /// Writes the sidecar in place, without temp file, rename or fsync: `Data.write(.atomic)`

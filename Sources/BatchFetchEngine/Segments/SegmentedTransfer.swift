@@ -1,0 +1,239 @@
+import BatchFetchSpec
+import Foundation
+
+/// Performs a segmented download (DESIGN.md §5): several connections fetch ranges chosen by a
+/// ``SegmentPlanner`` and write them at their offsets into one preallocated `.part`, each through
+/// its own ``FileSink``; an ``OrderedHasher`` follows the written prefix. The sidecar lists the
+/// written ranges after every range, so a SIGKILL loses at most the ranges in flight, and a rerun
+/// resumes each gap.
+final class SegmentedTransfer: @unchecked Sendable {
+    enum Outcome {
+        /// Every byte is written; the digests cover the whole part.
+        case complete(digests: [String: String])
+        /// Segmenting ended early with the part written up to `prefix` (and perhaps beyond).
+        case stopped(prefix: Int64, DownloadFailure)
+    }
+
+    /// What the transfer needs from its job.
+    struct Setup {
+        var start: DownloadStateMachine.SegmentStart
+        var connections: Int
+        var mirrorIndex: Int
+        /// The URL as it may be printed, for attempt records.
+        var displayURL: String
+        var files: PartialFiles
+        var algorithms: [Checksum.Algorithm]
+        var context: JobDownloader.Context
+        var idleTimeout: Double
+        var deadline: DispatchTime?
+        var planner: SegmentPlanner.Configuration
+        /// The request for one range (method, headers, Range and If-Range).
+        var request: @Sendable (Range<Int64>) -> TransportRequest?
+    }
+
+    private let setup: Setup
+    private let lock = NSLock()
+    // Guarded by `lock`.
+    private var planner: SegmentPlanner
+    private var active: [ObjectIdentifier: (range: Range<Int64>, sink: FileSink, handler: AttemptHandler?)] = [:]
+    private(set) var attempts: [AttemptRecord] = []
+    private(set) var received: Int64 = 0
+    private let hasher: OrderedHasher
+
+    init(_ setup: Setup) {
+        self.setup = setup
+        planner = SegmentPlanner(configuration: setup.planner, done: setup.start.done)
+        hasher = OrderedHasher(path: setup.files.partPath, algorithms: setup.algorithms)
+    }
+
+    func run() async -> Outcome {
+        do {
+            try preallocate()
+            try writeSidecar()
+        } catch {
+            return .stopped(prefix: setup.start.done.prefix, error)
+        }
+        hasher.advance(to: setup.start.done.prefix)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<setup.connections {
+                group.addTask { await self.connection() }
+            }
+        }
+        let (complete, prefix, reason) = lock.withLock { (planner.isComplete, planner.done.prefix, planner.stopReason) }
+        guard complete else {
+            try? writeSidecar()
+            return .stopped(prefix: prefix, reason ?? DownloadFailure(.connection, "segments ended early"))
+        }
+        switch await hasher.finish(total: setup.start.total) {
+        case .success(let digests): return .complete(digests: digests)
+        case .failure(let failure): return .stopped(prefix: prefix, failure)
+        }
+    }
+
+    /// One connection: claims ranges until none are left or segmenting stops.
+    private func connection() async {
+        let sink: FileSink
+        do {
+            sink = try FileSink(partPath: setup.files.partPath, algorithms: [], writeSize: setup.context.writeSize,
+                                memoryCap: max(2 << 20, setup.context.memoryCap / setup.connections), hashes: false)
+        } catch {
+            stop(error)
+            return
+        }
+        let key = ObjectIdentifier(sink)
+        while let range = lock.withLock({ () -> Range<Int64>? in
+            let range = planner.claim()
+            if let range { active[key] = (range, sink, nil) }
+            return range
+        }) {
+            // From here the sink's progress counts from the range's start (see writeSidecar).
+            sink.beginRange(at: range.lowerBound, end: range.upperBound)
+            let verdict = await fetch(range, sink: sink, key: key)
+            guard case .retry(_, let delay) = verdict else { continue }
+            let seconds = delay.jitter ? Double.random(in: 0...max(0, delay.seconds)) : delay.seconds
+            if let deadline = setup.deadline, DispatchTime.now() + .nanoseconds(Int(seconds * 1e9)) > deadline {
+                stop(DownloadFailure(.deadlineExceeded, "the job deadline passes before the next retry"))
+                return
+            }
+            try? await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1e9))
+            if Task.isCancelled {
+                stop(DownloadFailure(.interrupted, "interrupted"))
+                return
+            }
+        }
+    }
+
+    /// Fetches one range and returns the planner's verdict on how it went.
+    private func fetch(_ range: Range<Int64>, sink: FileSink, key: ObjectIdentifier) async -> SegmentPlanner.Verdict {
+        guard let request = setup.request(range), let host = request.url.host else {
+            return stop(DownloadFailure(.connection, "invalid URL \(setup.start.url)"))
+        }
+        let verdictBox = VerdictBox()
+        let judge = lock.withLock { planner }
+        let handler = AttemptHandler(
+            sink: sink, finishWithin: Int64(max(2 << 20, setup.context.memoryCap / setup.connections)),
+            decide: { head in
+                let verdict = judge.judge(head, for: range)
+                verdictBox.set(verdict, status: head.status)
+                if verdict == .accept { return .receive(BodyPlan(offset: range.lowerBound, end: range.upperBound)) }
+                return .fail(DownloadFailure(.httpStatus, "range refused"))
+            },
+            begin: { plan in sink.beginRange(at: plan.offset, end: plan.end ?? range.upperBound) })
+        await setup.context.hosts.acquire(host)
+        let stopped = lock.withLock { () -> Bool in
+            active[key]?.handler = handler
+            return planner.stopReason != nil
+        }
+        if !stopped { handler.attach(setup.context.transport.start(request, handler: handler)) }
+        let outcome = stopped ? nil : await handler.finished(idleTimeout: setup.idleTimeout, deadline: setup.deadline)
+        await setup.context.hosts.release(host)
+        await sink.drain()
+        let written = verdictBox.verdict == .accept ? sink.flushedOffset : range.lowerBound
+        let prefix = lock.withLock { () -> Int64 in
+            active[key] = nil
+            received += outcome?.received ?? 0
+            planner.release(range, writtenThrough: written)
+            return planner.done.prefix
+        }
+        hasher.advance(to: prefix)
+        try? writeSidecar()
+
+        guard let outcome else { return .stop(DownloadFailure(.connection, "stopped")) }
+        if let failure = sink.writeFailure { return stop(failure) }
+        if let deadline = setup.deadline, DispatchTime.now() >= deadline {
+            return stop(DownloadFailure(.deadlineExceeded, "job deadline exceeded"))
+        }
+        switch verdictBox.verdict {
+        case .stop(let failure)?:
+            record(status: verdictBox.status, failure)
+            return stop(failure)
+        case .retry(let failure, let delay)?:
+            record(status: verdictBox.status, failure)
+            return lock.withLock { planner.failed(failure, delay: delay) }.stoppingOthers(self)
+        case .accept?:
+            break
+        case nil:
+            if outcome.failure == .cancelled { return .stop(DownloadFailure(.interrupted, "cancelled")) }
+        }
+        if outcome.overflow || written >= range.upperBound { return .accept }
+        let failure: DownloadFailure
+        switch outcome.failure {
+        case .timedOut?: failure = DownloadFailure(.timeout, "no data for bytes \(written)-\(range.upperBound - 1) within the idle timeout")
+        case .cancelled?: return lock.withLock { planner.stopReason }.map { .stop($0) } ?? .stop(DownloadFailure(.interrupted, "cancelled"))
+        case .connection(let reason)?, .other(let reason)?: failure = DownloadFailure(.connection, reason)
+        case .overloaded?, nil: failure = DownloadFailure(.connection, "connection closed at \(written) of bytes \(range.lowerBound)-\(range.upperBound - 1)")
+        }
+        record(status: verdictBox.status, failure)
+        return lock.withLock { planner.failed(failure) }.stoppingOthers(self)
+    }
+
+    /// Ends segmenting and cancels the other connections' transfers (those not about to end).
+    @discardableResult
+    fileprivate func stop(_ failure: DownloadFailure) -> SegmentPlanner.Verdict {
+        let handlers = lock.withLock { () -> [AttemptHandler] in
+            planner.stop(failure)
+            return active.values.compactMap(\.handler)
+        }
+        for handler in handlers { handler.cancelUnlessNearEnd() }
+        return .stop(failure)
+    }
+
+    private func record(status: Int?, _ failure: DownloadFailure) {
+        lock.withLock {
+            attempts.append(AttemptRecord(mirrorIndex: setup.mirrorIndex, url: setup.displayURL, httpStatus: status,
+                                          failure: failure, waited: 0))
+        }
+    }
+
+    /// Reserves the whole file at once: no fragmentation, and a full disk fails now, not at 90 %.
+    private func preallocate() throws(DownloadFailure) {
+        let descriptor = open(setup.files.partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot open \(setup.files.partPath)") }
+        defer { close(descriptor) }
+        #if os(Linux)
+        let result = posix_fallocate(descriptor, 0, off_t(setup.start.total))
+        if result != 0 && result != EOPNOTSUPP && result != EINVAL {
+            throw FileSink.failure(result, "cannot reserve \(setup.start.total) bytes for \(setup.files.partPath)")
+        }
+        #endif
+        if ftruncate(descriptor, off_t(setup.start.total)) != 0 {
+            throw FileSink.failure(errno, "cannot size \(setup.files.partPath)")
+        }
+    }
+
+    /// Records what is written: finished ranges plus each connection's progress in its range.
+    private func writeSidecar() throws(DownloadFailure) {
+        let sidecar = lock.withLock { () -> Sidecar in
+            var done = planner.done
+            for entry in active.values {
+                done.insert(entry.range.lowerBound..<min(entry.range.upperBound, max(entry.range.lowerBound, entry.sink.flushedOffset)))
+            }
+            var sidecar = setup.start.sidecar
+            sidecar.rangesDone = done
+            return sidecar
+        }
+        try setup.files.writeSidecar(sidecar)
+    }
+}
+
+/// The verdict on a range's response head, set on the transport's queue and read after the
+/// request ends.
+private final class VerdictBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: (SegmentPlanner.Verdict, Int)?
+
+    func set(_ verdict: SegmentPlanner.Verdict, status: Int) {
+        lock.withLock { stored = (verdict, status) }
+    }
+
+    var verdict: SegmentPlanner.Verdict? { lock.withLock { stored?.0 } }
+    var status: Int? { lock.withLock { stored?.1 } }
+}
+
+private extension SegmentPlanner.Verdict {
+    /// A stop verdict also stops the other connections.
+    func stoppingOthers(_ transfer: SegmentedTransfer) -> Self {
+        if case .stop(let failure) = self { transfer.stop(failure) }
+        return self
+    }
+}

@@ -1,0 +1,125 @@
+@testable import BatchFetchEngine
+import Foundation
+import Testing
+
+/// Range bookkeeping and the decisions of a segmented download, without sockets.
+@Suite struct SegmentPlannerTests {
+    static let mib: Int64 = 1 << 20
+
+    static func planner(total: Int64 = 10 * mib, piece: Int64 = 4 * mib, done: ByteRanges = ByteRanges(),
+                        retries: Int = 2) -> SegmentPlanner {
+        SegmentPlanner(configuration: .init(total: total, pieceSize: piece, ifRange: "\"v1\"", retries: retries,
+                                            backoff: 1, backoffMax: 8), done: done)
+    }
+
+    static func head(_ status: Int, _ headers: [String: String] = [:]) -> TransportResponseHead {
+        TransportResponseHead(status: status, headers: headers)
+    }
+
+    @Test func byteRangesMergeOverlappingAndTouchingRanges() {
+        var ranges = ByteRanges([10..<20, 30..<40])
+        ranges.insert(20..<25)
+        #expect(ranges.ranges == [10..<25, 30..<40])
+        ranges.insert(24..<31)
+        #expect(ranges.ranges == [10..<40])
+        ranges.insert(0..<5)
+        #expect(ranges.ranges == [0..<5, 10..<40])
+        #expect(ranges.prefix == 5 && ranges.count == 35)
+        ranges.remove(12..<14)
+        #expect(ranges.ranges == [0..<5, 10..<12, 14..<40])
+        #expect(ranges.firstGap(before: 50) == 5..<10)
+        #expect(ranges.firstGap(from: 14, before: 50) == 40..<50)
+        #expect(ranges.firstGap(from: 14, before: 40) == nil)
+        #expect(ranges.clipped(to: 11).ranges == [0..<5, 10..<11])
+    }
+
+    @Test func byteRangesRoundTripAsPairsAndRefuseBadOnes() throws {
+        let ranges = ByteRanges([0..<5, 9..<12])
+        let json = try JSONEncoder().encode(ranges)
+        #expect(String(decoding: json, as: UTF8.self) == "[[0,5],[9,12]]")
+        #expect(try JSONDecoder().decode(ByteRanges.self, from: json) == ranges)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ByteRanges.self, from: Data("[[5,1]]".utf8)) }
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ByteRanges.self, from: Data("[[1]]".utf8)) }
+    }
+
+    @Test func claimsTheLowestFreeRangeInPieces() {
+        var planner = Self.planner(done: ByteRanges([0..<(1 * Self.mib)]))
+        #expect(planner.claim() == Self.mib..<(5 * Self.mib))
+        #expect(planner.claim() == (5 * Self.mib)..<(9 * Self.mib))
+        #expect(planner.claim() == (9 * Self.mib)..<(10 * Self.mib))
+        #expect(planner.claim() == nil)
+        #expect(!planner.isComplete)
+    }
+
+    @Test func aRangeEndingEarlyReturnsItsRestToThePool() {
+        var planner = Self.planner()
+        let first = planner.claim()!
+        let second = planner.claim()!
+        planner.release(first, writtenThrough: 3 * Self.mib)
+        #expect(planner.done.ranges == [0..<(3 * Self.mib)])
+        // The lowest gap comes back first, even though later bytes were never claimed.
+        #expect(planner.claim() == (3 * Self.mib)..<(4 * Self.mib))
+        planner.release(second, writtenThrough: second.upperBound)
+        #expect(planner.done.ranges == [0..<(3 * Self.mib), second])
+    }
+
+    @Test func completeWhenEveryByteIsWritten() {
+        var planner = Self.planner(total: 6 * Self.mib)
+        while let range = planner.claim() { planner.release(range, writtenThrough: range.upperBound) }
+        #expect(planner.isComplete && planner.done.prefix == 6 * Self.mib)
+    }
+
+    @Test func a206MustMatchTheRangeTheTotalAndTheETag() {
+        let planner = Self.planner(total: 1000)
+        let range: Range<Int64> = 100..<200
+        #expect(planner.judge(Self.head(206, ["Content-Range": "bytes 100-199/1000", "ETag": "\"v1\""]), for: range) == .accept)
+        #expect(planner.judge(Self.head(206, ["Content-Range": "bytes 100-199/1000"]), for: range) == .accept)
+        for wrong in ["bytes 0-199/1000", "bytes 100-150/1000", "bytes 100-199/999", "bytes 100-199/*"] {
+            guard case .stop(let failure) = planner.judge(Self.head(206, ["Content-Range": wrong]), for: range) else {
+                Issue.record("\(wrong) accepted")
+                continue
+            }
+            #expect(failure.code == .rangeNotHonoured)
+        }
+        guard case .stop(let changed) = planner.judge(
+            Self.head(206, ["Content-Range": "bytes 100-199/1000", "ETag": "\"v2\""]), for: range) else {
+            Issue.record("ETag change accepted")
+            return
+        }
+        #expect(changed.code == .remoteChanged)
+    }
+
+    @Test func a200MeansRangesAreNotHonouredAnyMore() {
+        guard case .stop(let failure) = Self.planner().judge(Self.head(200), for: 0..<10) else {
+            Issue.record("200 accepted")
+            return
+        }
+        #expect(failure.code == .rangeNotHonoured)
+    }
+
+    @Test func retryableStatusesRetryAndRetryAfterIsHonoured() {
+        let planner = Self.planner()
+        #expect(planner.judge(Self.head(503, ["Retry-After": "7"]), for: 0..<10)
+            == .retry(DownloadFailure(.httpStatus, "HTTP 503 for bytes 0-9"), RetryDelay(seconds: 7, jitter: false)))
+        guard case .retry(_, let delay) = planner.judge(Self.head(429), for: 0..<10) else {
+            Issue.record("429 not retried")
+            return
+        }
+        #expect(delay == RetryDelay(seconds: 1, jitter: true))
+        guard case .stop(let failure) = planner.judge(Self.head(404), for: 0..<10) else {
+            Issue.record("404 retried")
+            return
+        }
+        #expect(failure.code == .httpStatus)
+    }
+
+    @Test func failuresBackOffUntilTheRetriesAreUsedUp() {
+        var planner = Self.planner(retries: 2)
+        let failure = DownloadFailure(.connection, "reset")
+        #expect(planner.failed(failure) == .retry(failure, RetryDelay(seconds: 1, jitter: true)))
+        #expect(planner.failed(failure) == .retry(failure, RetryDelay(seconds: 2, jitter: true)))
+        #expect(planner.failed(failure) == .stop(failure))
+        #expect(planner.stopReason == failure)
+        #expect(planner.claim() == nil)
+    }
+}

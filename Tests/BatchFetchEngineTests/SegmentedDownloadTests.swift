@@ -1,0 +1,96 @@
+@testable import BatchFetchEngine
+import BatchFetchSpec
+import Foundation
+import Testing
+import TestOrigin
+
+/// Segmented downloads against the loopback origin: parallel ranges into one file, retries of a
+/// single range, and the fall back to one stream when ranges stop being honoured.
+@Suite struct SegmentedDownloadTests {
+    static let size: Int64 = 24 << 20
+
+    /// A 24 MiB file fetched with 4 segments (pieces of 4 MiB), trickled so they overlap.
+    private func run(_ world: Harness, change: (inout OriginFile) -> Void = { _ in }) async throws -> RunReport {
+        var file = OriginFile.generated(size: Self.size, seed: 5)
+        file.trickleBytesPerSecond = 24 << 20
+        change(&file)
+        world.origin.serve("/big.bin", file)
+        return try await world.run(world.single("/big.bin", extra: "segments: 4\nsize: \(Self.size)"))
+    }
+
+    @Test func segmentsFetchRangesInParallelIntoOneFile() async throws {
+        let world = try await Harness()
+        let report = try await run(world)
+        let digest = try world.sha256(ofFile: "out.bin")
+        let requests = world.origin.requests("/big.bin")
+        let served = world.origin.bytesServed("/big.bin")
+        let inFlight = world.origin.maxResponsesInFlight
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: world.directory.path)
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded && job.segments == 4)
+        #expect(digest == Harness.sha256(.generated(size: Self.size, seed: 5)))
+        #expect(job.checksums?["sha256"] == digest)
+        // The probe plus five 4 MiB pieces, every one a range request with If-Range after the probe.
+        #expect(requests.count == 6)
+        #expect(requests.allSatisfy { $0.header("range") != nil })
+        #expect(requests.dropFirst().allSatisfy { $0.header("if-range") != nil })
+        #expect(inFlight >= 2)
+        #expect(served == Self.size)
+        #expect(job.bytesTransferred == Self.size)
+        #expect(leftovers.sorted() == ["out.bin"])
+    }
+
+    @Test func aDroppedRangeIsRetriedFromWhereItStoppedAndRetryAfterIsHonoured() async throws {
+        let world = try await Harness()
+        let started = Date()
+        let report = try await run(world) {
+            $0.faults = [.pass, .drop(afterBytes: 1 << 20), .status(503, retryAfter: "1")]
+        }
+        let elapsed = Date().timeIntervalSince(started)
+        let digest = try world.sha256(ofFile: "out.bin")
+        let served = world.origin.bytesServed("/big.bin")
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded && job.segments == 4)
+        #expect(digest == Harness.sha256(.generated(size: Self.size, seed: 5)))
+        // Nothing fetched twice: the dropped range continued at its last written byte.
+        #expect(served == Self.size)
+        #expect(job.attempts == 3)
+        #expect(elapsed >= 1)
+    }
+
+    @Test func aServerThatStopsHonouringRangesFallsBackToOneStream() async throws {
+        let world = try await Harness()
+        let report = try await run(world) { $0.rangesHonoured = 3 }
+        let digest = try world.sha256(ofFile: "out.bin")
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded)
+        #expect(digest == Harness.sha256(.generated(size: Self.size, seed: 5)))
+        // The stream that finished it got the whole file with a 200.
+        #expect(job.httpStatus == 200)
+        #expect(job.attempts ?? 0 >= 2)
+    }
+
+    @Test func autoSegmentsOnlyFilesOfAKnownLargeSize() async throws {
+        let world = try await Harness()
+        world.origin.serve("/small.bin", .generated(size: 1 << 20, seed: 6))
+        let report = try await world.run(world.single("/small.bin", extra: "size: \(1 << 20)"))
+        let requests = world.origin.requests("/small.bin")
+        await world.close()
+        #expect(report.jobs[0].status == .downloaded && report.jobs[0].segments == nil)
+        #expect(requests.count == 1 && requests[0].header("range") == nil)
+        #expect(JobDownloader.segmentCount(try Self.job(size: 64 << 20), rateLimited: false) == 4)
+        #expect(JobDownloader.segmentCount(try Self.job(size: 64 << 20), rateLimited: true) == 1)
+        #expect(JobDownloader.segmentCount(try Self.job(size: nil), rateLimited: false) == 1)
+    }
+
+    private static func job(size: Int64?) throws -> BatchFetchSpec.Job {
+        let text = "version: 1\njobs:\n  - {id: a, url: \"http://127.0.0.1/a\"\(size.map { ", size: \($0)" } ?? "")}\n"
+        return try ManifestLoader(environment: [:]).load(bytes: Array(text.utf8), displayPath: "m.yaml", baseDirectory: "/tmp").jobs[0]
+    }
+}

@@ -78,6 +78,61 @@ import TestOrigin
         #expect(digest != Self.hex(SHA256.hash(data: old.allBytes)))
     }
 
+    /// Bytes the sidecar of a segmented part lists as written.
+    private func rangesDone(_ directory: TemporaryDirectory) -> [[Int64]] {
+        let sidecar = directory.url.appendingPathComponent("data/big.bin.part.json")
+        guard let data = try? Data(contentsOf: sidecar),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [] }
+        return (object["ranges_done"] as? [[Any]])?.map { $0.compactMap { ($0 as? NSNumber)?.int64Value } } ?? []
+    }
+
+    @Test func segmentedRerunAfterKillResumesEverySegment() async throws {
+        let origin = try await TestOrigin.start()
+        let content = OriginContent.generated(size: Self.size, seed: 23)
+        var file = OriginFile(content: content)
+        file.trickleBytesPerSecond = 3 << 20
+        origin.serve("/big.bin", file)
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: big, url: "\(origin.url("/big.bin"))", size: \(Self.size), segments: 4}
+            """)
+        let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
+        for _ in 0..<600 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            if rangesDone(directory).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 { break }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let ranges = rangesDone(directory)
+        let done = ranges.reduce(0) { $0 + $1[1] - $1[0] }
+        #expect(done >= Self.size / 2 && done < Self.size)
+        // Several segments were under way: the written bytes are not one prefix.
+        #expect(ranges.count >= 2)
+
+        origin.update("/big.bin") { $0.trickleBytesPerSecond = nil }
+        origin.resetCounters()
+        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let served = origin.bytesServed("/big.bin")
+        let requests = origin.requests("/big.bin")
+        try await origin.shutdown()
+
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(served >= Self.size - done && served <= Self.size - done + (1 << 20))
+        // Each gap was asked for with its own range, validated by If-Range.
+        #expect(requests.count >= ranges.count)
+        #expect(requests.allSatisfy { $0.header("range") != nil && $0.header("if-range") != nil })
+        let bytes = try Data(contentsOf: directory.url.appendingPathComponent("data/big.bin"))
+        #expect(Self.hex(SHA256.hash(data: bytes)) == Self.hex(SHA256.hash(data: content.allBytes)))
+        let report = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: directory.url.appendingPathComponent("data/batchfetch-report.json"))) as? [String: Any]
+        let job = (report?["jobs"] as? [[String: Any]])?.first
+        #expect(job?["resumed_from"] as? Int64 == done)
+        #expect(job?["segments"] as? Int == 4)
+    }
+
     static func hex(_ digest: SHA256.Digest) -> String {
         digest.map { String(format: "%02x", $0) }.joined()
     }

@@ -4,8 +4,8 @@ import Foundation
 /// Performs a segmented download (DESIGN.md §5): several connections fetch ranges chosen by a
 /// ``SegmentPlanner`` and write them at their offsets into one preallocated `.part`, each through
 /// its own ``FileSink``; an ``OrderedHasher`` follows the written prefix. The sidecar lists the
-/// written ranges after every range, so a SIGKILL loses at most the ranges in flight, and a rerun
-/// resumes each gap.
+/// written ranges after every write (1 MiB), so a SIGKILL loses at most a write per connection,
+/// and a rerun resumes each gap.
 final class SegmentedTransfer: @unchecked Sendable {
     enum Outcome {
         /// Every byte is written; the digests cover the whole part.
@@ -33,9 +33,12 @@ final class SegmentedTransfer: @unchecked Sendable {
 
     private let setup: Setup
     private let lock = NSLock()
+    /// Serializes sidecar writes, which come from every connection's sink queue.
+    private let sidecarLock = NSLock()
     // Guarded by `lock`.
     private var planner: SegmentPlanner
-    private var active: [ObjectIdentifier: (range: Range<Int64>, sink: FileSink, handler: AttemptHandler?)] = [:]
+    /// Each connection's range, how far it is written, and its request.
+    private var active: [Int: (range: Range<Int64>, written: Int64, handler: AttemptHandler?)] = [:]
     private(set) var attempts: [AttemptRecord] = []
     private(set) var received: Int64 = 0
     private let hasher: OrderedHasher
@@ -55,8 +58,8 @@ final class SegmentedTransfer: @unchecked Sendable {
         }
         hasher.advance(to: setup.start.done.prefix)
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<setup.connections {
-                group.addTask { await self.connection() }
+            for index in 0..<setup.connections {
+                group.addTask { await self.connection(index) }
             }
         }
         let (complete, prefix, reason) = lock.withLock { (planner.isComplete, planner.done.prefix, planner.stopReason) }
@@ -71,23 +74,21 @@ final class SegmentedTransfer: @unchecked Sendable {
     }
 
     /// One connection: claims ranges until none are left or segmenting stops.
-    private func connection() async {
+    private func connection(_ key: Int) async {
         let sink: FileSink
         do {
             sink = try FileSink(partPath: setup.files.partPath, algorithms: [], writeSize: setup.context.writeSize,
-                                memoryCap: max(2 << 20, setup.context.memoryCap / setup.connections), hashes: false)
+                                memoryCap: max(2 << 20, setup.context.memoryCap / setup.connections), hashes: false,
+                                onWrite: { [self] written in progressed(key, to: written) })
         } catch {
             stop(error)
             return
         }
-        let key = ObjectIdentifier(sink)
         while let range = lock.withLock({ () -> Range<Int64>? in
             let range = planner.claim()
-            if let range { active[key] = (range, sink, nil) }
+            if let range { active[key] = (range, range.lowerBound, nil) }
             return range
         }) {
-            // From here the sink's progress counts from the range's start (see writeSidecar).
-            sink.beginRange(at: range.lowerBound, end: range.upperBound)
             let verdict = await fetch(range, sink: sink, key: key)
             guard case .retry(_, let delay) = verdict else { continue }
             let seconds = delay.jitter ? Double.random(in: 0...max(0, delay.seconds)) : delay.seconds
@@ -104,7 +105,7 @@ final class SegmentedTransfer: @unchecked Sendable {
     }
 
     /// Fetches one range and returns the planner's verdict on how it went.
-    private func fetch(_ range: Range<Int64>, sink: FileSink, key: ObjectIdentifier) async -> SegmentPlanner.Verdict {
+    private func fetch(_ range: Range<Int64>, sink: FileSink, key: Int) async -> SegmentPlanner.Verdict {
         guard let request = setup.request(range), let host = request.url.host else {
             return stop(DownloadFailure(.connection, "invalid URL \(setup.start.url)"))
         }
@@ -201,13 +202,21 @@ final class SegmentedTransfer: @unchecked Sendable {
         }
     }
 
+    /// A connection's sink wrote through `written` (called on the sink's queue).
+    private func progressed(_ key: Int, to written: Int64) {
+        lock.withLock {
+            if let entry = active[key], entry.range.contains(written - 1) { active[key]?.written = max(entry.written, written) }
+        }
+        try? writeSidecar()
+    }
+
     /// Records what is written: finished ranges plus each connection's progress in its range.
     private func writeSidecar() throws(DownloadFailure) {
+        sidecarLock.lock()
+        defer { sidecarLock.unlock() }
         let sidecar = lock.withLock { () -> Sidecar in
             var done = planner.done
-            for entry in active.values {
-                done.insert(entry.range.lowerBound..<min(entry.range.upperBound, max(entry.range.lowerBound, entry.sink.flushedOffset)))
-            }
+            for entry in active.values { done.insert(entry.range.lowerBound..<entry.written) }
             var sidecar = setup.start.sidecar
             sidecar.rangesDone = done
             return sidecar

@@ -25,6 +25,8 @@ public final class FileSink: @unchecked Sendable {
     private let writeSize: Int
     private let memoryCap: Int
     private let hashes: Bool
+    /// Called on the sink's queue after each write with the offset written through.
+    private let onWrite: (@Sendable (Int64) -> Void)?
     private let lock = NSLock()
 
     // Guarded by `lock`.
@@ -46,7 +48,8 @@ public final class FileSink: @unchecked Sendable {
 
     /// Opens (creating if needed) the part file; does not truncate it.
     public init(partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
-                memoryCap: Int = defaultMemoryCap, hashes: Bool = true) throws(DownloadFailure) {
+                memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
+                onWrite: (@Sendable (Int64) -> Void)? = nil) throws(DownloadFailure) {
         descriptor = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath)") }
         self.partPath = partPath
@@ -55,6 +58,7 @@ public final class FileSink: @unchecked Sendable {
         self.writeSize = writeSize
         self.memoryCap = max(memoryCap, writeSize * 2)
         self.hashes = hashes
+        self.onWrite = onWrite
         digester = Digester(also: algorithms)
         buffer = ChunkBuffer(capacity: writeSize + 64 * 1024)
     }
@@ -222,6 +226,7 @@ public final class FileSink: @unchecked Sendable {
         if ok {
             written = offset + Int64(chunk.count)
             hashedThrough = written
+            onWrite?(written)
         }
     }
 

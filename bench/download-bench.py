@@ -2,13 +2,16 @@
 """Download benchmark (not a test): batchfetch against curl, wget and aria2c, in one run.
 
 Starts nginx on a free loopback port serving generated data, then measures each tool on:
-  single    one 1 GiB file (batchfetch verifies sha256 and publishes atomically)
+  single    one 1 GiB file, one connection (batchfetch verifies sha256 and publishes atomically)
   many      2,000 files of 64 KiB, 8 at a time
+  segmented one 1 GiB file over 4 connections (batchfetch segments: 4 vs aria2c -x4 -s4)
+  slowdisk  one 1 GiB file with the disk simulated at 200 MiB/s (BATCHFETCH_SIMULATED_DISK_RATE),
+            single stream and 4 segments: peak RSS must stay at or below 64 MiB
 Each measurement deletes the previous output and runs `sync` first, so the page cache's
 writeback of one run does not slow the next; the table shows the median wall time of --runs
 runs and the highest peak RSS. The peers verify nothing.
 
-usage: bench/download-bench.py [--runs N] [--scenarios single,many] [--size-mib N]
+usage: bench/download-bench.py [--runs N] [--scenarios single,many,segmented,slowdisk] [--size-mib N]
 Results are printed as a markdown table and written to bench/results/downloads.md.
 """
 import argparse
@@ -80,7 +83,7 @@ def generate(root: pathlib.Path, size_mib: int) -> None:
             (small / f"f{i}.bin").write_bytes(os.urandom(64 << 10))
 
 
-def measure(command: list[str], cwd: pathlib.Path, clean: pathlib.Path) -> tuple[float, float]:
+def measure(command: list[str], cwd: pathlib.Path, clean: pathlib.Path, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of one run, after removing `clean` and syncing."""
     shutil.rmtree(clean, ignore_errors=True)
     clean.mkdir(parents=True, exist_ok=True)
@@ -89,7 +92,8 @@ def measure(command: list[str], cwd: pathlib.Path, clean: pathlib.Path) -> tuple
     log = cwd / "stderr.log"
     with open(log, "wb") as errors:
         start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+        process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors,
+                                   env={**os.environ, **(env or {})})
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -102,13 +106,25 @@ def measure(command: list[str], cwd: pathlib.Path, clean: pathlib.Path) -> tuple
 
 def tools_for(scenario: str, base: str, out: pathlib.Path, lists: pathlib.Path, size_mib: int) -> dict[str, list[str]]:
     tools: dict[str, list[str]] = {}
+    def big(segments: int) -> pathlib.Path:
+        manifest = lists / f"big-{segments}.yaml"
+        manifest.write_text(f"version: 1\noutput_dir: {out}\njobs:\n"
+                            f"  - {{id: big, url: '{base}/big.bin', size: {size_mib << 20}, segments: {segments}}}\n")
+        return manifest
+
     if scenario == "single":
-        manifest = lists / "single.yaml"
-        manifest.write_text(f"version: 1\noutput_dir: {out}\njobs:\n  - {{id: big, url: '{base}/big.bin', size: {size_mib << 20}}}\n")
+        manifest = big(1)
         tools["batchfetch"] = [str(BIN), "run", str(manifest), "--report", str(lists / "report.json")]
         tools["curl -o"] = ["curl", "-s", "-o", str(out / "big.bin"), f"{base}/big.bin"]
         tools["wget"] = ["wget", "-q", "-O", str(out / "big.bin"), f"{base}/big.bin"]
         tools["aria2c -x1"] = ["aria2c", "-q", "-x1", "-s1", "--file-allocation=none", "-d", str(out), "-o", "big.bin", f"{base}/big.bin"]
+    elif scenario == "segmented":
+        tools["batchfetch"] = [str(BIN), "run", str(big(4)), "--report", str(lists / "report.json")]
+        tools["aria2c -x4 -s4"] = ["aria2c", "-q", "-x4", "-s4", "--file-allocation=none", "-d", str(out), "-o", "big.bin", f"{base}/big.bin"]
+        tools["curl -o"] = ["curl", "-s", "-o", str(out / "big.bin"), f"{base}/big.bin"]
+    elif scenario == "slowdisk":
+        tools["batchfetch"] = [str(BIN), "run", str(big(1)), "--report", str(lists / "report.json")]
+        tools["batchfetch segments: 4"] = [str(BIN), "run", str(big(4)), "--report", str(lists / "report.json")]
     elif scenario == "many":
         manifest = lists / "many.yaml"
         jobs = "".join(f"  - {{id: f{i}, url: '{base}/small/f{i}.bin', size: 65536}}\n" for i in range(2000))
@@ -127,7 +143,7 @@ def tools_for(scenario: str, base: str, out: pathlib.Path, lists: pathlib.Path, 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--scenarios", default="single,many")
+    parser.add_argument("--scenarios", default="single,many,segmented,slowdisk")
     parser.add_argument("--size-mib", type=int, default=1024)
     args = parser.parse_args()
     if not BIN.exists():
@@ -149,11 +165,15 @@ def main() -> None:
             out = prefix / "out"
             tools = tools_for(scenario, base, out, prefix, args.size_mib)
             results = {}
+            env = {"BATCHFETCH_SIMULATED_DISK_RATE": "200MiB/s"} if scenario == "slowdisk" else None
             for name, command in tools.items():
-                runs = [measure(command, prefix, out) for _ in range(args.runs)]
+                runs = [measure(command, prefix, out, env) for _ in range(args.runs)]
                 results[name] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs))
             ours = results["batchfetch"][0]
-            label = {"single": f"one {args.size_mib} MiB file", "many": "2,000 files of 64 KiB, 8 at a time"}[scenario]
+            label = {"single": f"one {args.size_mib} MiB file, one connection",
+                     "many": "2,000 files of 64 KiB, 8 at a time",
+                     "segmented": f"one {args.size_mib} MiB file, 4 connections",
+                     "slowdisk": f"one {args.size_mib} MiB file, disk simulated at 200 MiB/s (memory bound; no peers)"}[scenario]
             lines += [f"### {label}", "", "| tool | wall (median) | peak RSS | batchfetch / tool |", "|---|---|---|---|"]
             for name, (wall, rss) in results.items():
                 ratio = "—" if name == "batchfetch" else f"{ours / wall:.2f}×"

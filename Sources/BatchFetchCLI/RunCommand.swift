@@ -65,6 +65,15 @@ struct RunCommand: AsyncParsableCommand {
         var options = RunOptions()
         options.concurrency = concurrency
         options.durability = Durability(rawValue: durability.rawValue) ?? .batch
+        // Undocumented on purpose in --help: bench/ uses it to show memory stays bounded when the
+        // disk is slower than the network (see Docs/Architecture.md).
+        if let rate = ProcessInfo.processInfo.environment["BATCHFETCH_SIMULATED_DISK_RATE"] {
+            guard case .success(let bytesPerSecond) = Quantity.rate(rate) else {
+                Console.error("batchfetch: error: BATCHFETCH_SIMULATED_DISK_RATE: '\(rate)' is not a rate such as 100MiB/s")
+                throw ExitStatus.invalid.exitCode
+            }
+            options.simulatedDiskRate = bytesPerSecond
+        }
         let runner = Runner(manifest: loaded, options: options)
         if dryRun {
             let entries = runner.dryRun()

@@ -96,7 +96,7 @@ struct NginxInteropTests {
         let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(output.status == 0, "\(output.stderr)")
         let job = try report(directory)
-        #expect(job["http_status"] as? Int == 200)
+        #expect(job["http_status"] as? Int == 200, "\(job)")
         #expect(job["resumed_from"] == nil)
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("data/file.bin")) == replacement)
     }

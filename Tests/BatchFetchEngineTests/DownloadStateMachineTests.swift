@@ -301,6 +301,45 @@ import Testing
             == .send(Self.request(Self.b, mirror: 1, from: 500, ifRange: "\"v1\"")))
     }
 
+    // MARK: - Bounded bodies
+
+    static func bounded(size: Int64? = nil) -> DownloadStateMachine {
+        DownloadStateMachine(configuration: .init(
+            mirrors: [a], mirrorIdentities: [Digester.sha256Hex(a)], expectedSize: size, checksumPinned: false,
+            retries: 2, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, pauseChunk: 400, boundedBodies: true))
+    }
+
+    @Test func largeOrUnknownBodiesComeInBoundedRangesEachValidated() {
+        var machine = Self.bounded()
+        #expect(machine.start(local: nil) == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 0, rangeEnd: 399)))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-399/1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.complete, flushed: 400)
+            == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 400, rangeEnd: 799, ifRange: "\"v1\"")))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 400-799/1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.complete, flushed: 800)
+            == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 800, rangeEnd: 999, ifRange: "\"v1\"")))
+    }
+
+    @Test func aBodyKnownToFitTheCapIsOnePlainRequest() {
+        var machine = Self.bounded(size: 400)
+        #expect(machine.start(local: nil) == .send(Self.request()))
+    }
+
+    @Test func aFirstRangeLongerThanTheFileEndsAtItsLastByte() {
+        var machine = Self.bounded()
+        _ = machine.start(local: nil)
+        #expect(machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/100", "Content-Length": "100"]))
+            == .receive(BodyPlan(offset: 0, end: 100, sidecar: Sidecar(url: Self.a, urlSHA256: Digester.sha256Hex(Self.a),
+                                                                      etag: nil, lastModified: nil, totalSize: 100))))
+    }
+
+    @Test func a206WhoseLengthContradictsItsRangeFailsTheMirror() {
+        var machine = Self.bounded()
+        _ = machine.start(local: nil)
+        #expect(machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/100", "Content-Length": "1100"]))
+            .failureCode == .sizeMismatch)
+    }
+
     // MARK: - Segments
 
     static func segmented(size: Int64? = nil) -> DownloadStateMachine {

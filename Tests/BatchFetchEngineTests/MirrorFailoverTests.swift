@@ -78,7 +78,7 @@ import TestOrigin
         let job = report.jobs[0]
         #expect(job.status == .downloaded && job.mirrorIndex == 1)
         let resumedFrom = try #require(job.resumedFrom)
-        #expect(onB?.header("Range") == "bytes=\(resumedFrom)-")
+        #expect(onB?.header("Range")?.hasPrefix("bytes=\(resumedFrom)-") == true)
         #expect(servedB == (6 << 20) - resumedFrom)
         #expect(digest == Harness.sha256(content))
     }

@@ -12,11 +12,15 @@ import Foundation
 /// ETag or no validator: restart. Across mirrors a partial continues only with a strong ETag
 /// (which If-Range then checks) or a pinned checksum.
 ///
-/// Memory: URLSession cannot pause a transfer, so when the sink's unwritten bytes pass their cap
-/// the transfer is cancelled (``BodyOutcome/overflow``). A fast origin keeps sending until the
-/// cancel takes effect, so instead of cancelling again and again the rest of the file is then
-/// fetched in bounded ranges of ``Configuration/pauseChunk`` bytes, each one sent only after the
-/// previous one is on disk: the server can never send more than one chunk ahead of the disk.
+/// Memory: URLSession cannot pause a transfer. With ``Configuration/boundedBodies`` a file larger
+/// than ``Configuration/pauseChunk`` (or of unknown size) is fetched in bounded ranges of that
+/// size, each one sent only after the previous one is on disk, so the server can never send more
+/// than one range ahead of the disk; the first range is sent without If-Range and its answer
+/// names the size and the validator. A server that ignores ranges answers 200 with the whole
+/// file, which streams; when the sink's unwritten bytes then pass their cap the transfer is
+/// cancelled (``BodyOutcome/overflow``) and the rest comes in bounded ranges. Cancelling is the
+/// last resort: libcurl keeps reading until the cancel takes effect (up to 350 MiB buffered in
+/// 300 ms on loopback), and a cancel racing a transfer's end can trap in FoundationNetworking.
 ///
 /// Segments: with ``Configuration/segments`` above 1 the first request asks for one piece
 /// (`Range: bytes=0-…`); its 206 names the size and the validator, and the machine answers
@@ -40,8 +44,11 @@ public struct DownloadStateMachine: Sendable {
         public var backoffMax: Double
         public var allowInsecureRedirect: Bool
         public var maxRedirects = 10
-        /// Size of the bounded ranges used after an overflow.
+        /// Size of the bounded ranges (the per-job memory cap).
         public var pauseChunk: Int64 = 8 << 20
+        /// Fetch bodies larger than ``pauseChunk`` in bounded ranges from the start, instead of
+        /// streaming them and switching to ranges after an overflow.
+        public var boundedBodies: Bool
         /// With a rate limit: fetch in bounded ranges of this size from the start, so the owner can
         /// wait for the rate limiter before each one (URLSession cannot be slowed down otherwise).
         public var pacedChunk: Int64?
@@ -52,7 +59,9 @@ public struct DownloadStateMachine: Sendable {
 
         public init(mirrors: [String], mirrorIdentities: [String], displayMirrors: [String]? = nil, expectedSize: Int64?,
                     checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool,
-                    pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20) {
+                    pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
+                    boundedBodies: Bool = false) {
+            self.boundedBodies = boundedBodies
             self.segments = segments
             self.pieceSize = pieceSize
             self.pauseChunk = pauseChunk
@@ -126,7 +135,7 @@ public struct DownloadStateMachine: Sendable {
     private var pending: PlannedRequest?
     private var bodyEnd: Int64?
     private var pendingWait = 0.0
-    /// Set after an overflow: fetch the rest in bounded ranges.
+    /// Fetch in bounded ranges: from the start (paced, or bounded bodies), or after an overflow.
     private var boundedRanges = false
     /// Segmenting is offered once per job; after it ends early the job is one stream.
     private var segmentingOffered = false
@@ -135,6 +144,7 @@ public struct DownloadStateMachine: Sendable {
         self.configuration = configuration
         currentURL = configuration.mirrors.first ?? ""
         boundedRanges = configuration.pacedChunk != nil
+            || (configuration.boundedBodies && (configuration.expectedSize ?? .max) > configuration.pauseChunk)
     }
 
     private var chunkSize: Int64 { configuration.pacedChunk ?? configuration.pauseChunk }
@@ -349,7 +359,9 @@ public struct DownloadStateMachine: Sendable {
             return failMirror(failure)
         }
         let range = ResponseHeaders.contentRange(head.header("content-range"))
-        let wantedLast = request.rangeEnd ?? range?.total.map { $0 - 1 }
+        // A bounded range past the end of a smaller file ends at its last byte.
+        let fileLast = range?.total.map { $0 - 1 }
+        let wantedLast = request.rangeEnd.map { end in fileLast.map { min(end, $0) } ?? end } ?? fileLast
         guard let range, range.first == start, let last = range.last, wantedLast == nil || last == wantedLast! else {
             let failure = DownloadFailure(
                 .rangeNotHonoured,
@@ -357,6 +369,12 @@ public struct DownloadStateMachine: Sendable {
             record(status: 206, failure: failure)
             discardPartial()
             return retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true)
+        }
+        if let length = ResponseHeaders.contentLength(head), length != last - start + 1 {
+            let failure = DownloadFailure(
+                .sizeMismatch, "\(servedURL) announces \(length) bytes for the \(last - start + 1)-byte range \(start)-\(last)")
+            record(status: 206, failure: failure)
+            return failMirror(failure)
         }
         let responseETag = ResponseHeaders.strongETag(head)
         if let sent = request.ifRange, sent.hasPrefix("\""), let responseETag, responseETag != sent {
@@ -447,12 +465,11 @@ public struct DownloadStateMachine: Sendable {
             planned.rangeStart = partialBytes
             planned.rangeEnd = min(partialBytes + chunkSize, total) - 1
             planned.ifRange = validator
-        } else if let first = configuration.pacedChunk ?? (configuration.segments > 1 && !segmentingOffered ? configuration.pieceSize : nil),
-                  partialBytes == 0 {
-            // The first paced or segmented request: a bounded range without If-Range; a server
-            // that ignores ranges answers 200 with the whole file, which is accepted as it is.
+        } else if partialBytes == 0, boundedRanges || configuration.segments > 1 && !segmentingOffered {
+            // The first bounded or segmented request: a range without If-Range; a server that
+            // ignores ranges answers 200 with the whole file, which is accepted as it is.
             planned.rangeStart = 0
-            planned.rangeEnd = first - 1
+            planned.rangeEnd = (configuration.segments > 1 && !segmentingOffered ? configuration.pieceSize : chunkSize) - 1
         }
         return planned
     }

@@ -14,6 +14,7 @@ final class JobDownloader: @unchecked Sendable {
         var durability: Durability
         var memoryCap: Int
         var writeSize: Int
+        var simulatedDiskRate: Int64?
     }
 
     private let job: Job
@@ -40,7 +41,8 @@ final class JobDownloader: @unchecked Sendable {
             checksumPinned: !job.checksums.isEmpty, retries: job.settings.retries, backoff: job.settings.backoff,
             backoffMax: job.settings.backoffMax, allowInsecureRedirect: job.settings.allowInsecureRedirect,
             pauseChunk: Int64(context.memoryCap), pacedChunk: context.rateLimiter?.chunkSize(cap: Int64(context.memoryCap)),
-            segments: segments, pieceSize: Self.pieceSize(total: job.size, segments: segments))))
+            segments: segments, pieceSize: Self.pieceSize(memoryCap: context.memoryCap, segments: segments),
+            boundedBodies: true)))
         deadline = job.settings.deadline.map { .now() + .nanoseconds(Int($0 * 1e9)) }
     }
 
@@ -81,7 +83,7 @@ final class JobDownloader: @unchecked Sendable {
         let sink: FileSink
         do {
             sink = try FileSink(partPath: files.partPath, algorithms: algorithms, writeSize: context.writeSize,
-                                memoryCap: context.memoryCap)
+                                memoryCap: context.memoryCap, writeRate: context.simulatedDiskRate)
         } catch {
             return finish(failure: error)
         }
@@ -151,11 +153,15 @@ final class JobDownloader: @unchecked Sendable {
 
     static let autoSegmentSize: Int64 = 64 << 20
 
-    /// Range size for segments: a quarter of each connection's share, between 4 and 16 MiB, so
-    /// the written prefix (which the hash follows) never trails far behind.
-    static func pieceSize(total: Int64?, segments: Int) -> Int64 {
-        guard let total else { return 16 << 20 }
-        return min(16 << 20, max(4 << 20, total / Int64(max(1, segments) * 4)))
+    /// Range size for segments: each connection's share of the memory cap (2 MiB at least).
+    ///
+    /// A range never has to be cancelled: its connection's sink holds a whole range, and the next
+    /// one is asked for only when it is written, so memory is bounded even when the disk is slower
+    /// than the network — without the cancel that FoundationNetworking 6.3 can trap on when it
+    /// races the end of a transfer (it did, about once in ten 1 GiB runs, with 16 MiB ranges cut at
+    /// 2 MiB). Small ranges also keep the written prefix, which the hash follows, close behind.
+    static func pieceSize(memoryCap: Int, segments: Int) -> Int64 {
+        Int64(max(2 << 20, memoryCap / max(1, segments)))
     }
 
     /// The HTTP request for `planned`: the job's method, headers and body, plus Range/If-Range.

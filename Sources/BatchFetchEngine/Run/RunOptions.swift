@@ -7,6 +7,9 @@ public struct RunOptions: Sendable {
     public var memoryCapPerJob = FileSink.defaultMemoryCap
     /// Size of the coalesced writes.
     public var writeSize = FileSink.defaultWriteSize
+    /// Simulates a disk that writes no faster than this (bytes per second), to show that memory
+    /// stays bounded when the network outruns the disk. For benchmarks and tests only.
+    public var simulatedDiskRate: Int64?
     /// The HTTP client; the shared URLSession transport when nil.
     public var transport: (any HTTPTransport)?
     /// sha256 of the manifest file, for the report; read from the manifest's path when nil.

@@ -27,7 +27,8 @@ public final class Runner: Sendable {
         let transport = options.transport ?? URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost)
         let context = JobDownloader.Context(
             outputDirectory: manifest.outputDirectory, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
-            rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability, memoryCap: options.memoryCapPerJob, writeSize: options.writeSize)
+            rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability, memoryCap: options.memoryCapPerJob, writeSize: options.writeSize,
+            simulatedDiskRate: options.simulatedDiskRate)
         let results = await schedule(context: context, onFinish: onFinish)
         if options.durability == .batch { Self.syncFileSystem(of: manifest.outputDirectory) }
         return report(results: results, startDate: startDate, started: started)
@@ -49,7 +50,7 @@ public final class Runner: Sendable {
         let context = JobDownloader.Context(
             outputDirectory: manifest.outputDirectory, transport: options.transport ?? NoTransport(),
             hosts: HostLimiter(limit: 1), rateLimiter: nil, durability: .none, memoryCap: options.memoryCapPerJob,
-            writeSize: options.writeSize)
+            writeSize: options.writeSize, simulatedDiskRate: nil)
         return graph.order.map { index in
             let job = manifest.jobs[index]
             let upToDate = JobDownloader(job: job, context: context).upToDateResult() != nil

@@ -28,7 +28,7 @@ final class OrderedHasher: @unchecked Sendable {
                 return
             }
             defer { close(descriptor) }
-            let blockSize = 1 << 20
+            let blockSize = 256 << 10
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 64)
             defer { buffer.deallocate() }
             while hashedThrough < offset {

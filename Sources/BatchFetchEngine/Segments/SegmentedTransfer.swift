@@ -77,9 +77,11 @@ final class SegmentedTransfer: @unchecked Sendable {
     private func connection(_ key: Int) async {
         let sink: FileSink
         do {
-            sink = try FileSink(partPath: setup.files.partPath, algorithms: [], writeSize: setup.context.writeSize,
-                                memoryCap: max(2 << 20, setup.context.memoryCap / setup.connections), hashes: false,
-                                onWrite: { [self] written in progressed(key, to: written) })
+            // Half-size writes (512 KiB by default): four connections hold four sets of buffers.
+            sink = try FileSink(partPath: setup.files.partPath, algorithms: [], writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4),
+                                memoryCap: Int(setup.planner.pieceSize), hashes: false,
+                                onWrite: { [self] written in progressed(key, to: written) },
+                                writeRate: setup.context.simulatedDiskRate.map { $0 / Int64(setup.connections) })
         } catch {
             stop(error)
             return
@@ -112,7 +114,8 @@ final class SegmentedTransfer: @unchecked Sendable {
         let verdictBox = VerdictBox()
         let judge = lock.withLock { planner }
         let handler = AttemptHandler(
-            sink: sink, finishWithin: Int64(max(2 << 20, setup.context.memoryCap / setup.connections)),
+            // A range fits in its sink (see JobDownloader.pieceSize): never shed or cancelled.
+            sink: sink, finishWithin: setup.planner.pieceSize,
             decide: { head in
                 let verdict = judge.judge(head, for: range)
                 verdictBox.set(verdict, status: head.status)

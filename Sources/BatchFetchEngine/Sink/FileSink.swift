@@ -27,6 +27,8 @@ public final class FileSink: @unchecked Sendable {
     private let hashes: Bool
     /// Called on the sink's queue after each write with the offset written through.
     private let onWrite: (@Sendable (Int64) -> Void)?
+    /// Simulates a slow disk (benchmarks and tests): writes take at least bytes / this rate.
+    private let writeRate: Int64?
     private let lock = NSLock()
 
     // Guarded by `lock`.
@@ -49,7 +51,7 @@ public final class FileSink: @unchecked Sendable {
     /// Opens (creating if needed) the part file; does not truncate it.
     public init(partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
                 memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
-                onWrite: (@Sendable (Int64) -> Void)? = nil) throws(DownloadFailure) {
+                onWrite: (@Sendable (Int64) -> Void)? = nil, writeRate: Int64? = nil) throws(DownloadFailure) {
         descriptor = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath)") }
         self.partPath = partPath
@@ -59,6 +61,7 @@ public final class FileSink: @unchecked Sendable {
         self.memoryCap = max(memoryCap, writeSize * 2)
         self.hashes = hashes
         self.onWrite = onWrite
+        self.writeRate = writeRate
         digester = Digester(also: algorithms)
         buffer = ChunkBuffer(capacity: writeSize + 64 * 1024)
     }
@@ -209,6 +212,7 @@ public final class FileSink: @unchecked Sendable {
     /// Runs on `queue`: pwrite the whole chunk, then hash it while it is still in cache.
     private func write(_ chunk: ChunkBuffer, at offset: Int64) {
         guard writeFailure == nil else { return }
+        if let writeRate { usleep(UInt32(min(Double(chunk.count) / Double(writeRate) * 1e6, 1e7))) }
         let ok = chunk.withBytes { bytes -> Bool in
             var done = 0
             while done < bytes.count {
@@ -249,6 +253,10 @@ public final class FileSink: @unchecked Sendable {
 /// A fixed-capacity byte buffer with reference identity, so written buffers can be recycled
 /// without copy-on-write surprises (a recycled `Data` still referenced by the writer's closure
 /// would be copied on reuse, on the delegate queue).
+///
+/// The storage is its own anonymous mapping, not malloc's: pages count in RSS only once written,
+/// and return to the system when the buffer goes, instead of staying in a heap that URLSession's
+/// many small allocations fragment.
 final class ChunkBuffer: @unchecked Sendable {
     let capacity: Int
     var count = 0
@@ -256,11 +264,13 @@ final class ChunkBuffer: @unchecked Sendable {
 
     init(capacity: Int) {
         self.capacity = capacity
-        storage = .allocate(byteCount: capacity, alignment: 64)
+        let mapped = mmap(nil, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let mapped, mapped != MAP_FAILED else { fatalError("cannot map \(capacity) bytes for a write buffer") }
+        storage = mapped
     }
 
     deinit {
-        storage.deallocate()
+        munmap(storage, capacity)
     }
 
     func append(_ data: Data) {

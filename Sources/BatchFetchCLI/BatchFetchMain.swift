@@ -32,6 +32,11 @@ public enum BatchFetchMain {
 /// Writes to stderr; stdout is kept for machine-readable output.
 enum Console {
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        errorText(text + "\n")
+    }
+
+    /// Writes text to stderr as it is (no newline added).
+    static func errorText(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
     }
 }

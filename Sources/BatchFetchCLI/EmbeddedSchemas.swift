@@ -317,7 +317,11 @@ enum EmbeddedSchemas {
                 "attempts": { "type": "array", "items": { "$ref": "#/$defs/attempt" } }
               }
             },
-            "skipped_because": { "type": "string" }
+            "skipped_because": { "type": "string" },
+            "copied_from": {
+              "type": "string",
+              "description": "The job whose published file this one took instead of fetching it again: the same URL to another dest (hard link, or a copy)."
+            }
           },
           "allOf": [
             {

@@ -12,16 +12,23 @@ struct RunCommand: AsyncParsableCommand {
             Jobs start when their dependencies have succeeded. Each file is written to
             <dest>.part beside its destination, resumed across runs with Range and If-Range,
             verified against the manifest's size and checksums, and renamed into place only
-            then. A line per finished job goes to stderr; the report goes to
-            <output_dir>/batchfetch-report.json unless --report is given.
+            then. Progress goes to stderr (bars on a terminal; in logs a line per finished job
+            and a summary every 10 s); the report goes to <output_dir>/batchfetch-report.json
+            unless --report is given, also when the run fails or is interrupted.
+
+            One run per output directory: a second one exits 4 naming the first one's pid,
+            unless --wait-lock. SIGINT or SIGTERM stops the run (partials are kept, the report
+            says interrupted) and exits 130 or 143; a second signal exits at once.
 
             Exit status: 0 all jobs succeeded (downloaded or already up to date), 1 one or more
-            failed or were skipped, 2 invalid manifest or usage.
+            failed or were skipped, 2 invalid manifest or usage, 4 another run holds the run
+            lock, 130/143 interrupted.
 
             Examples:
               batchfetch run datasets.yaml
               batchfetch run datasets.yaml --only train --only test
               batchfetch run datasets.yaml --dry-run
+              batchfetch run datasets.yaml --progress line --events events.ndjson --junit junit.xml
               batchfetch run datasets.yaml --report /var/log/batchfetch/last.json --durability strict
             """
     )
@@ -31,20 +38,39 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-report.json).")
     var report: String?
 
+    @Option(help: ArgumentHelp("Stream events as NDJSON to this file, or - for stdout.", valueName: "path|-"))
+    var events: String?
+
+    @Option(help: "Write a JUnit XML file with one testcase per job.")
+    var junit: String?
+
     @Option(help: "Jobs transferring at once (overrides the manifest's concurrency).")
     var concurrency: Int?
 
     @Option(name: .customLong("only"), help: "Run only this job and the jobs it depends on (repeatable).")
     var only: [String] = []
 
+    @Flag(help: "Start no more jobs after the first failure; transfers in flight finish.")
+    var failFast = false
+
     @Flag(help: "Print what would be fetched and what is already up to date, without any network access.")
     var dryRun = false
+
+    @Option(help: "Progress on stderr: bar (terminal), line (logs), none, or auto (bar on a terminal, else line).")
+    var progress: ProgressArgument = .auto
 
     @Option(help: "When files reach stable storage: batch (one syncfs at the end), strict (fsync each file and its directory), none.")
     var durability: DurabilityArgument = .batch
 
+    @Flag(help: "Wait for another run on the same output directory to finish instead of exiting 4.")
+    var waitLock = false
+
     enum DurabilityArgument: String, ExpressibleByArgument, CaseIterable {
         case batch, strict, none
+    }
+
+    enum ProgressArgument: String, ExpressibleByArgument, CaseIterable {
+        case auto, bar, line, none
     }
 
     func validate() throws {
@@ -62,8 +88,82 @@ struct RunCommand: AsyncParsableCommand {
                 throw ExitStatus.invalid.exitCode
             }
         }
+        let runner = Runner(manifest: loaded, options: try options())
+        if dryRun {
+            let entries = runner.dryRun()
+            for entry in entries {
+                print(entry.upToDate ? "up to date   \(entry.id) -> \(entry.dest)" : "would fetch  \(entry.id) -> \(entry.dest)  from \(entry.url)")
+            }
+            let fetch = entries.filter { !$0.upToDate }.count
+            print("dry run: \(fetch) to fetch, \(entries.count - fetch) up to date; nothing was downloaded")
+            return
+        }
+
+        let lock: RunLock
+        do {
+            lock = try RunLock(directory: loaded.outputDirectory, wait: waitLock) { held in
+                Console.error("batchfetch: waiting for the run lock \(held.path)\(held.pid.map { " held by pid \($0)" } ?? "")")
+            }
+        } catch let held as RunLock.Held {
+            Console.error("batchfetch: error: another batchfetch run\(held.pid.map { " (pid \($0))" } ?? "") holds \(held.path); "
+                + "wait for it, or use --wait-lock")
+            throw ExitStatus.locked.exitCode
+        }
+        let eventWriter: EventWriter?
+        do {
+            eventWriter = try events.map(EventWriter.init(path:))
+        } catch {
+            Console.error("batchfetch: error: cannot write events to \(events ?? ""): \(error.localizedDescription)")
+            throw ExitStatus.invalid.exitCode
+        }
+        let printer = ProgressPrinter(mode: progressMode) { Console.errorText($0) }
+
+        let run = runner.start()
+        let trap = SignalTrap { signal in
+            Console.error("batchfetch: \(signal == SIGINT ? "SIGINT" : "SIGTERM"): stopping; partials are kept for a rerun (again to exit now)")
+            run.interrupt()
+        }
+        for await event in run.events {
+            printer.handle(event)
+            eventWriter?.handle(event)
+        }
+        let result = await run.report
+        printer.finish()
+        let path = report ?? runner.defaultReportPath
+        do {
+            try result.write(to: path)
+        } catch {
+            Console.error("batchfetch: error: cannot write report \(path): \(error.localizedDescription)")
+        }
+        if let junit {
+            do {
+                try Data(result.junitXML().utf8).write(to: URL(fileURLWithPath: junit), options: .atomic)
+            } catch {
+                Console.error("batchfetch: error: cannot write JUnit XML \(junit): \(error.localizedDescription)")
+            }
+        }
+        withExtendedLifetime(lock) {}
+        let summary = result.summary
+        Console.error("\(result.status.rawValue): \(summary.downloaded) downloaded, \(summary.upToDate) up to date, "
+            + "\(summary.failed) failed, \(summary.skipped) skipped\(summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : ""); "
+            + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(String(format: "%.1f", result.durationSeconds))s; report: \(path)")
+        if let signal = trap.signal { throw ExitCode(128 + signal) }
+        if result.status != .succeeded { throw ExitStatus.jobsFailed.exitCode }
+    }
+
+    private var progressMode: ProgressPrinter.Mode {
+        switch progress {
+        case .auto: isatty(STDERR_FILENO) != 0 ? .bar : .line
+        case .bar: .bar
+        case .line: .line
+        case .none: .none
+        }
+    }
+
+    private func options() throws -> RunOptions {
         var options = RunOptions()
         options.concurrency = concurrency
+        options.failFast = failFast
         options.durability = Durability(rawValue: durability.rawValue) ?? .batch
         // Undocumented on purpose in --help: bench/ uses it to show memory stays bounded when the
         // disk is slower than the network (see Docs/Architecture.md).
@@ -74,28 +174,7 @@ struct RunCommand: AsyncParsableCommand {
             }
             options.simulatedDiskRate = bytesPerSecond
         }
-        let runner = Runner(manifest: loaded, options: options)
-        if dryRun {
-            let entries = runner.dryRun()
-            for entry in entries {
-                print(entry.upToDate ? "up to date   \(entry.id) -> \(entry.dest)" : "would fetch  \(entry.id) -> \(entry.dest)  from \(entry.url)")
-            }
-            let fetch = entries.filter { !$0.upToDate }.count
-            print("dry run: \(fetch) to fetch, \(entries.count - fetch) up to date; nothing was downloaded")
-            return
-        }
-        let result = await runner.run { job in Console.error(JobLine.describe(job)) }
-        let path = report ?? runner.defaultReportPath
-        do {
-            try result.write(to: path)
-        } catch {
-            Console.error("batchfetch: error: cannot write report \(path): \(error.localizedDescription)")
-        }
-        let summary = result.summary
-        Console.error("\(result.status.rawValue): \(summary.downloaded) downloaded, \(summary.upToDate) up to date, "
-            + "\(summary.failed) failed, \(summary.skipped) skipped; \(ByteFormat.bytes(summary.bytesTransferred)) "
-            + "transferred in \(String(format: "%.1f", result.durationSeconds))s; report: \(path)")
-        if result.status != .succeeded { throw ExitStatus.jobsFailed.exitCode }
+        return options
     }
 }
 
@@ -103,6 +182,8 @@ struct RunCommand: AsyncParsableCommand {
 enum JobLine {
     static func describe(_ job: JobResult) -> String {
         switch job.status {
+        case .downloaded where job.copiedFrom != nil:
+            return "downloaded  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0)), the same URL as '\(job.copiedFrom!)' (linked or copied)"
         case .downloaded:
             let rate = job.duration > 0 ? Double(job.bytesTransferred) / job.duration : 0
             let resumed = job.resumedFrom.map { ", resumed at \(ByteFormat.bytes($0))" } ?? ""

@@ -63,7 +63,7 @@ struct NginxInteropTests {
     }
 
     @Test func resumeIsValidatedByNginxETag() async throws {
-        let nginx = try NginxServer(slowRate: "4m")
+        let nginx = try NginxServer(slowRate: "2m")
         defer { nginx.stop() }
         let data = Self.randomData(Self.size, seed: 2)
         try nginx.write("slow/file.bin", data)
@@ -83,7 +83,7 @@ struct NginxInteropTests {
     }
 
     @Test func fileRewrittenOnNginxIsFetchedWhole() async throws {
-        let nginx = try NginxServer(slowRate: "4m")
+        let nginx = try NginxServer(slowRate: "2m")
         defer { nginx.stop() }
         try nginx.write("slow/file.bin", Self.randomData(Self.size, seed: 3))
         let directory = try TemporaryDirectory()

@@ -17,6 +17,7 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
     private let decide: @Sendable (TransportResponseHead) -> DownloadStateMachine.Action
     private let begin: @Sendable (BodyPlan) -> Void
     private let sink: FileSink
+    private let progress: JobProgress?
     /// Below this many remaining body bytes the transfer is left to finish rather than cancelled.
     private let finishWithin: Int64
     private var task: (any TransportTask)?
@@ -29,9 +30,11 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
     private var continuation: CheckedContinuation<Outcome, Never>?
     private var outcome: Outcome?
 
-    init(sink: FileSink, finishWithin: Int64, decide: @escaping @Sendable (TransportResponseHead) -> DownloadStateMachine.Action,
+    init(sink: FileSink, finishWithin: Int64, progress: JobProgress? = nil,
+         decide: @escaping @Sendable (TransportResponseHead) -> DownloadStateMachine.Action,
          begin: @escaping @Sendable (BodyPlan) -> Void) {
         self.sink = sink
+        self.progress = progress
         self.finishWithin = finishWithin
         self.decide = decide
         self.begin = begin
@@ -65,7 +68,9 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         let accepting = self.accepting
         lock.unlock()
         guard accepting else { return }
-        switch sink.append(data) {
+        let result = sink.append(data)
+        if result != .stop { progress?.received(data.count) }
+        switch result {
         case .accepted:
             return
         case .pause:
@@ -90,11 +95,13 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         }
     }
 
-    /// Cancels the transfer unless it is about to end by itself (see ``allowsShedding``); its
-    /// bytes up to then are kept.
-    func cancelUnlessNearEnd() {
-        let task: (any TransportTask)? = lock.withLock { outcome == nil ? self.task : nil }
-        if let task, allowsShedding { cancelOffQueue(task) }
+    /// Cancels the transfer for an interrupted run, unless its body is within 1 MiB of its end
+    /// (then it finishes: see ``allowsShedding`` on the cancel-versus-completion trap). The bytes
+    /// written so far are kept.
+    func interrupt() {
+        let (task, started): ((any TransportTask)?, Bool) = lock.withLock { (outcome == nil ? self.task : nil, headAction != nil) }
+        guard let task else { return }
+        if !started || (sink.remainingBodyBytes.map { $0 > 1 << 20 } ?? true) { cancelOffQueue(task) }
     }
 
     var allowsShedding: Bool {

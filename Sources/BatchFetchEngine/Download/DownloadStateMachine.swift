@@ -139,6 +139,9 @@ public struct DownloadStateMachine: Sendable {
     private var boundedRanges = false
     /// Segmenting is offered once per job; after it ends early the job is one stream.
     private var segmentingOffered = false
+    /// The next range continues bytes left by an earlier run or a failed attempt (a resume, for
+    /// the report), not the previous bounded range.
+    private var resuming = false
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -159,6 +162,7 @@ public struct DownloadStateMachine: Sendable {
             let sameMirror = sidecar.urlSHA256 == configuration.mirrorIdentities.first
             if sameMirror || sidecar.etag != nil || configuration.checksumPinned {
                 partialBytes = local.bytes
+                resuming = true
                 partialMirror = configuration.mirrorIdentities.firstIndex(of: sidecar.urlSHA256) ?? -1
                 etag = sidecar.etag
                 lastModified = sidecar.lastModified
@@ -399,7 +403,8 @@ public struct DownloadStateMachine: Sendable {
             lastModified = head.header("last-modified")
             return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
         }
-        if resumedFrom == nil { resumedFrom = start }
+        if resumedFrom == nil && resuming { resumedFrom = start }
+        resuming = false
         return .receive(BodyPlan(offset: start, end: bodyEnd, sidecar: nil))
     }
 
@@ -409,6 +414,7 @@ public struct DownloadStateMachine: Sendable {
         _ failure: DownloadFailure, status: Int?, retryAfter: Double?, remaining: Double?, recorded: Bool = false
     ) -> Action {
         if !recorded { record(status: status, failure: failure) } else { amendLastAttempt(failure) }
+        resuming = true
         failuresOnMirror += 1
         guard failuresOnMirror <= configuration.retries else { return failMirror(failure) }
         let delay: RetryDelay
@@ -433,6 +439,7 @@ public struct DownloadStateMachine: Sendable {
         currentURL = configuration.mirrors[mirrorIndex]
         redirects = []
         failuresOnMirror = 0
+        resuming = true
         // Continue another mirror's partial only when If-Range can check it (strong ETag) or the
         // final checksum will.
         if partialBytes > 0 && etag == nil && !configuration.checksumPinned { discardPartial() }

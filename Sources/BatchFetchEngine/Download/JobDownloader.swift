@@ -15,10 +15,14 @@ final class JobDownloader: @unchecked Sendable {
         var memoryCap: Int
         var writeSize: Int
         var simulatedDiskRate: Int64?
+        var interruption: Interruption
     }
 
     private let job: Job
     private let context: Context
+    private let progress: JobProgress
+    /// A published file with the same content (a twin job's), to link or copy instead of fetching.
+    private let copyFrom: SameContent.Source?
     private let files: PartialFiles
     private let machine: MachineBox
     private let algorithms: [Checksum.Algorithm]
@@ -28,9 +32,11 @@ final class JobDownloader: @unchecked Sendable {
     /// Connections used by a segmented transfer, for the report.
     private var segmentsUsed: Int?
 
-    init(job: Job, context: Context) {
+    init(job: Job, context: Context, progress: JobProgress? = nil, copyFrom: SameContent.Source? = nil) {
         self.job = job
         self.context = context
+        self.progress = progress ?? JobProgress(total: job.size)
+        self.copyFrom = copyFrom
         files = PartialFiles(destPath: context.outputDirectory + "/" + job.dest.resolved)
         algorithms = job.checksums.map(\.algorithm).filter { $0 != .sha256 }
         let mirrors = job.urls.map(\.resolved)
@@ -50,6 +56,8 @@ final class JobDownloader: @unchecked Sendable {
         var result: JobResult
         if let upToDate = upToDateResult() {
             result = upToDate
+        } else if let copyFrom {
+            result = copy(from: copyFrom)
         } else {
             result = await download()
         }
@@ -72,6 +80,50 @@ final class JobDownloader: @unchecked Sendable {
         return result
     }
 
+    // MARK: - Same content
+
+    /// Takes a twin job's published file: a hard link (a copy across file systems or where links
+    /// are refused), verified like a download, published the same way.
+    private func copy(from source: SameContent.Source) -> JobResult {
+        do {
+            try files.createDirectory()
+        } catch {
+            return finish(failure: error)
+        }
+        unlink(files.partPath)
+        if link(source.path, files.partPath) != 0 {
+            do {
+                try FileManager.default.copyItem(atPath: source.path, toPath: files.partPath)
+            } catch {
+                return finish(failure: DownloadFailure(.ioError, "cannot copy \(source.path) from job '\(source.id)': \(error.localizedDescription)"))
+            }
+        }
+        guard let (digests, size) = try? Digester.digests(ofFile: files.partPath, also: algorithms) else {
+            return finish(failure: DownloadFailure(.ioError, "cannot read \(files.partPath)"))
+        }
+        var failure: DownloadFailure?
+        if let expected = job.size, expected != size {
+            failure = DownloadFailure(.sizeMismatch, "job '\(source.id)' fetched \(size) bytes from the same URL, expected \(expected)")
+        } else if let wrong = mismatchedChecksum(digests) {
+            failure = DownloadFailure(.checksumMismatch,
+                "job '\(source.id)' fetched the same URL with \(wrong.algorithm.rawValue) \(digests[wrong.algorithm.rawValue] ?? "?"), expected \(wrong.hex)")
+        }
+        if failure == nil {
+            do {
+                try files.publish(durability: context.durability)
+            } catch let error {
+                failure = error
+            }
+        }
+        if let failure {
+            files.removePartial()
+            return finish(failure: failure)
+        }
+        var result = finish(published: (digests, size))
+        result.copiedFrom = source.id
+        return result
+    }
+
     // MARK: - Download
 
     private func download() async -> JobResult {
@@ -89,6 +141,12 @@ final class JobDownloader: @unchecked Sendable {
         }
         var action = machine.with { $0.start(local: files.local()) }
         while true {
+            if context.interruption.isInterrupted {
+                switch action {
+                case .send, .sendAfter, .segment: action = .fail(DownloadFailure(.interrupted, "the run was interrupted"))
+                default: break
+                }
+            }
             switch action {
             case .send(let request):
                 action = await perform(request, sink: sink)
@@ -100,9 +158,8 @@ final class JobDownloader: @unchecked Sendable {
                     action = machine.with { $0.deadlineExceeded(after: job.settings.deadline ?? 0) }
                     continue
                 }
-                try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-                if Task.isCancelled {
-                    action = .fail(DownloadFailure(.interrupted, "interrupted"))
+                guard await context.interruption.sleep(seconds) else {
+                    action = .fail(DownloadFailure(.interrupted, "the run was interrupted"))
                     continue
                 }
                 machine.with { $0.waited(seconds) }
@@ -187,7 +244,8 @@ final class JobDownloader: @unchecked Sendable {
         let connections = state.configuration.segments
         let transfer = SegmentedTransfer(.init(
             start: start, connections: connections, mirrorIndex: state.mirrorIndex, displayURL: state.servedURL,
-            files: files, algorithms: algorithms, context: context, idleTimeout: job.settings.timeout, deadline: deadline,
+            files: files, algorithms: algorithms, context: context, progress: progress, idleTimeout: job.settings.timeout,
+            deadline: deadline,
             planner: .init(total: start.total, pieceSize: state.configuration.pieceSize,
                            ifRange: start.sidecar.ifRangeValue ?? "", retries: job.settings.retries,
                            backoff: job.settings.backoff, backoffMax: job.settings.backoffMax),
@@ -195,6 +253,7 @@ final class JobDownloader: @unchecked Sendable {
                 request(for: PlannedRequest(mirrorIndex: state.mirrorIndex, url: start.url, rangeStart: range.lowerBound,
                                             rangeEnd: range.upperBound - 1, ifRange: start.sidecar.ifRangeValue))
             }))
+        progress.moved(to: start.done.count, total: start.total)
         let outcome = await transfer.run()
         bytesTransferred += transfer.received
         segmentsUsed = connections
@@ -229,20 +288,27 @@ final class JobDownloader: @unchecked Sendable {
         }
         let files = self.files
         let machine = self.machine
+        let progress = self.progress
         let handler = AttemptHandler(
-            sink: sink, finishWithin: Int64(context.memoryCap),
+            sink: sink, finishWithin: Int64(context.memoryCap), progress: progress,
             decide: { head in machine.with { $0.headReceived(head, remaining: nil) } },
             begin: { plan in
                 // Small files are cheaper to fetch again than to make resumable.
                 if let sidecar = plan.sidecar, (sidecar.totalSize ?? plan.end ?? .max) > Self.resumableSize {
                     try? files.writeSidecar(sidecar)
                 }
+                progress.moved(to: plan.offset, total: machine.with { $0.totalSize })
                 sink.begin(at: plan.offset, end: plan.end)
             })
         let host = url.host ?? ""
         await context.hosts.acquire(host)
+        guard context.interruption.register(handler) else {
+            await context.hosts.release(host)
+            return .fail(DownloadFailure(.interrupted, "the run was interrupted"))
+        }
         handler.attach(context.transport.start(request, handler: handler))
         let outcome = await handler.finished(idleTimeout: job.settings.timeout, deadline: deadline)
+        context.interruption.unregister(handler)
         await context.hosts.release(host)
         bytesTransferred += outcome.received
         if let limiter = context.rateLimiter, outcome.received > paced { await limiter.charge(outcome.received - paced) }
@@ -318,6 +384,8 @@ final class JobDownloader: @unchecked Sendable {
 
     /// The job's result: published with these digests and size, or failed with `failure`.
     private func finish(failure: DownloadFailure? = nil, published: (digests: [String: String], bytes: Int64)? = nil) -> JobResult {
+        // A part the job never wrote to (it failed before any body) is no partial to keep.
+        if failure != nil, LocalFile.regularFileSize(atPath: files.partPath) == 0 { files.removePartial() }
         let state = machine.with { $0 }
         var result = JobResult(id: job.id, status: failure == nil ? .downloaded : .failed, dest: job.dest.redacted)
         if failure?.code == .interrupted { result.status = .interrupted }

@@ -27,6 +27,8 @@ public struct JobResult: Sendable {
     public var resumedFrom: Int64?
     /// Connections of a segmented transfer; nil for a single stream.
     public var segments: Int?
+    /// The job whose published file this one took (the same URL to another dest).
+    public var copiedFrom: String?
     public var bytesTransferred: Int64 = 0
     public var duration: Double = 0
     public var failure: DownloadFailure?

@@ -72,13 +72,14 @@ public struct RunReport: Codable, Sendable {
         public var durationSeconds: Double?
         public var error: JobError?
         public var skippedBecause: String?
+        public var copiedFrom: String?
 
         enum CodingKeys: String, CodingKey {
             case id, status, url, mirrorIndex = "mirror_index", redirects, dest, size, checksums
             case checksumVerified = "checksum_verified", httpStatus = "http_status", etag
             case lastModified = "last_modified", attempts, resumedFrom = "resumed_from"
             case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds", error
-            case skippedBecause = "skipped_because"
+            case skippedBecause = "skipped_because", copiedFrom = "copied_from"
         }
     }
 
@@ -101,7 +102,7 @@ public struct RunReport: Codable, Sendable {
 
 extension RunReport.Job {
     /// The report entry of a job result; every URL in it is already redacted or server-given.
-    init(_ result: JobResult) {
+    public init(_ result: JobResult) {
         id = result.id
         status = result.status
         url = result.url
@@ -117,6 +118,7 @@ extension RunReport.Job {
         attempts = result.status == .skipped || result.status == .upToDate ? nil : result.attempts.count
         resumedFrom = result.resumedFrom
         segments = result.segments
+        copiedFrom = result.copiedFrom
         bytesTransferred = result.status == .skipped ? nil : result.bytesTransferred
         durationSeconds = (result.duration * 1000).rounded() / 1000
         skippedBecause = result.skippedBecause

@@ -12,6 +12,10 @@ public struct RunOptions: Sendable {
     public var simulatedDiskRate: Int64?
     /// The HTTP client; the shared URLSession transport when nil.
     public var transport: (any HTTPTransport)?
+    /// Stop starting jobs after the first failure; transfers in flight finish.
+    public var failFast = false
+    /// Seconds between progress events.
+    public var progressInterval = 0.25
     /// sha256 of the manifest file, for the report; read from the manifest's path when nil.
     public var manifestSHA256: String?
 

@@ -2,8 +2,8 @@ import BatchFetchSpec
 import Foundation
 
 /// Runs a validated manifest: jobs start when their dependencies have succeeded, at most
-/// `concurrency` at a time; dependents of a failed job are skipped. Produces the report and
-/// writes it atomically.
+/// `concurrency` at a time; dependents of a failed job are skipped. Produces the report (the
+/// caller writes it) and a stream of events (``start()``).
 public final class Runner: Sendable {
     public static let version = "0.1.0"
 
@@ -20,18 +20,22 @@ public final class Runner: Sendable {
     /// The default report location: `<output_dir>/batchfetch-report.json`.
     public var defaultReportPath: String { manifest.outputDirectory + "/batchfetch-report.json" }
 
-    /// Runs every job; `onFinish` is called as each job ends (from the runner's task).
-    public func run(onFinish: @Sendable (JobResult) -> Void = { _ in }) async -> RunReport {
-        let startDate = Date()
-        let started = DispatchTime.now()
-        let transport = options.transport ?? URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost)
-        let context = JobDownloader.Context(
-            outputDirectory: manifest.outputDirectory, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
-            rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability, memoryCap: options.memoryCapPerJob, writeSize: options.writeSize,
-            simulatedDiskRate: options.simulatedDiskRate)
-        let results = await schedule(context: context, onFinish: onFinish)
-        if options.durability == .batch { Self.syncFileSystem(of: manifest.outputDirectory) }
-        return report(results: results, startDate: startDate, started: started)
+    /// Starts the run in a task of its own and returns its handle: events, interrupt, report.
+    public func start() -> RunHandle {
+        let (events, continuation) = AsyncStream.makeStream(of: RunEvent.self, bufferingPolicy: .bufferingNewest(4096))
+        let interruption = Interruption()
+        let task = Task {
+            let report = await execute(interruption: interruption) { continuation.yield($0) }
+            continuation.yield(.runFinished(report))
+            continuation.finish()
+            return report
+        }
+        return RunHandle(events: events, task: task, interruption: interruption)
+    }
+
+    /// Runs every job and returns the report.
+    public func run() async -> RunReport {
+        await start().report
     }
 
     /// What `run --dry-run` reports for one job.
@@ -47,10 +51,7 @@ public final class Runner: Sendable {
     /// What a run would do, in plan order, without any network access: which jobs are already up
     /// to date (the same local check a run makes) and which would be fetched.
     public func dryRun() -> [DryRunEntry] {
-        let context = JobDownloader.Context(
-            outputDirectory: manifest.outputDirectory, transport: options.transport ?? NoTransport(),
-            hosts: HostLimiter(limit: 1), rateLimiter: nil, durability: .none, memoryCap: options.memoryCapPerJob,
-            writeSize: options.writeSize, simulatedDiskRate: nil)
+        let context = self.context(transport: options.transport ?? NoTransport(), interruption: Interruption())
         return graph.order.map { index in
             let job = manifest.jobs[index]
             let upToDate = JobDownloader(job: job, context: context).upToDateResult() != nil
@@ -58,7 +59,38 @@ public final class Runner: Sendable {
         }
     }
 
-    private func schedule(context: JobDownloader.Context, onFinish: @Sendable (JobResult) -> Void) async -> [JobResult] {
+    private func context(transport: any HTTPTransport, interruption: Interruption) -> JobDownloader.Context {
+        JobDownloader.Context(
+            outputDirectory: manifest.outputDirectory, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
+            rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability,
+            memoryCap: options.memoryCapPerJob, writeSize: options.writeSize, simulatedDiskRate: options.simulatedDiskRate,
+            interruption: interruption)
+    }
+
+    private func execute(interruption: Interruption, emit: @escaping @Sendable (RunEvent) -> Void) async -> RunReport {
+        let startDate = Date()
+        let started = DispatchTime.now()
+        let transport = options.transport ?? URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost)
+        let active = ActiveJobs(jobs: manifest.jobs.count, started: started)
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(options.progressInterval * 1e9))
+                if let snapshot = active.snapshot() { emit(.progress(snapshot)) }
+            }
+        }
+        let results = await schedule(
+            context: context(transport: transport, interruption: interruption), active: active, interruption: interruption,
+            emit: { event in
+                if case .jobFinished = event { active.completed() }
+                emit(event)
+            })
+        ticker.cancel()
+        if options.durability == .batch { Self.syncFileSystem(of: manifest.outputDirectory) }
+        return report(results: results, interrupted: interruption.isInterrupted, startDate: startDate, started: started)
+    }
+
+    private func schedule(context: JobDownloader.Context, active: ActiveJobs, interruption: Interruption,
+                          emit: @escaping @Sendable (RunEvent) -> Void) async -> [JobResult] {
         let jobs = manifest.jobs
         var results = [JobResult?](repeating: nil, count: jobs.count)
         var waitingOn = graph.dependencies.map(\.count)
@@ -67,22 +99,39 @@ public final class Runner: Sendable {
         var ready = JobQueue()
         for job in graph.order where waitingOn[job] == 0 { ready.push(job, rank: rank[job]) }
         let limit = max(1, options.concurrency ?? manifest.concurrency)
+        var sameContent = SameContent(jobs: jobs, outputDirectory: manifest.outputDirectory)
+        /// Why no more jobs start (interrupt or --fail-fast), once that happens.
+        var stopReason: String?
 
         await withTaskGroup(of: (Int, JobResult).self) { group in
             var running = 0
+            func finish(_ index: Int, _ result: JobResult) {
+                results[index] = result
+                emit(.jobFinished(result))
+            }
             func launch() {
-                while running < limit, let next = ready.pop() {
+                if stopReason == nil, interruption.isInterrupted { stopReason = "the run was interrupted" }
+                while stopReason == nil, running < limit, let next = ready.pop() {
                     let job = jobs[next]
-                    group.addTask { (next, await JobDownloader(job: job, context: context).run()) }
+                    guard case .start(let source) = sameContent.claim(next) else { continue }  // waits for its twin
+                    let progress = JobProgress(total: job.size)
+                    active.add(next, id: job.id, progress: progress)
+                    emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? ""))
+                    group.addTask {
+                        (next, await JobDownloader(job: job, context: context, progress: progress, copyFrom: source).run())
+                    }
                     running += 1
                 }
             }
             launch()
             while let (index, result) = await group.next() {
                 running -= 1
-                results[index] = result
-                onFinish(result)
+                active.remove(index, transferred: result.bytesTransferred)
+                finish(index, result)
                 let succeeded = result.status == .downloaded || result.status == .upToDate
+                for twin in sameContent.finished(index, succeeded: succeeded) {
+                    ready.push(twin, rank: rank[twin])
+                }
                 for dependent in graph.dependents[index] where results[dependent] == nil {
                     if succeeded {
                         waitingOn[dependent] -= 1
@@ -90,11 +139,18 @@ public final class Runner: Sendable {
                     } else {
                         // A job that ran and did not succeed failed (or was interrupted); skipped
                         // jobs never run, `skip` reports their dependents.
-                        skip(dependent, because: "dependency '\(jobs[index].id)' failed", results: &results, onFinish: onFinish)
+                        skip(dependent, because: "dependency '\(jobs[index].id)' failed", results: &results, emit: emit)
                     }
+                }
+                if !succeeded, options.failFast, stopReason == nil {
+                    stopReason = "not started: --fail-fast after '\(jobs[index].id)' failed"
                 }
                 launch()
             }
+        }
+        // Jobs never started: their dependencies never finished, or the run stopped early.
+        for index in graph.order where results[index] == nil {
+            skip(index, because: stopReason ?? "not started", results: &results, emit: emit)
         }
         return results.enumerated().map { index, result in
             result ?? JobResult(id: jobs[index].id, status: .skipped, dest: jobs[index].dest.redacted)
@@ -102,21 +158,21 @@ public final class Runner: Sendable {
     }
 
     /// Marks a job and everything that depends on it as skipped.
-    private func skip(_ index: Int, because reason: String, results: inout [JobResult?], onFinish: (JobResult) -> Void) {
+    private func skip(_ index: Int, because reason: String, results: inout [JobResult?], emit: (RunEvent) -> Void) {
         var stack = [(index, reason)]
         while let (job, why) = stack.popLast() {
             guard results[job] == nil else { continue }
             var result = JobResult(id: manifest.jobs[job].id, status: .skipped, dest: manifest.jobs[job].dest.redacted)
             result.skippedBecause = why
             results[job] = result
-            onFinish(result)
+            emit(.jobFinished(result))
             for dependent in graph.dependents[job] {
                 stack.append((dependent, "dependency '\(manifest.jobs[job].id)' was skipped"))
             }
         }
     }
 
-    private func report(results: [JobResult], startDate: Date, started: DispatchTime) -> RunReport {
+    private func report(results: [JobResult], interrupted: Bool, startDate: Date, started: DispatchTime) -> RunReport {
         var summary = RunReport.Summary()
         summary.jobs = results.count
         for result in results {
@@ -130,16 +186,15 @@ public final class Runner: Sendable {
             summary.bytesTransferred += result.bytesTransferred
             if result.status == .downloaded || result.status == .upToDate { summary.bytesTotal += result.size ?? 0 }
         }
-        let status: RunReport.Status = summary.interrupted > 0 ? .interrupted
+        let status: RunReport.Status = interrupted || summary.interrupted > 0 ? .interrupted
             : (summary.failed + summary.skipped > 0 ? .failed : .succeeded)
         let finishDate = Date()
-        let jobs = results.map(RunReport.Job.init)
         return RunReport(
             tool: .init(version: Self.version), command: "run",
             manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Self.fileSHA256(manifest.path)),
             startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(finishDate),
             durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,
-            status: status, summary: summary, jobs: jobs)
+            status: status, summary: summary, jobs: results.map(RunReport.Job.init))
     }
 
     static func fileSHA256(_ path: String) -> String {

@@ -24,6 +24,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         var files: PartialFiles
         var algorithms: [Checksum.Algorithm]
         var context: JobDownloader.Context
+        var progress: JobProgress
         var idleTimeout: Double
         var deadline: DispatchTime?
         var planner: SegmentPlanner.Configuration
@@ -37,8 +38,8 @@ final class SegmentedTransfer: @unchecked Sendable {
     private let sidecarLock = NSLock()
     // Guarded by `lock`.
     private var planner: SegmentPlanner
-    /// Each connection's range, how far it is written, and its request.
-    private var active: [Int: (range: Range<Int64>, written: Int64, handler: AttemptHandler?)] = [:]
+    /// Each connection's range and how far it is written.
+    private var active: [Int: (range: Range<Int64>, written: Int64)] = [:]
     private(set) var attempts: [AttemptRecord] = []
     private(set) var received: Int64 = 0
     private let hasher: OrderedHasher
@@ -88,7 +89,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         }
         while let range = lock.withLock({ () -> Range<Int64>? in
             let range = planner.claim()
-            if let range { active[key] = (range, range.lowerBound, nil) }
+            if let range { active[key] = (range, range.lowerBound) }
             return range
         }) {
             let verdict = await fetch(range, sink: sink, key: key)
@@ -98,9 +99,8 @@ final class SegmentedTransfer: @unchecked Sendable {
                 stop(DownloadFailure(.deadlineExceeded, "the job deadline passes before the next retry"))
                 return
             }
-            try? await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1e9))
-            if Task.isCancelled {
-                stop(DownloadFailure(.interrupted, "interrupted"))
+            guard await setup.context.interruption.sleep(seconds) else {
+                stop(DownloadFailure(.interrupted, "the run was interrupted"))
                 return
             }
         }
@@ -115,7 +115,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         let judge = lock.withLock { planner }
         let handler = AttemptHandler(
             // A range fits in its sink (see JobDownloader.pieceSize): never shed or cancelled.
-            sink: sink, finishWithin: setup.planner.pieceSize,
+            sink: sink, finishWithin: setup.planner.pieceSize, progress: setup.progress,
             decide: { head in
                 let verdict = judge.judge(head, for: range)
                 verdictBox.set(verdict, status: head.status)
@@ -124,12 +124,11 @@ final class SegmentedTransfer: @unchecked Sendable {
             },
             begin: { plan in sink.beginRange(at: plan.offset, end: plan.end ?? range.upperBound) })
         await setup.context.hosts.acquire(host)
-        let stopped = lock.withLock { () -> Bool in
-            active[key]?.handler = handler
-            return planner.stopReason != nil
-        }
+        if !setup.context.interruption.register(handler) { stop(DownloadFailure(.interrupted, "the run was interrupted")) }
+        let stopped = lock.withLock { planner.stopReason != nil }
         if !stopped { handler.attach(setup.context.transport.start(request, handler: handler)) }
         let outcome = stopped ? nil : await handler.finished(idleTimeout: setup.idleTimeout, deadline: setup.deadline)
+        setup.context.interruption.unregister(handler)
         await setup.context.hosts.release(host)
         await sink.drain()
         let written = verdictBox.verdict == .accept ? sink.flushedOffset : range.lowerBound
@@ -171,14 +170,11 @@ final class SegmentedTransfer: @unchecked Sendable {
         return lock.withLock { planner.failed(failure) }.stoppingOthers(self)
     }
 
-    /// Ends segmenting and cancels the other connections' transfers (those not about to end).
+    /// Ends segmenting: no more ranges are handed out; those in flight (at most a range each,
+    /// which fits its sink) finish and are kept.
     @discardableResult
     fileprivate func stop(_ failure: DownloadFailure) -> SegmentPlanner.Verdict {
-        let handlers = lock.withLock { () -> [AttemptHandler] in
-            planner.stop(failure)
-            return active.values.compactMap(\.handler)
-        }
-        for handler in handlers { handler.cancelUnlessNearEnd() }
+        lock.withLock { planner.stop(failure) }
         return .stop(failure)
     }
 

@@ -1,0 +1,113 @@
+import BatchFetchEngine
+import Foundation
+
+/// Progress on stderr (`--progress`). `bar`, for a terminal: a whole-run bar and one line per
+/// job in flight, redrawn in place at most 10 times a second, with finished jobs scrolling above.
+/// `line`, for logs: one line per finished job and a summary line every 10 seconds, never a
+/// carriage return or escape sequence. `none`: nothing until the final summary.
+final class ProgressPrinter: @unchecked Sendable {
+    enum Mode: String, CaseIterable {
+        case bar, line, none
+    }
+
+    private let mode: Mode
+    private let write: (String) -> Void
+    private let summaryInterval: Double
+    private var nextSummary: Double
+    private var liveLines = 0
+    private var lastDraw = -1.0
+    private var latest: RunProgress?
+    private var pending: [String] = []
+
+    init(mode: Mode, summaryInterval: Double = 10, write: @escaping (String) -> Void) {
+        self.mode = mode
+        self.summaryInterval = summaryInterval
+        nextSummary = summaryInterval
+        self.write = write
+    }
+
+    func handle(_ event: RunEvent) {
+        switch (mode, event) {
+        case (.none, _), (_, .jobStarted), (_, .runFinished):
+            return
+        case (.line, .jobFinished(let job)):
+            write(JobLine.describe(job) + "\n")
+        case (.line, .progress(let progress)):
+            guard progress.elapsed >= nextSummary else { return }
+            nextSummary = (progress.elapsed / summaryInterval).rounded(.down) * summaryInterval + summaryInterval
+            write(Self.summaryLine(progress) + "\n")
+        case (.bar, .jobFinished(let job)):
+            pending.append(JobLine.describe(job))
+            if var latest {
+                latest.active.removeAll { $0.id == job.id }
+                latest.finished += 1
+                self.latest = latest
+            }
+            draw(force: false)
+        case (.bar, .progress(let progress)):
+            latest = progress
+            draw(force: false)
+        }
+    }
+
+    /// Clears the live area for the final summary line.
+    func finish() {
+        guard mode == .bar else { return }
+        draw(force: true)
+        if liveLines > 0 { write("\u{1B}[\(liveLines)A\r\u{1B}[J") }
+        liveLines = 0
+    }
+
+    /// `line` mode's periodic summary.
+    static func summaryLine(_ progress: RunProgress) -> String {
+        let rate = progress.elapsed > 0 ? Double(progress.transferred) / progress.elapsed : 0
+        return "progress: \(progress.finished) of \(progress.jobs) jobs finished, \(progress.active.count) running; "
+            + "\(ByteFormat.bytes(progress.transferred)) received in \(Int(progress.elapsed.rounded()))s "
+            + "(\(ByteFormat.bytes(Int64(rate)))/s)"
+    }
+
+    /// `bar` mode's live area: the run, then each job in flight.
+    static func barLines(_ progress: RunProgress, width: Int = 24) -> [String] {
+        let rate = progress.elapsed > 0 ? Double(progress.transferred) / progress.elapsed : 0
+        var lines = ["\(bar(Double(progress.finished) / Double(max(1, progress.jobs)), width: width)) "
+            + "\(progress.finished)/\(progress.jobs) jobs  \(ByteFormat.bytes(progress.transferred))  \(ByteFormat.bytes(Int64(rate)))/s"]
+        for job in progress.active {
+            let jobRate = job.elapsed > 0 ? Double(job.transferred) / job.elapsed : 0
+            var line = "  \(job.id)  "
+            if let total = job.total, total > 0 {
+                line += "\(bar(Double(job.bytes) / Double(total), width: width / 2)) "
+                    + "\(ByteFormat.bytes(job.bytes))/\(ByteFormat.bytes(total))"
+                if jobRate > 0 { line += "  ETA \(duration(Double(total - job.bytes) / jobRate))" }
+            } else {
+                line += ByteFormat.bytes(job.bytes)
+            }
+            lines.append(line + "  \(ByteFormat.bytes(Int64(jobRate)))/s")
+        }
+        return lines
+    }
+
+    static func bar(_ fraction: Double, width: Int) -> String {
+        let filled = Int((min(1, max(0, fraction)) * Double(width)).rounded(.down))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            + String(format: "%3d%%", Int((min(1, max(0, fraction)) * 100).rounded(.down)))
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded(.up))
+        return whole >= 3600 ? "\(whole / 3600)h\(whole % 3600 / 60)m" : whole >= 60 ? "\(whole / 60)m\(whole % 60)s" : "\(whole)s"
+    }
+
+    /// Redraws: moves up over the old live area, prints finished jobs, then the new live area.
+    private func draw(force: Bool) {
+        let now = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+        guard force || now - lastDraw >= 0.1 else { return }
+        lastDraw = now
+        var text = liveLines > 0 ? "\u{1B}[\(liveLines)A\r\u{1B}[J" : ""
+        for line in pending { text += line + "\n" }
+        pending = []
+        let live = latest.map { Self.barLines($0) } ?? []
+        for line in live { text += line + "\n" }
+        liveLines = live.count
+        write(text)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+extension RunReport {
+    /// The run as JUnit XML (`run --junit`), for CI systems that show test results: one
+    /// testcase per job; failed and interrupted jobs carry a `<failure>` with the error code and
+    /// message, skipped ones a `<skipped>` with the reason.
+    public func junitXML() -> String {
+        let failures = summary.failed + summary.interrupted
+        var xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <testsuites name="batchfetch" tests="\(summary.jobs)" failures="\(failures)" skipped="\(summary.skipped)" time="\(durationSeconds)">
+              <testsuite name="\(Self.escape(manifest.path))" tests="\(summary.jobs)" failures="\(failures)" skipped="\(summary.skipped)" time="\(durationSeconds)" timestamp="\(startedAt)">
+
+            """
+        for job in jobs {
+            let open = "    <testcase classname=\"batchfetch.\(command)\" name=\"\(Self.escape(job.id))\" time=\"\(job.durationSeconds ?? 0)\""
+            switch job.status {
+            case .downloaded, .upToDate:
+                xml += open + ">\n      <system-out>\(job.status.rawValue) \(Self.escape(job.dest))</system-out>\n    </testcase>\n"
+            case .failed, .interrupted:
+                let code = job.error?.code.rawValue ?? job.status.rawValue
+                let message = job.error?.message ?? job.status.rawValue
+                xml += open + ">\n      <failure type=\"\(code)\" message=\"\(Self.escape(message))\">\(Self.escape(job.dest)): \(code): \(Self.escape(message))</failure>\n    </testcase>\n"
+            case .skipped:
+                xml += open + ">\n      <skipped message=\"\(Self.escape(job.skippedBecause ?? "skipped"))\"/>\n    </testcase>\n"
+            }
+        }
+        return xml + "  </testsuite>\n</testsuites>\n"
+    }
+
+    private static func escape(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&apos;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// What a run reports while it goes, in order: `jobStarted` and `jobFinished` once per job that
+/// runs (skipped jobs only finish), `progress` snapshots of the jobs in flight about four times a
+/// second while any are, and `runFinished` last, with the report.
+public enum RunEvent: Sendable {
+    case jobStarted(id: String, dest: String, url: String)
+    case progress(RunProgress)
+    case jobFinished(JobResult)
+    case runFinished(RunReport)
+}
+
+/// A snapshot of a run in flight.
+public struct RunProgress: Sendable, Equatable {
+    public struct Active: Sendable, Equatable {
+        public var id: String
+        /// Bytes of the file present so far (resumed bytes included).
+        public var bytes: Int64
+        public var total: Int64?
+        /// Bytes received in this run, for rates.
+        public var transferred: Int64
+        /// Seconds since the job started.
+        public var elapsed: Double
+    }
+
+    /// Seconds since the run started.
+    public var elapsed: Double
+    public var jobs: Int
+    public var finished: Int
+    public var active: [Active]
+    /// Bytes received so far in this run, finished jobs included.
+    public var transferred: Int64
+
+    public init(elapsed: Double, jobs: Int, finished: Int, active: [Active], transferred: Int64) {
+        self.elapsed = elapsed
+        self.jobs = jobs
+        self.finished = finished
+        self.active = active
+        self.transferred = transferred
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// The run lock (DESIGN.md §3, §5): an exclusive `flock` on `<output_dir>/.batchfetch.lock`, so
+/// two runs never write one directory. The file holds the holder's pid for the error message;
+/// the lock itself dies with the process, so a crashed run never leaves a stale lock behind.
+public final class RunLock: @unchecked Sendable {
+    public struct Held: Error, Sendable {
+        public var path: String
+        /// The holder's pid, when it could be read.
+        public var pid: Int32?
+    }
+
+    public let path: String
+    private let descriptor: Int32
+    private let lock = NSLock()
+    private var released = false
+
+    /// Takes the lock; when another process holds it, throws ``Held`` — or, with `wait`, calls
+    /// `waiting` with the holder and blocks until it is released.
+    public init(directory: String, wait: Bool, waiting: (Held) -> Void = { _ in }) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        path = directory + "/.batchfetch.lock"
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
+        }
+        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let held = Held(path: path, pid: Self.holder(descriptor))
+            guard wait else {
+                close(descriptor)
+                throw held
+            }
+            waiting(held)
+            while flock(descriptor, LOCK_EX) != 0 {
+                guard errno == EINTR else {
+                    close(descriptor)
+                    throw held
+                }
+            }
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        ftruncate(descriptor, 0)
+        _ = pwrite(descriptor, pid, pid.count, 0)
+    }
+
+    deinit {
+        release()
+    }
+
+    /// Gives the lock up (also when the holder is deinitialised, or the process exits).
+    public func release() {
+        lock.withLock {
+            guard !released else { return }
+            released = true
+            flock(descriptor, LOCK_UN)
+            close(descriptor)
+        }
+    }
+
+    private static func holder(_ descriptor: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = pread(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        return Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}

@@ -1,0 +1,68 @@
+import BatchFetchSpec
+import Foundation
+
+/// Jobs that fetch the same thing (same method, URLs, headers and body) to different
+/// destinations: the first to start downloads; the others wait for it and then take its
+/// published file (a hard link, or a copy), verified against their own size and checksums.
+struct SameContent {
+    /// A published file a twin takes its bytes from.
+    struct Source: Sendable {
+        var path: String
+        /// The job that published it.
+        var id: String
+    }
+
+    private let keys: [String?]
+    private let sources: [Source]
+    /// Per key: the job downloading it, the jobs waiting for it, and its file once published.
+    private var running: [String: Int] = [:]
+    private var waiting: [String: [Int]] = [:]
+    private var published: [String: Source] = [:]
+    /// Twins handed back by ``finished(_:succeeded:)``, with the file to take (nil: download).
+    private var released: [Int: Source?] = [:]
+
+    init(jobs: [Job], outputDirectory: String) {
+        let keys = jobs.map(Self.key)
+        var counts: [String: Int] = [:]
+        for key in keys { counts[key, default: 0] += 1 }
+        self.keys = keys.map { counts[$0, default: 0] > 1 ? $0 : nil }
+        sources = jobs.map { Source(path: outputDirectory + "/" + $0.dest.resolved, id: $0.id) }
+    }
+
+    /// What a job asks the server for, as far as the content goes.
+    private static func key(_ job: Job) -> String {
+        let headers = job.headers.map { "\($0.name.lowercased()):\($0.value.resolved)" }.sorted()
+        return ([job.method.rawValue] + job.urls.map(\.resolved) + headers + [job.body?.resolved ?? ""]).joined(separator: "\n")
+    }
+
+    enum Claim {
+        /// Fetch it (nil) or take a twin's published file.
+        case start(Source?)
+        /// A twin is fetching the same content; the job is handed back when it finishes.
+        case wait
+    }
+
+    /// Called when `job` is about to start.
+    mutating func claim(_ job: Int) -> Claim {
+        guard let key = keys[job] else { return .start(nil) }
+        if let source = released.removeValue(forKey: job) { return .start(source) }
+        if let source = published[key] { return .start(source) }
+        if running[key] != nil {
+            waiting[key, default: []].append(job)
+            return .wait
+        }
+        running[key] = job
+        return .start(nil)
+    }
+
+    /// `job` finished: returns the twins that waited for it, to be scheduled again. After a
+    /// success they take its file; after a failure each tries on its own.
+    mutating func finished(_ job: Int, succeeded: Bool) -> [Int] {
+        guard let key = keys[job], running[key] == job else { return [] }
+        running[key] = nil
+        let twins = waiting.removeValue(forKey: key) ?? []
+        if succeeded { published[key] = sources[job] }
+        for twin in twins { released[twin] = succeeded ? sources[job] : nil }
+        return twins
+    }
+}

@@ -1,0 +1,175 @@
+import BatchFetchEngine
+import Foundation
+import Testing
+import TestOrigin
+
+/// The built binary under the conditions cron and CI meet: signals, a second run on the same
+/// directory, --fail-fast, the same URL twice, and the machine-readable outputs (--events,
+/// --junit), each with the exit code DESIGN.md §3 gives it.
+@Suite(.serialized) struct RunControlTests {
+    static let size: Int64 = 16 << 20
+
+    /// A trickled 16 MiB file (4 MiB/s) and a manifest for it.
+    private func slowWorld() async throws -> (TestOrigin, TemporaryDirectory) {
+        let origin = try await TestOrigin.start()
+        var file = OriginFile.generated(size: Self.size, seed: 31)
+        file.trickleBytesPerSecond = 4 << 20
+        origin.serve("/slow.bin", file)
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: slow, url: "\(origin.url("/slow.bin"))"}
+            """)
+        return (origin, directory)
+    }
+
+    private func report(_ directory: TemporaryDirectory) throws -> [String: Any] {
+        let data = try Data(contentsOf: directory.url.appendingPathComponent("data/batchfetch-report.json"))
+        return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+    }
+
+    private func waitForPart(_ directory: TemporaryDirectory, atLeast bytes: Int64) async throws {
+        let part = directory.url.appendingPathComponent("data/slow.bin.part").path
+        for _ in 0..<400 {
+            try await Task.sleep(nanoseconds: 25_000_000)
+            if ((try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0) >= bytes { return }
+        }
+    }
+
+    private func stderr(_ directory: TemporaryDirectory) throws -> String {
+        try String(contentsOf: directory.url.appendingPathComponent("stderr.log"), encoding: .utf8)
+    }
+
+    @Test(arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
+    func signalStopsTheRunKeepsThePartialAndTheRerunResumes(signal: Int32, code: Int32) async throws {
+        let (origin, directory) = try await slowWorld()
+        let process = try BinaryRunner.start(["run", "m.yaml", "--progress", "line"], in: directory.url)
+        try await waitForPart(directory, atLeast: 2 << 20)
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        let log = try stderr(directory)
+        #expect(process.terminationStatus == code, "\(log)")
+        let interrupted = try report(directory)
+        #expect(interrupted["status"] as? String == "interrupted")
+        let job = (interrupted["jobs"] as? [[String: Any]])?.first
+        #expect(job?["status"] as? String == "interrupted")
+        #expect((job?["error"] as? [String: Any])?["code"] as? String == "interrupted")
+        #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data/slow.bin.part.json").path))
+        #expect(log.contains(signal == SIGINT ? "SIGINT: stopping" : "SIGTERM: stopping"))
+
+        origin.update("/slow.bin") { $0.trickleBytesPerSecond = nil }
+        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        try await origin.shutdown()
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let resumed = (try report(directory)["jobs"] as? [[String: Any]])?.first
+        #expect((resumed?["resumed_from"] as? Int64 ?? 0) >= 2 << 20)
+    }
+
+    @Test func secondRunOnTheSameDirectoryExitsFourNamingTheHolder() async throws {
+        let (origin, directory) = try await slowWorld()
+        let holder = try RunLock(directory: directory.url.appendingPathComponent("data").path, wait: false)
+        let second = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        #expect(second.status == 4)
+        #expect(second.stderr.contains("another batchfetch run (pid \(getpid())) holds "))
+        #expect(second.stderr.contains("data/.batchfetch.lock"))
+        #expect(origin.requests("/slow.bin").isEmpty)
+
+        // --wait-lock waits for the holder instead.
+        origin.update("/slow.bin") { $0.trickleBytesPerSecond = nil }
+        let waiting = try BinaryRunner.start(["run", "m.yaml", "--wait-lock"], in: directory.url)
+        try await Task.sleep(nanoseconds: 500_000_000)
+        #expect(waiting.isRunning)
+        holder.release()
+        waiting.waitUntilExit()
+        try await origin.shutdown()
+        #expect(waiting.terminationStatus == 0)
+        #expect(try stderr(directory).contains("waiting for the run lock"))
+    }
+
+    @Test func failFastStartsNothingAfterTheFirstFailure() async throws {
+        let origin = try await TestOrigin.start()
+        var missing = OriginFile.text("")
+        missing.fixedStatus = 404
+        origin.serve("/missing", missing)
+        origin.serve("/ok", .text("ok"))
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            concurrency: 1
+            jobs:
+              - {id: first, url: "\(origin.url("/missing"))"}
+              - {id: second, url: "\(origin.url("/ok"))"}
+            """)
+        let output = try BinaryRunner.run(["run", "m.yaml", "--fail-fast"], in: directory.url)
+        try await origin.shutdown()
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("skipped     second  not started: --fail-fast after 'first' failed"))
+        #expect(origin.requests("/ok").isEmpty)
+    }
+
+    @Test func theSameURLTwiceIsFetchedOnceAndLinked() async throws {
+        let origin = try await TestOrigin.start()
+        let content = OriginContent.generated(size: 3 << 20, seed: 32)
+        origin.serve("/shared.bin", OriginFile(content: content))
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: a, url: "\(origin.url("/shared.bin"))", dest: a/shared.bin}
+              - {id: b, url: "\(origin.url("/shared.bin"))", dest: b/shared.bin}
+            """)
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let served = origin.bytesServed("/shared.bin")
+        try await origin.shutdown()
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(served == 3 << 20)
+        let a = try Data(contentsOf: directory.url.appendingPathComponent("data/a/shared.bin"))
+        let b = try Data(contentsOf: directory.url.appendingPathComponent("data/b/shared.bin"))
+        #expect(a == b && a == Data(content.allBytes))
+        let jobs = try report(directory)["jobs"] as? [[String: Any]] ?? []
+        #expect(jobs.first { $0["id"] as? String == "b" }?["copied_from"] as? String == "a")
+        #expect(output.stderr.contains("downloaded  b -> b/shared.bin  3.0 MiB, the same URL as 'a' (linked or copied)"))
+    }
+
+    @Test func eventsAndJUnitDescribeTheRun() async throws {
+        let origin = try await TestOrigin.start()
+        origin.serve("/ok", .text("ok"))
+        var missing = OriginFile.text("")
+        missing.fixedStatus = 404
+        origin.serve("/missing", missing)
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok"))"}
+              - {id: gone, url: "\(origin.url("/missing"))"}
+              - {id: after, url: "\(origin.url("/ok"))", dest: after, depends_on: [gone]}
+            """)
+        let output = try BinaryRunner.run(["run", "m.yaml", "--events", "-", "--junit", "junit.xml"], in: directory.url)
+        try await origin.shutdown()
+        #expect(output.status == 1)
+        let events = output.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(events.count == output.stdout.split(separator: "\n").count)
+        #expect(events.allSatisfy { $0["time"] is String })
+        let kinds = events.compactMap { $0["event"] as? String }
+        #expect(kinds.last == "run_finished" && kinds.filter { $0 == "run_finished" }.count == 1)
+        #expect(kinds.filter { $0 == "job_started" }.count == 2)
+        #expect(kinds.filter { $0 == "job_finished" }.count == 3)
+        let skipped = events.first { ($0["result"] as? [String: Any])?["id"] as? String == "after" }?["result"] as? [String: Any]
+        #expect(skipped?["status"] as? String == "skipped")
+        #expect((events.last?["summary"] as? [String: Any])?["failed"] as? Int == 1)
+
+        let junit = try String(contentsOf: directory.url.appendingPathComponent("junit.xml"), encoding: .utf8)
+        #expect(junit.contains(#"<testsuites name="batchfetch" tests="3" failures="1" skipped="1""#))
+        #expect(junit.contains(#"<testcase classname="batchfetch.run" name="gone""#))
+        #expect(junit.contains(#"<failure type="http_status" message="HTTP 404 from \#(origin.url("/missing"))">"#))
+        #expect(junit.contains(#"<skipped message="dependency &apos;gone&apos; failed"/>"#))
+    }
+}

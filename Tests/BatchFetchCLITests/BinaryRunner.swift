@@ -86,3 +86,45 @@ struct BinaryRunner {
         return (process.terminationStatus, text)
     }
 }
+
+extension BinaryRunner {
+    /// Runs the binary with stderr on a pseudo-terminal (stdout to /dev/null), as a person at a
+    /// terminal would; returns the exit status and what the terminal received.
+    static func runInTerminal(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String) {
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        guard master >= 0, grantpt(master) == 0, unlockpt(master) == 0, let name = ptsname(master) else {
+            throw POSIXError(.ENOTTY)
+        }
+        let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
+        guard slave >= 0 else { throw POSIXError(.ENOTTY) }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.environment = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory(), "TERM": "xterm"]
+        process.standardError = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        close(slave)
+        nonisolated(unsafe) var received = Data()
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(master, &buffer, buffer.count)
+                if count <= 0 { break }  // EIO once the child has closed the terminal
+                received.append(contentsOf: buffer[0..<count])
+            }
+            done.signal()
+        }
+        process.waitUntilExit()
+        done.wait()
+        close(master)
+        return (process.terminationStatus, String(decoding: received, as: UTF8.self))
+    }
+}
+
+// Glibc declares these only under _XOPEN_SOURCE, which Swift's Glibc module does not set.
+@_silgen_name("grantpt") private func grantpt(_ descriptor: Int32) -> Int32
+@_silgen_name("unlockpt") private func unlockpt(_ descriptor: Int32) -> Int32
+@_silgen_name("ptsname") private func ptsname(_ descriptor: Int32) -> UnsafeMutablePointer<CChar>?

@@ -21,6 +21,14 @@ public struct RunProgress: Sendable, Equatable {
         public var transferred: Int64
         /// Seconds since the job started.
         public var elapsed: Double
+
+        public init(id: String, bytes: Int64, total: Int64?, transferred: Int64, elapsed: Double) {
+            self.id = id
+            self.bytes = bytes
+            self.total = total
+            self.transferred = transferred
+            self.elapsed = elapsed
+        }
     }
 
     /// Seconds since the run started.

@@ -1,0 +1,89 @@
+@testable import BatchFetchCLI
+import BatchFetchEngine
+import Foundation
+import Testing
+import TestOrigin
+
+/// Progress on stderr: the exact lines of `line` mode (logs), the redrawn area of `bar` mode, and
+/// which one the binary picks for a pipe and for a terminal.
+@Suite struct ProgressOutputTests {
+    static func progress(elapsed: Double, finished: Int, active: [RunProgress.Active], transferred: Int64) -> RunProgress {
+        RunProgress(elapsed: elapsed, jobs: 4, finished: finished, active: active, transferred: transferred)
+    }
+
+    static let train = RunProgress.Active(id: "train", bytes: 300 << 20, total: 1 << 30, transferred: 200 << 20, elapsed: 10)
+
+    static func finished(_ id: String, size: Int64, seconds: Double) -> JobResult {
+        var result = JobResult(id: id, status: .downloaded, dest: "\(id).bin")
+        result.size = size
+        result.bytesTransferred = size
+        result.duration = seconds
+        return result
+    }
+
+    @Test func lineModePrintsFinishedJobsAndASummaryEveryTenSeconds() {
+        var output = ""
+        let printer = ProgressPrinter(mode: .line) { output += $0 }
+        printer.handle(.jobStarted(id: "train", dest: "train.bin", url: "http://x/train"))
+        printer.handle(.progress(Self.progress(elapsed: 4, finished: 0, active: [Self.train], transferred: 100 << 20)))
+        printer.handle(.jobFinished(Self.finished("sums", size: 2048, seconds: 0.5)))
+        printer.handle(.progress(Self.progress(elapsed: 10.1, finished: 1, active: [Self.train], transferred: 200 << 20)))
+        printer.handle(.progress(Self.progress(elapsed: 12, finished: 1, active: [Self.train], transferred: 250 << 20)))
+        printer.handle(.progress(Self.progress(elapsed: 20.2, finished: 1, active: [Self.train], transferred: 404 << 20)))
+        printer.finish()
+        #expect(output == """
+            downloaded  sums -> sums.bin  2.0 KiB in 0.5s (4.0 KiB/s)
+            progress: 1 of 4 jobs finished, 1 running; 200.0 MiB received in 10s (19.8 MiB/s)
+            progress: 1 of 4 jobs finished, 1 running; 404.0 MiB received in 20s (20.0 MiB/s)
+
+            """)
+        #expect(!output.contains("\r") && !output.contains("\u{1B}"))
+    }
+
+    @Test func barModeRedrawsTheRunAndEachJobInPlace() {
+        var output = ""
+        let printer = ProgressPrinter(mode: .bar) { output += $0 }
+        printer.handle(.progress(Self.progress(elapsed: 10, finished: 1, active: [Self.train], transferred: 200 << 20)))
+        #expect(output == """
+            [######..................]  25% 1/4 jobs  200.0 MiB  20.0 MiB/s
+              train  [###.........]  29% 300.0 MiB/1.0 GiB  ETA 37s  20.0 MiB/s
+
+            """)
+        output = ""
+        printer.handle(.jobFinished(Self.finished("train", size: 1 << 30, seconds: 50)))
+        printer.finish()
+        // Up over the two live lines, clear, the finished job, the run line; then cleared for the summary.
+        #expect(output == "\u{1B}[2A\r\u{1B}[J" + "downloaded  train -> train.bin  1.0 GiB in 50.0s (20.5 MiB/s)\n"
+            + "[############............]  50% 2/4 jobs  200.0 MiB  20.0 MiB/s\n" + "\u{1B}[1A\r\u{1B}[J")
+    }
+
+    @Test func aPipeGetsPlainLinesAndATerminalGetsBars() async throws {
+        let origin = try await TestOrigin.start()
+        var file = OriginFile.generated(size: 4 << 20, seed: 41)
+        file.trickleBytesPerSecond = 8 << 20
+        origin.serve("/f.bin", file)
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: f, url: "\(origin.url("/f.bin"))"}
+            """)
+        let piped = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        #expect(piped.status == 0)
+        #expect(!piped.stderr.contains("\r") && !piped.stderr.contains("\u{1B}"))
+        let lines = piped.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 3 && lines[2].isEmpty)
+        #expect(lines[0].range(of: #"^downloaded  f -> f\.bin  4\.0 MiB in \d+\.\ds \(\d+\.\d [KM]iB/s\)$"#, options: .regularExpression) != nil)
+        #expect(lines[1].hasPrefix("succeeded: 1 downloaded, 0 up to date, 0 failed, 0 skipped; 4.0 MiB transferred in "))
+
+        try FileManager.default.removeItem(at: directory.url.appendingPathComponent("data"))
+        let terminal = try BinaryRunner.runInTerminal(["run", "m.yaml"], in: directory.url)
+        try await origin.shutdown()
+        #expect(terminal.status == 0)
+        #expect(terminal.output.contains("\u{1B}[J"))
+        #expect(terminal.output.contains("0/1 jobs"))
+        #expect(terminal.output.contains("  f  ") && terminal.output.contains("4.0 MiB"))
+        #expect(terminal.output.contains("downloaded  f -> f.bin  4.0 MiB"))
+    }
+}

@@ -1,3 +1,5 @@
+import BatchFetchSpec
+
 /// What happened to one job; the report's per-job entry is made from it.
 public struct JobResult: Sendable {
     public enum Status: String, Sendable, Codable {
@@ -38,5 +40,11 @@ public struct JobResult: Sendable {
         self.id = id
         self.status = status
         self.dest = dest
+    }
+
+    /// A job that failed before any request.
+    init(failed job: Job, _ failure: DownloadFailure) {
+        self.init(id: job.id, status: .failed, dest: job.dest.redacted)
+        self.failure = failure
     }
 }

@@ -117,8 +117,17 @@ public final class Runner: Sendable {
                     let progress = JobProgress(total: job.size)
                     active.add(next, id: job.id, progress: progress)
                     emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? ""))
+                    let sumFile = job.checksumsFrom.flatMap { id in jobs.first { $0.id == id } }
+                        .map { manifest.outputDirectory + "/" + $0.dest.resolved }
                     group.addTask {
-                        (next, await JobDownloader(job: job, context: context, progress: progress, copyFrom: source).run())
+                        var job = job
+                        if let sumFile {
+                            switch job.withChecksums(fromSumFileAt: sumFile) {
+                            case .success(let pinned): job = pinned
+                            case .failure(let failure): return (next, JobResult(failed: job, failure))
+                            }
+                        }
+                        return (next, await JobDownloader(job: job, context: context, progress: progress, copyFrom: source).run())
                     }
                     running += 1
                 }

@@ -1,0 +1,58 @@
+import Foundation
+
+/// A checksum list published next to the files it covers (`checksums_from`): GNU coreutils
+/// lines (`<hex>  name`, `<hex> *name`) and BSD tagged lines (`SHA256 (name) = <hex>`), mixed
+/// freely. Blank lines and `#` comments are skipped; other lines are ignored rather than fatal,
+/// since sum files often carry a PGP signature around the list.
+public struct SumFile: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
+        public var name: String
+        public var checksum: Checksum
+    }
+
+    public private(set) var entries: [Entry] = []
+
+    public init(text: String) {
+        for line in text.split(whereSeparator: \.isNewline) {
+            if let entry = Self.bsd(line) ?? Self.gnu(line) { entries.append(entry) }
+        }
+    }
+
+    /// Checksums for a file: entries whose name is one of `names` (a leading `./` ignored), at
+    /// most one per algorithm, strongest first.
+    public func checksums(for names: [String]) -> [Checksum] {
+        let wanted = Set(names.map(Self.normalised))
+        var found: [Checksum.Algorithm: Checksum] = [:]
+        for entry in entries where wanted.contains(Self.normalised(entry.name)) {
+            found[entry.checksum.algorithm] = found[entry.checksum.algorithm] ?? entry.checksum
+        }
+        return Checksum.Algorithm.allCases.compactMap { found[$0] }
+    }
+
+    private static func normalised(_ name: String) -> String {
+        name.hasPrefix("./") ? String(name.dropFirst(2)) : name
+    }
+
+    /// `<hex>  name` or `<hex> *name`; the algorithm follows from the digest's length.
+    private static func gnu(_ line: Substring) -> Entry? {
+        guard !line.hasPrefix("#"), let space = line.firstIndex(of: " ") else { return nil }
+        let hex = String(line[..<space])
+        var rest = line[line.index(after: space)...]
+        guard let mode = rest.first, mode == " " || mode == "*" else { return nil }
+        rest = rest.dropFirst()
+        guard !rest.isEmpty, let algorithm = Checksum.Algorithm.allCases.first(where: { $0.hexLength == hex.utf8.count }),
+              case .success(let checksum) = Checksum.parse("\(algorithm.rawValue):\(hex)") else { return nil }
+        return Entry(name: String(rest), checksum: checksum)
+    }
+
+    /// `SHA256 (name) = <hex>` (also SHA512, SHA1, MD5; `SHA2-256` as some tools write it).
+    private static func bsd(_ line: Substring) -> Entry? {
+        guard let open = line.range(of: " ("), let close = line.range(of: ") = ", options: .backwards),
+              open.upperBound <= close.lowerBound else { return nil }
+        let tag = line[..<open.lowerBound].lowercased().replacingOccurrences(of: "sha2-", with: "sha")
+            .replacingOccurrences(of: "-", with: "")
+        guard let algorithm = Checksum.Algorithm(rawValue: tag),
+              case .success(let checksum) = Checksum.parse("\(algorithm.rawValue):\(line[close.upperBound...])") else { return nil }
+        return Entry(name: String(line[open.upperBound..<close.lowerBound]), checksum: checksum)
+    }
+}

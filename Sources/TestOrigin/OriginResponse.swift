@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the origin answers to one request; decided without any I/O so the rules are easy to read.
 struct OriginResponse {
     var status: Int
@@ -40,6 +42,25 @@ struct OriginResponse {
         if let lastModified = file.lastModified { headers.append(("Last-Modified", lastModified)) }
         if file.acceptsRanges && !file.ignoresRange { headers.append(("Accept-Ranges", "bytes")) }
         headers.append(contentsOf: file.extraHeaders)
+
+        // Conditional GET (RFC 9110 §13.1): If-None-Match (weak comparison) wins over
+        // If-Modified-Since; a match is 304 with the validators and no body.
+        let notModified: Bool
+        if let tags = header("if-none-match") {
+            let current = file.etag.map { $0.hasPrefix("W/") ? String($0.dropFirst(2)) : $0 }
+            notModified = tags == "*" || tags.split(separator: ",").contains {
+                let tag = $0.trimmingCharacters(in: .whitespaces)
+                return (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == current
+            }
+        } else if let since = header("if-modified-since"), let lastModified = file.lastModified {
+            notModified = since == lastModified
+        } else {
+            notModified = false
+        }
+        if notModified, method == "GET" || method == "HEAD" {
+            return OriginResponse(status: 304, headers: headers.filter { $0.0 == "ETag" || $0.0 == "Last-Modified" },
+                                  body: 0..<0, fault: nil)
+        }
 
         var status = 200
         var body: Range<Int64> = 0..<size

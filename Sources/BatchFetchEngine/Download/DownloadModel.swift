@@ -113,6 +113,9 @@ public struct PlannedRequest: Sendable, Equatable {
     /// Last byte wanted, for the bounded ranges used once the disk has fallen behind.
     public var rangeEnd: Int64?
     public var ifRange: String?
+    /// Validators of the file already at `dest` (`refresh: if-changed`): a conditional GET.
+    public var ifNoneMatch: String?
+    public var ifModifiedSince: String?
 
     public init(mirrorIndex: Int, url: String, rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil) {
         self.mirrorIndex = mirrorIndex

@@ -89,6 +89,8 @@ public struct DownloadStateMachine: Sendable {
         case verify
         /// Fetch the rest over several connections.
         case segment(SegmentStart)
+        /// 304 to the conditional request: the file at `dest` is current.
+        case notModified
         case fail(DownloadFailure)
     }
 
@@ -142,6 +144,8 @@ public struct DownloadStateMachine: Sendable {
     /// The next range continues bytes left by an earlier run or a failed attempt (a resume, for
     /// the report), not the previous bounded range.
     private var resuming = false
+    /// Validators of the file at `dest` (`refresh: if-changed`), see ``revalidate(etag:lastModified:)``.
+    private var conditional: (etag: String?, lastModified: String?)?
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -177,6 +181,13 @@ public struct DownloadStateMachine: Sendable {
         return send(nextRequest())
     }
 
+    /// The file at `dest` matches the manifest but may be outdated (`refresh: if-changed`): the
+    /// first request to the first mirror carries its validators, and a 304 means up to date
+    /// (``Action/notModified``). Call before ``start(local:)``.
+    public mutating func revalidate(etag: String?, lastModified: String?) {
+        conditional = (etag, lastModified)
+    }
+
     /// Segmenting ended before every byte was written (`attempts` are the range requests that
     /// failed): continue from the written prefix as one stream.
     public mutating func segmentsEnded(writtenThrough prefix: Int64, attempts: [AttemptRecord]) -> Action {
@@ -207,6 +218,9 @@ public struct DownloadStateMachine: Sendable {
         guard let request = pending else { return .fail(DownloadFailure(.connection, "response without a request")) }
         lastStatus = head.status
         switch head.status {
+        case 304 where request.ifNoneMatch != nil || request.ifModifiedSince != nil:
+            record(status: 304, failure: nil)
+            return .notModified
         case 301, 302, 303, 307, 308:
             return redirect(head, request: request)
         case 200:
@@ -478,8 +492,14 @@ public struct DownloadStateMachine: Sendable {
             planned.rangeStart = 0
             planned.rangeEnd = (configuration.segments > 1 && !segmentingOffered ? configuration.pieceSize : chunkSize) - 1
         }
+        if let conditional, attempts.isEmpty, mirrorIndex == 0, partialBytes == 0 {
+            // If-None-Match wins over If-Modified-Since at the server (RFC 9110 §13.2.2).
+            planned.ifNoneMatch = conditional.etag
+            planned.ifModifiedSince = conditional.etag == nil ? conditional.lastModified : nil
+        }
         return planned
     }
+
 
     private mutating func send(_ request: PlannedRequest) -> Action {
         pending = request

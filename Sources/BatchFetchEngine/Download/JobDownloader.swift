@@ -16,6 +16,8 @@ final class JobDownloader: @unchecked Sendable {
         var writeSize: Int
         var simulatedDiskRate: Int64?
         var interruption: Interruption
+        /// What earlier runs verified (digests and validators by dest).
+        var state: StateCache
     }
 
     private let job: Job
@@ -27,6 +29,8 @@ final class JobDownloader: @unchecked Sendable {
     private let machine: MachineBox
     private let algorithms: [Checksum.Algorithm]
     private let started = DispatchTime.now()
+    /// The file at `dest` as found at the start: what a 304 confirms.
+    private var revalidating: JobResult?
     private let deadline: DispatchTime?
     private var bytesTransferred: Int64 = 0
     /// Connections used by a segmented transfer, for the report.
@@ -54,12 +58,19 @@ final class JobDownloader: @unchecked Sendable {
 
     func run() async -> JobResult {
         var result: JobResult
-        if let upToDate = upToDateResult() {
+        switch localVerdict() {
+        case .upToDate(let upToDate):
             result = upToDate
-        } else if let copyFrom {
-            result = copy(from: copyFrom)
-        } else {
+        case .revalidate(let local, let etag, let lastModified):
+            revalidating = local
+            machine.with { $0.revalidate(etag: etag, lastModified: lastModified) }
             result = await download()
+        case .fetch:
+            if let copyFrom {
+                result = copy(from: copyFrom)
+            } else {
+                result = await download()
+            }
         }
         result.duration = DispatchTime.now().seconds(since: started)
         return result
@@ -67,17 +78,51 @@ final class JobDownloader: @unchecked Sendable {
 
     // MARK: - Up to date
 
-    /// `dest` exists and matches the manifest's size and checksums: nothing to fetch.
-    func upToDateResult() -> JobResult? {
-        guard job.settings.refresh != .always, let size = files.destSize() else { return nil }
-        if let expected = job.size, expected != size { return nil }
-        guard let (digests, _) = try? Digester.digests(ofFile: files.destPath, also: algorithms),
-              mismatchedChecksum(digests) == nil else { return nil }
+    enum LocalVerdict {
+        /// `dest` matches the manifest: nothing to fetch.
+        case upToDate(JobResult)
+        /// `dest` matches, but `refresh: if-changed` asks the server (conditional GET).
+        case revalidate(JobResult, etag: String?, lastModified: String?)
+        case fetch
+    }
+
+    /// What the file at `dest` means for this job, without network: it matches the manifest's
+    /// size and checksums (digests from the state cache while the file is unchanged, else
+    /// hashed once and cached), and `refresh` says whether that is enough.
+    func localVerdict() -> LocalVerdict {
+        guard job.settings.refresh != .always, let size = files.destSize() else { return .fetch }
+        if let expected = job.size, expected != size { return .fetch }
+        let dest = job.dest.resolved
+        let cached = context.state.entry(for: dest, at: files.destPath)
+        let digests: [String: String]
+        if let cached, (algorithms.map(\.rawValue) + ["sha256"]).allSatisfy({ cached.digests[$0] != nil }) {
+            digests = cached.digests
+        } else if let (hashed, _) = try? Digester.digests(ofFile: files.destPath, also: algorithms) {
+            digests = hashed
+            context.state.record(dest, at: files.destPath, digests: hashed, urlSHA256: cached?.urlSHA256,
+                                 etag: cached?.etag, lastModified: cached?.lastModified)
+        } else {
+            return .fetch
+        }
+        guard mismatchedChecksum(digests) == nil else { return .fetch }
         var result = JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
         result.size = size
         result.checksums = digests
         result.checksumVerified = job.checksums.isEmpty ? nil : true
-        return result
+        // A pinned checksum already says the content is the right one; otherwise if-changed asks
+        // the server, conditionally when the state cache has the validators it served.
+        guard job.settings.refresh == .ifChanged, job.checksums.isEmpty else { return .upToDate(result) }
+        guard let cached, cached.etag ?? cached.lastModified != nil,
+              cached.urlSHA256 == job.urls.first.map({ Digester.sha256Hex($0.resolved) }) else { return .fetch }
+        result.etag = cached.etag
+        result.lastModified = cached.lastModified
+        return .revalidate(result, etag: cached.etag, lastModified: cached.lastModified)
+    }
+
+    /// `dest` already matches the manifest, checked locally (for `--dry-run`).
+    func upToDateResult() -> JobResult? {
+        if case .upToDate(let result) = localVerdict() { return result }
+        return nil
     }
 
     // MARK: - Same content
@@ -181,6 +226,15 @@ final class JobDownloader: @unchecked Sendable {
                 case .next(let next):
                     action = next
                 }
+            case .notModified:
+                var result = revalidating ?? JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
+                let state = machine.with { $0 }
+                result.httpStatus = 304
+                result.attempts = state.attempts
+                result.url = state.servedURL
+                result.mirrorIndex = state.mirrorIndex
+                files.removePartial()
+                return result
             case .segment(let start):
                 switch await performSegments(start, sink: sink) {
                 case .published(let digests, let bytes):
@@ -232,6 +286,8 @@ final class JobDownloader: @unchecked Sendable {
             headers.append((name: "Range", value: range))
             if let ifRange = planned.ifRange { headers.append((name: "If-Range", value: ifRange)) }
         }
+        if let etag = planned.ifNoneMatch { headers.append((name: "If-None-Match", value: etag)) }
+        if let date = planned.ifModifiedSince { headers.append((name: "If-Modified-Since", value: date)) }
         return TransportRequest(
             url: url, method: job.method.rawValue, headers: headers, body: job.body.map { Data($0.resolved.utf8) },
             timeout: job.settings.timeout + 30)
@@ -399,6 +455,10 @@ final class JobDownloader: @unchecked Sendable {
         result.bytesTransferred = bytesTransferred
         result.segments = segmentsUsed
         if let published {
+            context.state.record(
+                job.dest.resolved, at: files.destPath, digests: published.digests,
+                urlSHA256: copyFrom == nil ? state.configuration.mirrorIdentities[state.mirrorIndex] : nil,
+                etag: state.etag, lastModified: state.lastModified)
             result.size = published.bytes
             result.checksums = published.digests
             result.checksumVerified = job.checksums.isEmpty ? nil : true

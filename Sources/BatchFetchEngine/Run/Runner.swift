@@ -51,7 +51,8 @@ public final class Runner: Sendable {
     /// What a run would do, in plan order, without any network access: which jobs are already up
     /// to date (the same local check a run makes) and which would be fetched.
     public func dryRun() -> [DryRunEntry] {
-        let context = self.context(transport: options.transport ?? NoTransport(), interruption: Interruption())
+        let context = self.context(transport: options.transport ?? NoTransport(), interruption: Interruption(),
+                                   state: StateCache(directory: manifest.outputDirectory))
         return graph.order.map { index in
             let job = manifest.jobs[index]
             let upToDate = JobDownloader(job: job, context: context).upToDateResult() != nil
@@ -59,12 +60,12 @@ public final class Runner: Sendable {
         }
     }
 
-    private func context(transport: any HTTPTransport, interruption: Interruption) -> JobDownloader.Context {
+    private func context(transport: any HTTPTransport, interruption: Interruption, state: StateCache) -> JobDownloader.Context {
         JobDownloader.Context(
             outputDirectory: manifest.outputDirectory, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
             rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability,
             memoryCap: options.memoryCapPerJob, writeSize: options.writeSize, simulatedDiskRate: options.simulatedDiskRate,
-            interruption: interruption)
+            interruption: interruption, state: state)
     }
 
     private func execute(interruption: Interruption, emit: @escaping @Sendable (RunEvent) -> Void) async -> RunReport {
@@ -78,13 +79,16 @@ public final class Runner: Sendable {
                 if let snapshot = active.snapshot() { emit(.progress(snapshot)) }
             }
         }
+        let state = StateCache(directory: manifest.outputDirectory)
         let results = await schedule(
-            context: context(transport: transport, interruption: interruption), active: active, interruption: interruption,
+            context: context(transport: transport, interruption: interruption, state: state), active: active,
+            interruption: interruption,
             emit: { event in
                 if case .jobFinished = event { active.completed() }
                 emit(event)
             })
         ticker.cancel()
+        state.save()
         if options.durability == .batch { Self.syncFileSystem(of: manifest.outputDirectory) }
         return report(results: results, interrupted: interruption.isInterrupted, startDate: startDate, started: started)
     }

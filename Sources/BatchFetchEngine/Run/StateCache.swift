@@ -1,0 +1,104 @@
+import Foundation
+
+/// What batchfetch knows about the files it published, kept in `<output_dir>/.batchfetch-state.json`
+/// between runs: for each dest its identity on disk (device, inode, size, mtime), its verified
+/// digests, and the validators it was served with. A nightly rerun of a large manifest then
+/// checks unchanged files with one `stat` each instead of hashing them, and `refresh: if-changed`
+/// has an ETag or Last-Modified for its conditional request.
+///
+/// An entry counts only while the file's identity is unchanged; any write, replacement or touch
+/// makes it stale and the file is hashed again. The cache is a hint: losing it costs a re-hash.
+public final class StateCache: @unchecked Sendable {
+    public struct Entry: Codable, Sendable, Equatable {
+        public var device: UInt64
+        public var inode: UInt64
+        public var size: Int64
+        public var mtimeNanoseconds: Int64
+        /// Verified digests by algorithm (sha256 always).
+        public var digests: [String: String]
+        /// sha256 of the resolved URL that served the file, and its validators.
+        public var urlSHA256: String?
+        public var etag: String?
+        public var lastModified: String?
+
+        enum CodingKeys: String, CodingKey {
+            case device, inode, size, mtimeNanoseconds = "mtime_ns", digests, urlSHA256 = "url_sha256", etag
+            case lastModified = "last_modified"
+        }
+    }
+
+    /// The file as stored.
+    private struct Stored: Codable {
+        var version = 1
+        var files: [String: Entry]
+    }
+
+    public let path: String
+    private let lock = NSLock()
+    private var files: [String: Entry]
+    private var changed = false
+
+    /// Loads the cache of `directory`; a missing or unreadable file is an empty cache.
+    public init(directory: String) {
+        path = directory + "/.batchfetch-state.json"
+        let stored = FileManager.default.contents(atPath: path).flatMap { try? JSONDecoder().decode(Stored.self, from: $0) }
+        files = stored?.version == 1 ? stored!.files : [:]
+    }
+
+    /// The entry for `dest` (relative to the output directory) if the file at `absolutePath` is
+    /// still the one it describes.
+    func entry(for dest: String, at absolutePath: String) -> Entry? {
+        guard let identity = Self.identity(of: absolutePath) else { return nil }
+        return lock.withLock {
+            guard let entry = files[dest], entry.sameFile(as: identity) else { return nil }
+            return entry
+        }
+    }
+
+    /// Records a verified file; `digests` must cover it as it is now.
+    func record(_ dest: String, at absolutePath: String, digests: [String: String], urlSHA256: String?,
+                etag: String?, lastModified: String?) {
+        guard let identity = Self.identity(of: absolutePath) else { return }
+        var entry = identity
+        entry.digests = digests
+        entry.urlSHA256 = urlSHA256
+        entry.etag = etag
+        entry.lastModified = lastModified
+        lock.withLock {
+            if files[dest] != entry {
+                files[dest] = entry
+                changed = true
+            }
+        }
+    }
+
+    /// Writes the cache if anything changed (temp file and rename; no fsync: it is a hint).
+    public func save() {
+        let data: Data? = lock.withLock {
+            guard changed else { return nil }
+            changed = false
+            return try? StableJSON.encode(Stored(files: files))
+        }
+        guard let data else { return }
+        let temporary = path + ".tmp"
+        if FileManager.default.createFile(atPath: temporary, contents: data) { rename(temporary, path) }
+    }
+
+    private static func identity(of path: String) -> Entry? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        #if os(Linux)
+        let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        #else
+        let mtime = Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
+        #endif
+        return Entry(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                     mtimeNanoseconds: mtime, digests: [:])
+    }
+}
+
+private extension StateCache.Entry {
+    func sameFile(as other: StateCache.Entry) -> Bool {
+        device == other.device && inode == other.inode && size == other.size && mtimeNanoseconds == other.mtimeNanoseconds
+    }
+}

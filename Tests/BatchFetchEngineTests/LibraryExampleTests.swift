@@ -1,0 +1,83 @@
+// README-EXAMPLE-BEGIN
+import BatchFetchEngine
+import BatchFetchSpec
+
+/// Runs a manifest, printing each job as it finishes, and writes the report.
+func fetchAll(manifestPath: String) async throws -> RunReport {
+    let manifest = try ManifestLoader().load(path: manifestPath)
+    let runner = Runner(manifest: manifest)
+    let run = runner.start()
+    for await event in run.events {
+        switch event {
+        case .jobFinished(let job):
+            print("\(job.id): \(job.status.rawValue), \(job.bytesTransferred) bytes")
+        case .progress(let progress):
+            print("\(progress.finished)/\(progress.jobs) jobs, \(progress.transferred) bytes so far")
+        default:
+            break
+        }
+    }
+    let report = await run.report
+    try report.write(to: runner.defaultReportPath)
+    return report
+}
+// README-EXAMPLE-END
+
+import Foundation
+import Testing
+import TestOrigin
+
+/// The library example in the README, compiled (above) and run here; the README must quote it
+/// exactly.
+@Suite struct LibraryExampleTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    @Test func theReadmeExampleRunsAManifest() async throws {
+        let world = try await Harness()
+        world.origin.serve("/a.txt", .text("hello\n"))
+        let manifest = world.path("m.yaml")
+        try """
+            version: 1
+            jobs:
+              - {id: a, url: "\(world.origin.url("/a.txt"))"}
+            """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let report = try await fetchAll(manifestPath: manifest)
+        let written = FileManager.default.fileExists(atPath: world.path("batchfetch-report.json"))
+        await world.close()
+        #expect(report.status == .succeeded && report.jobs.first?.status == .downloaded)
+        #expect(written)
+    }
+
+    @Test func theReadmeQuotesTheExampleExactly() throws {
+        let source = try String(contentsOf: Self.repository.appendingPathComponent("Tests/BatchFetchEngineTests/LibraryExampleTests.swift"), encoding: .utf8)
+        let example = try #require(source.components(separatedBy: "// README-EXAMPLE-BEGIN\n").last?
+            .components(separatedBy: "// README-EXAMPLE-END").first)
+        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains("```swift\n" + example + "```"))
+    }
+
+    @Test func eventsComeInOrderAndEndWithTheReport() async throws {
+        let world = try await Harness()
+        world.origin.serve("/a.txt", .text("a"))
+        let manifest = try ManifestLoader(environment: [:]).load(
+            bytes: Array("version: 1\njobs:\n  - {id: a, url: \"\(world.origin.url("/a.txt"))\"}\n".utf8),
+            displayPath: "m.yaml", baseDirectory: world.directory.path)
+        var options = RunOptions()
+        options.manifestSHA256 = String(repeating: "0", count: 64)
+        let run = Runner(manifest: manifest, options: options).start()
+        var kinds: [String] = []
+        for await event in run.events {
+            switch event {
+            case .jobStarted(let id, _, _): kinds.append("started \(id)")
+            case .jobFinished(let job): kinds.append("finished \(job.id) \(job.status.rawValue)")
+            case .runFinished(let report): kinds.append("run \(report.status.rawValue)")
+            case .progress: break
+            }
+        }
+        let report = await run.report
+        await world.close()
+        #expect(kinds == ["started a", "finished a downloaded", "run succeeded"])
+        #expect(report.summary.downloaded == 1)
+    }
+}

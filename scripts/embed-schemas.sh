@@ -9,7 +9,7 @@ out=Sources/BatchFetchCLI/EmbeddedSchemas.swift
   echo ""
   echo "/// The JSON Schemas of schemas/, built into the binary for \`batchfetch schema\`."
   echo "enum EmbeddedSchemas {"
-  for name in manifest report; do
+  for name in manifest report lock; do
     echo "    static let $name = #\"\"\""
     sed 's/^/    /; s/[[:space:]]*$//' "schemas/$name.schema.json"
     echo ""

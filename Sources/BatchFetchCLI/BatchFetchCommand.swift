@@ -9,13 +9,17 @@ public struct BatchFetchCommand: AsyncParsableCommand {
         abstract: "Declarative batch downloads: validate, plan and fetch the files a YAML manifest lists.",
         discussion: """
             A manifest lists URLs, destinations, expected sizes, checksums, mirrors and dependencies.
-            Start with `batchfetch validate datasets.yaml`, then `batchfetch plan datasets.yaml`.
+            Start with `batchfetch validate datasets.yaml`, then `batchfetch plan datasets.yaml` and
+            `batchfetch run datasets.yaml`. For reproducible fetches: `batchfetch pin` writes a
+            lockfile, `run --locked` holds downloads to it, `verify` checks local files offline and
+            `check` compares every mirror with it.
 
             Exit codes: 0 success, 1 jobs failed, 2 usage error or invalid manifest, 3 drift or lock
             mismatch, 4 another run holds the run lock, 130/143 interrupted.
             """,
         version: version,
-        subcommands: [RunCommand.self, ValidateCommand.self, PlanCommand.self, SchemaCommand.self]
+        subcommands: [RunCommand.self, ValidateCommand.self, PlanCommand.self, CheckCommand.self, PinCommand.self,
+                      VerifyCommand.self, SchemaCommand.self]
     )
 
     public init() {}

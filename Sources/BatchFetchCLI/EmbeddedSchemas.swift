@@ -201,55 +201,153 @@ enum EmbeddedSchemas {
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "$id": "urn:batchfetch:schema:report:1",
       "title": "batchfetch run report, version 1",
-      "description": "What a batchfetch run did, per job. Written atomically at <output_dir>/batchfetch-report.json (or --report PATH) on success, failure and interrupt. Values that came from environment variables appear as ${NAME}.",
+      "description": "What a batchfetch run did, per job. Written atomically at <output_dir>/batchfetch-report.json (or --report PATH) on success, failure and interrupt. Values that came from environment variables appear as ${NAME}. The same format reports `check` (per job, per mirror verdicts in `mirrors`) and `verify` (per job: ok, drift with the error, or missing).",
       "type": "object",
-      "required": ["schema_version", "tool", "command", "manifest", "started_at", "finished_at", "duration_seconds", "status", "summary", "jobs"],
+      "required": [
+        "schema_version",
+        "tool",
+        "command",
+        "manifest",
+        "started_at",
+        "finished_at",
+        "duration_seconds",
+        "status",
+        "summary",
+        "jobs"
+      ],
       "additionalProperties": false,
       "properties": {
-        "schema_version": { "const": 1 },
+        "schema_version": {
+          "const": 1
+        },
         "tool": {
           "type": "object",
-          "required": ["name", "version"],
+          "required": [
+            "name",
+            "version"
+          ],
           "additionalProperties": false,
           "properties": {
-            "name": { "const": "batchfetch" },
-            "version": { "type": "string" }
+            "name": {
+              "const": "batchfetch"
+            },
+            "version": {
+              "type": "string"
+            }
           }
         },
-        "command": { "enum": ["run", "check", "verify", "pin"] },
+        "command": {
+          "enum": [
+            "run",
+            "check",
+            "verify",
+            "pin"
+          ]
+        },
         "manifest": {
           "type": "object",
-          "required": ["path", "sha256"],
+          "required": [
+            "path",
+            "sha256"
+          ],
           "additionalProperties": false,
           "properties": {
-            "path": { "type": "string" },
-            "sha256": { "$ref": "#/$defs/sha256" }
+            "path": {
+              "type": "string"
+            },
+            "sha256": {
+              "$ref": "#/$defs/sha256"
+            }
           }
         },
-        "started_at": { "$ref": "#/$defs/timestamp" },
-        "finished_at": { "$ref": "#/$defs/timestamp" },
-        "duration_seconds": { "type": "number", "minimum": 0 },
-        "status": { "enum": ["succeeded", "failed", "interrupted"] },
+        "started_at": {
+          "$ref": "#/$defs/timestamp"
+        },
+        "finished_at": {
+          "$ref": "#/$defs/timestamp"
+        },
+        "duration_seconds": {
+          "type": "number",
+          "minimum": 0
+        },
+        "status": {
+          "enum": [
+            "succeeded",
+            "failed",
+            "interrupted"
+          ]
+        },
         "summary": {
           "type": "object",
-          "required": ["jobs", "downloaded", "up_to_date", "failed", "skipped", "bytes_transferred", "bytes_total"],
+          "required": [
+            "jobs",
+            "downloaded",
+            "up_to_date",
+            "failed",
+            "skipped",
+            "bytes_transferred",
+            "bytes_total"
+          ],
           "additionalProperties": false,
           "properties": {
-            "jobs": { "$ref": "#/$defs/count" },
-            "downloaded": { "$ref": "#/$defs/count" },
-            "up_to_date": { "$ref": "#/$defs/count" },
-            "failed": { "$ref": "#/$defs/count" },
-            "skipped": { "$ref": "#/$defs/count" },
-            "interrupted": { "$ref": "#/$defs/count" },
-            "bytes_transferred": { "$ref": "#/$defs/count" },
-            "bytes_total": { "$ref": "#/$defs/count" }
+            "jobs": {
+              "$ref": "#/$defs/count"
+            },
+            "downloaded": {
+              "$ref": "#/$defs/count"
+            },
+            "up_to_date": {
+              "$ref": "#/$defs/count"
+            },
+            "failed": {
+              "$ref": "#/$defs/count"
+            },
+            "skipped": {
+              "$ref": "#/$defs/count"
+            },
+            "interrupted": {
+              "$ref": "#/$defs/count"
+            },
+            "bytes_transferred": {
+              "$ref": "#/$defs/count"
+            },
+            "bytes_total": {
+              "$ref": "#/$defs/count"
+            },
+            "ok": {
+              "description": "check: mirrors ok; verify: files ok",
+              "$ref": "#/$defs/count"
+            },
+            "drift": {
+              "description": "check: mirrors with drift; verify: files that differ",
+              "$ref": "#/$defs/count"
+            },
+            "missing": {
+              "description": "check: mirrors answering 404/410; verify: files not there",
+              "$ref": "#/$defs/count"
+            },
+            "unreachable": {
+              "description": "check: mirrors without a usable answer",
+              "$ref": "#/$defs/count"
+            }
           }
         },
-        "jobs": { "type": "array", "items": { "$ref": "#/$defs/job" } }
+        "jobs": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/job"
+          }
+        }
       },
       "$defs": {
-        "count": { "type": "integer", "minimum": 0 },
-        "sha256": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
+        "count": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "sha256": {
+          "type": "string",
+          "pattern": "^[0-9a-f]{64}$"
+        },
         "timestamp": {
           "description": "RFC 3339 UTC time.",
           "type": "string",
@@ -258,85 +356,430 @@ enum EmbeddedSchemas {
         "errorCode": {
           "description": "The closed set of failure causes.",
           "enum": [
-            "http_status", "checksum_mismatch", "size_mismatch", "timeout", "deadline_exceeded", "connection",
-            "range_not_honoured", "remote_changed", "disk_full", "permission_denied", "io_error",
-            "redirect_refused", "too_many_redirects", "checksum_unavailable", "lock_mismatch", "interrupted"
+            "http_status",
+            "checksum_mismatch",
+            "size_mismatch",
+            "timeout",
+            "deadline_exceeded",
+            "connection",
+            "range_not_honoured",
+            "remote_changed",
+            "disk_full",
+            "permission_denied",
+            "io_error",
+            "redirect_refused",
+            "too_many_redirects",
+            "checksum_unavailable",
+            "lock_mismatch",
+            "interrupted"
           ]
         },
         "attempt": {
           "type": "object",
-          "required": ["mirror_index", "url"],
+          "required": [
+            "mirror_index",
+            "url"
+          ],
           "additionalProperties": false,
           "properties": {
-            "mirror_index": { "$ref": "#/$defs/count" },
-            "url": { "type": "string" },
-            "http_status": { "type": "integer" },
-            "code": { "$ref": "#/$defs/errorCode" },
-            "message": { "type": "string" },
-            "waited_seconds": { "type": "number", "minimum": 0 }
+            "mirror_index": {
+              "$ref": "#/$defs/count"
+            },
+            "url": {
+              "type": "string"
+            },
+            "http_status": {
+              "type": "integer"
+            },
+            "code": {
+              "$ref": "#/$defs/errorCode"
+            },
+            "message": {
+              "type": "string"
+            },
+            "waited_seconds": {
+              "type": "number",
+              "minimum": 0
+            }
           }
         },
         "job": {
           "type": "object",
-          "required": ["id", "status", "dest"],
+          "required": [
+            "id",
+            "status",
+            "dest"
+          ],
           "additionalProperties": false,
           "properties": {
-            "id": { "type": "string", "pattern": "^[A-Za-z0-9._-]+$" },
-            "status": { "enum": ["downloaded", "up_to_date", "failed", "skipped", "interrupted"] },
-            "url": { "type": "string", "description": "The URL that served the file (redacted)." },
-            "mirror_index": { "$ref": "#/$defs/count" },
-            "redirects": { "type": "array", "items": { "type": "string" } },
-            "dest": { "type": "string" },
-            "size": { "$ref": "#/$defs/count" },
+            "id": {
+              "type": "string",
+              "pattern": "^[A-Za-z0-9._-]+$"
+            },
+            "status": {
+              "description": "run: downloaded, up_to_date, failed, skipped or interrupted. check (the worst mirror verdict) and verify: ok, drift, missing, or (check) unreachable.",
+              "enum": [
+                "downloaded",
+                "up_to_date",
+                "failed",
+                "skipped",
+                "interrupted",
+                "ok",
+                "drift",
+                "missing",
+                "unreachable"
+              ]
+            },
+            "url": {
+              "type": "string",
+              "description": "The URL that served the file (redacted)."
+            },
+            "mirror_index": {
+              "$ref": "#/$defs/count"
+            },
+            "redirects": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "dest": {
+              "type": "string"
+            },
+            "size": {
+              "$ref": "#/$defs/count"
+            },
             "checksums": {
               "type": "object",
               "additionalProperties": false,
               "properties": {
-                "sha256": { "$ref": "#/$defs/sha256" },
-                "sha512": { "type": "string", "pattern": "^[0-9a-f]{128}$" },
-                "sha1": { "type": "string", "pattern": "^[0-9a-f]{40}$" },
-                "md5": { "type": "string", "pattern": "^[0-9a-f]{32}$" }
+                "sha256": {
+                  "$ref": "#/$defs/sha256"
+                },
+                "sha512": {
+                  "type": "string",
+                  "pattern": "^[0-9a-f]{128}$"
+                },
+                "sha1": {
+                  "type": "string",
+                  "pattern": "^[0-9a-f]{40}$"
+                },
+                "md5": {
+                  "type": "string",
+                  "pattern": "^[0-9a-f]{32}$"
+                }
               }
             },
-            "checksum_verified": { "type": "boolean" },
-            "http_status": { "type": "integer" },
-            "etag": { "type": "string" },
-            "last_modified": { "type": "string" },
-            "attempts": { "$ref": "#/$defs/count" },
-            "resumed_from": { "$ref": "#/$defs/count" },
-            "bytes_transferred": { "$ref": "#/$defs/count" },
-            "segments": { "type": "integer", "minimum": 1, "maximum": 16 },
-            "duration_seconds": { "type": "number", "minimum": 0 },
+            "checksum_verified": {
+              "type": "boolean"
+            },
+            "http_status": {
+              "type": "integer"
+            },
+            "etag": {
+              "type": "string"
+            },
+            "last_modified": {
+              "type": "string"
+            },
+            "attempts": {
+              "$ref": "#/$defs/count"
+            },
+            "resumed_from": {
+              "$ref": "#/$defs/count"
+            },
+            "bytes_transferred": {
+              "$ref": "#/$defs/count"
+            },
+            "segments": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 16
+            },
+            "duration_seconds": {
+              "type": "number",
+              "minimum": 0
+            },
             "error": {
               "type": "object",
-              "required": ["code", "message"],
+              "required": [
+                "code",
+                "message"
+              ],
               "additionalProperties": false,
               "properties": {
-                "code": { "$ref": "#/$defs/errorCode" },
-                "message": { "type": "string" },
-                "attempts": { "type": "array", "items": { "$ref": "#/$defs/attempt" } }
+                "code": {
+                  "$ref": "#/$defs/errorCode"
+                },
+                "message": {
+                  "type": "string"
+                },
+                "attempts": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/$defs/attempt"
+                  }
+                }
               }
             },
-            "skipped_because": { "type": "string" },
+            "skipped_because": {
+              "type": "string"
+            },
             "copied_from": {
               "type": "string",
               "description": "The job whose published file this one took instead of fetching it again: the same URL to another dest (hard link, or a copy)."
+            },
+            "mirrors": {
+              "description": "check: what each mirror showed and the verdict.",
+              "type": "array",
+              "items": {
+                "$ref": "#/$defs/mirror"
+              }
             }
           },
           "allOf": [
             {
-              "if": { "properties": { "status": { "enum": ["downloaded", "up_to_date"] } } },
-              "then": { "required": ["size", "checksums"], "properties": { "checksums": { "required": ["sha256"] } } }
+              "if": {
+                "properties": {
+                  "status": {
+                    "enum": [
+                      "downloaded",
+                      "up_to_date"
+                    ]
+                  }
+                }
+              },
+              "then": {
+                "required": [
+                  "size",
+                  "checksums"
+                ],
+                "properties": {
+                  "checksums": {
+                    "required": [
+                      "sha256"
+                    ]
+                  }
+                }
+              }
             },
             {
-              "if": { "properties": { "status": { "const": "failed" } } },
-              "then": { "required": ["error"] }
+              "if": {
+                "properties": {
+                  "status": {
+                    "const": "failed"
+                  }
+                }
+              },
+              "then": {
+                "required": [
+                  "error"
+                ]
+              }
             },
             {
-              "if": { "properties": { "status": { "const": "skipped" } } },
-              "then": { "required": ["skipped_because"] }
+              "if": {
+                "properties": {
+                  "status": {
+                    "const": "skipped"
+                  }
+                }
+              },
+              "then": {
+                "required": [
+                  "skipped_because"
+                ]
+              }
             }
           ]
+        },
+        "mirror": {
+          "type": "object",
+          "required": [
+            "mirror_index",
+            "url",
+            "status",
+            "method"
+          ],
+          "additionalProperties": false,
+          "properties": {
+            "mirror_index": {
+              "$ref": "#/$defs/count"
+            },
+            "url": {
+              "type": "string"
+            },
+            "status": {
+              "enum": [
+                "ok",
+                "drift",
+                "missing",
+                "unreachable"
+              ]
+            },
+            "method": {
+              "description": "HEAD; GET of byte 0 where HEAD was refused; GET of everything with --deep.",
+              "enum": [
+                "HEAD",
+                "GET"
+              ]
+            },
+            "http_status": {
+              "type": "integer"
+            },
+            "size": {
+              "$ref": "#/$defs/count"
+            },
+            "etag": {
+              "type": "string"
+            },
+            "last_modified": {
+              "type": "string"
+            },
+            "sha256": {
+              "$ref": "#/$defs/sha256"
+            },
+            "differences": {
+              "type": "array",
+              "minItems": 1,
+              "items": {
+                "type": "object",
+                "required": [
+                  "field",
+                  "expected",
+                  "actual"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "field": {
+                    "enum": [
+                      "size",
+                      "sha256",
+                      "etag",
+                      "last_modified"
+                    ]
+                  },
+                  "expected": {
+                    "type": "string"
+                  },
+                  "actual": {
+                    "type": "string"
+                  }
+                }
+              }
+            },
+            "message": {
+              "type": "string"
+            }
+          },
+          "allOf": [
+            {
+              "if": {
+                "properties": {
+                  "status": {
+                    "const": "drift"
+                  }
+                }
+              },
+              "then": {
+                "required": [
+                  "differences"
+                ]
+              }
+            }
+          ]
+        }
+      }
+    }
+
+    """#
+    static let lock = #"""
+    {
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$id": "urn:batchfetch:schema:lock:1",
+      "title": "batchfetch lockfile, version 1",
+      "description": "Written by `batchfetch pin` beside the manifest (datasets.yaml -> datasets.lock.json): each job's size and sha256 and each mirror's URL, size, ETag and Last-Modified when pinned. Sorted keys, no timestamps, so it diffs cleanly. URLs show environment-derived parts as ${NAME}. Used by `run --locked`, `verify` and `check`.",
+      "type": "object",
+      "required": [
+        "lock_version",
+        "manifest",
+        "jobs"
+      ],
+      "additionalProperties": false,
+      "properties": {
+        "lock_version": {
+          "const": 1
+        },
+        "manifest": {
+          "type": "string",
+          "description": "The manifest's file name."
+        },
+        "jobs": {
+          "type": "object",
+          "description": "By job id.",
+          "additionalProperties": {
+            "$ref": "#/$defs/entry"
+          }
+        }
+      },
+      "$defs": {
+        "sha256": {
+          "type": "string",
+          "pattern": "^[0-9a-f]{64}$"
+        },
+        "entry": {
+          "type": "object",
+          "required": [
+            "dest",
+            "size",
+            "sha256",
+            "mirrors"
+          ],
+          "additionalProperties": false,
+          "properties": {
+            "dest": {
+              "type": "string"
+            },
+            "size": {
+              "type": "integer",
+              "minimum": 0
+            },
+            "sha256": {
+              "$ref": "#/$defs/sha256"
+            },
+            "mirrors": {
+              "type": "array",
+              "items": {
+                "$ref": "#/$defs/mirror"
+              }
+            }
+          }
+        },
+        "mirror": {
+          "type": "object",
+          "required": [
+            "url"
+          ],
+          "additionalProperties": false,
+          "properties": {
+            "url": {
+              "type": "string"
+            },
+            "size": {
+              "type": "integer",
+              "minimum": 0
+            },
+            "etag": {
+              "type": "string"
+            },
+            "last_modified": {
+              "type": "string"
+            },
+            "sha256": {
+              "$ref": "#/$defs/sha256",
+              "description": "Present when this mirror announced the sha256 of its content (RFC 9530 Repr-Digest or Content-Digest)."
+            }
+          }
         }
       }
     }

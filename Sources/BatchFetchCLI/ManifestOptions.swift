@@ -1,4 +1,5 @@
 import ArgumentParser
+import BatchFetchEngine
 import BatchFetchSpec
 
 /// The manifest argument shared by every subcommand that reads one.
@@ -12,6 +13,29 @@ struct ManifestArgument: ParsableArguments {
             return try ManifestLoader().load(path: manifest)
         } catch {
             DiagnosticPrinter.print(error)
+            throw ExitStatus.invalid.exitCode
+        }
+    }
+}
+
+/// `--lock PATH` and loading the lockfile (default `<manifest>.lock.json`).
+struct LockOption: ParsableArguments {
+    @Option(help: "The lockfile (default: the manifest's path with .lock.json for its extension).")
+    var lock: String?
+
+    func path(forManifest manifest: String) -> String {
+        lock ?? LockFile.defaultPath(forManifest: manifest)
+    }
+
+    /// The lockfile; a missing one is nil unless `required`; an unreadable one exits 2.
+    func load(forManifest manifest: String, required: Bool) throws -> LockFile? {
+        let path = path(forManifest: manifest)
+        do {
+            return try LockFile.load(path: path)
+        } catch .missing where !required && lock == nil {
+            return nil
+        } catch {
+            Console.error("batchfetch: error: \(error)")
             throw ExitStatus.invalid.exitCode
         }
     }

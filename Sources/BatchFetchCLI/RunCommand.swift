@@ -20,15 +20,20 @@ struct RunCommand: AsyncParsableCommand {
             unless --wait-lock. SIGINT or SIGTERM stops the run (partials are kept, the report
             says interrupted) and exits 130 or 143; a second signal exits at once.
 
+            With --locked every job is held to the lockfile written by `batchfetch pin`: content
+            that differs fails with lock_mismatch, and a lockfile whose jobs are not the
+            manifest's is refused before any download.
+
             Exit status: 0 all jobs succeeded (downloaded or already up to date), 1 one or more
-            failed or were skipped, 2 invalid manifest or usage, 4 another run holds the run
-            lock, 130/143 interrupted.
+            failed or were skipped, 2 invalid manifest or usage, 3 lock mismatch (--locked), 4
+            another run holds the run lock, 130/143 interrupted.
 
             Examples:
               batchfetch run datasets.yaml
               batchfetch run datasets.yaml --only train --only test
               batchfetch run datasets.yaml --dry-run
               batchfetch run datasets.yaml --progress line --events events.ndjson --junit junit.xml
+              batchfetch run datasets.yaml --locked
               batchfetch run datasets.yaml --report /var/log/batchfetch/last.json --durability strict
             """
     )
@@ -65,6 +70,11 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Wait for another run on the same output directory to finish instead of exiting 4.")
     var waitLock = false
 
+    @Flag(help: "Hold every job to the lockfile: content that differs fails with lock_mismatch (exit 3).")
+    var locked = false
+
+    @OptionGroup var lockOption: LockOption
+
     enum DurabilityArgument: String, ExpressibleByArgument, CaseIterable {
         case batch, strict, none
     }
@@ -88,7 +98,18 @@ struct RunCommand: AsyncParsableCommand {
                 throw ExitStatus.invalid.exitCode
             }
         }
-        let runner = Runner(manifest: loaded, options: try options())
+        var options = try options()
+        if locked {
+            guard let lockFile = try lockOption.load(forManifest: manifest.manifest, required: true) else { return }
+            let mismatch = lockFile.mismatch(with: loaded)
+            if !mismatch.isEmpty {
+                for line in mismatch { Console.error("batchfetch: lock \(lockOption.path(forManifest: manifest.manifest)): \(line)") }
+                Console.error("batchfetch: error: the lockfile does not match the manifest; run batchfetch pin to update it")
+                throw ExitStatus.drift.exitCode
+            }
+            options.lock = lockFile
+        }
+        let runner = Runner(manifest: loaded, options: options)
         if dryRun {
             let entries = runner.dryRun()
             for entry in entries {
@@ -99,16 +120,7 @@ struct RunCommand: AsyncParsableCommand {
             return
         }
 
-        let lock: RunLock
-        do {
-            lock = try RunLock(directory: loaded.outputDirectory, wait: waitLock) { held in
-                Console.error("batchfetch: waiting for the run lock \(held.path)\(held.pid.map { " held by pid \($0)" } ?? "")")
-            }
-        } catch let held as RunLock.Held {
-            Console.error("batchfetch: error: another batchfetch run\(held.pid.map { " (pid \($0))" } ?? "") holds \(held.path); "
-                + "wait for it, or use --wait-lock")
-            throw ExitStatus.locked.exitCode
-        }
+        let lock = try RunLockOption.acquire(loaded.outputDirectory, wait: waitLock)
         let eventWriter: EventWriter?
         do {
             eventWriter = try events.map(EventWriter.init(path:))
@@ -130,11 +142,7 @@ struct RunCommand: AsyncParsableCommand {
         let result = await run.report
         printer.finish()
         let path = report ?? runner.defaultReportPath
-        do {
-            try result.write(to: path)
-        } catch {
-            Console.error("batchfetch: error: cannot write report \(path): \(error.localizedDescription)")
-        }
+        ReportFile.write(result, to: path)
         if let junit {
             do {
                 try Data(result.junitXML().utf8).write(to: URL(fileURLWithPath: junit), options: .atomic)
@@ -148,6 +156,7 @@ struct RunCommand: AsyncParsableCommand {
             + "\(summary.failed) failed, \(summary.skipped) skipped\(summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : ""); "
             + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(String(format: "%.1f", result.durationSeconds))s; report: \(path)")
         if let signal = trap.signal { throw ExitCode(128 + signal) }
+        if result.jobs.contains(where: { $0.error?.code == .lockMismatch }) { throw ExitStatus.drift.exitCode }
         if result.status != .succeeded { throw ExitStatus.jobsFailed.exitCode }
     }
 
@@ -196,6 +205,8 @@ enum JobLine {
             return "\(job.status == .failed ? "failed" : "interrupted")      \(job.id)  \(failure)"
         case .skipped:
             return "skipped     \(job.id)  \(job.skippedBecause ?? "")"
+        case .ok, .drift, .missing, .unreachable:
+            return CheckLine.describe(job)
         }
     }
 }

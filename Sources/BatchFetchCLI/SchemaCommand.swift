@@ -4,7 +4,7 @@ import ArgumentParser
 struct SchemaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema",
-        abstract: "Print the JSON Schema (2020-12) of the manifest or the report.",
+        abstract: "Print the JSON Schema (2020-12) of the manifest, the report or the lockfile.",
         discussion: """
             The same schemas are in the repository's schemas/ folder. Editors use the manifest
             schema through a first line such as:
@@ -13,20 +13,22 @@ struct SchemaCommand: ParsableCommand {
             Examples:
               batchfetch schema manifest > manifest.schema.json
               batchfetch schema report | jq '.properties.status'
+              batchfetch schema lock > lock.schema.json
             """
     )
 
     enum Name: String, ExpressibleByArgument, CaseIterable {
-        case manifest, report
+        case manifest, report, lock
     }
 
-    @Argument(help: "Which schema: manifest or report.")
+    @Argument(help: "Which schema: manifest, report or lock.")
     var name: Name
 
     func run() {
         switch name {
         case .manifest: print(EmbeddedSchemas.manifest, terminator: "")
         case .report: print(EmbeddedSchemas.report, terminator: "")
+        case .lock: print(EmbeddedSchemas.lock, terminator: "")
         }
     }
 }

@@ -4,7 +4,7 @@ import Testing
 /// `--help` of every command matches its golden file in Tests/Fixtures/help. Regenerate with
 /// `scripts/update-help-goldens.sh` after changing a command, and review the diff.
 @Suite struct HelpTests {
-    static let commands: [[String]] = [[], ["run"], ["validate"], ["plan"], ["schema"]]
+    static let commands: [[String]] = [[], ["run"], ["validate"], ["plan"], ["check"], ["pin"], ["verify"], ["schema"]]
 
     @Test(arguments: commands)
     func helpMatchesGolden(command: [String]) throws {

@@ -4,7 +4,7 @@ import Testing
 /// The schemas built into the binary are byte-identical to schemas/, and the examples validate
 /// against the manifest schema with an independent validator (Python's jsonschema).
 @Suite struct SchemaCommandTests {
-    @Test(arguments: ["manifest", "report"])
+    @Test(arguments: ["manifest", "report", "lock"])
     func schemaCommandPrintsTheRepositoryFile(name: String) throws {
         let output = try BinaryRunner.run(["schema", name])
         #expect(output.status == 0)

@@ -36,8 +36,13 @@ final class JobDownloader: @unchecked Sendable {
     /// Connections used by a segmented transfer, for the report.
     private var segmentsUsed: Int?
 
-    init(job: Job, context: Context, progress: JobProgress? = nil, copyFrom: SameContent.Source? = nil) {
+    /// Size and sha256 come from the lockfile (`run --locked`): content that differs is a
+    /// `lock_mismatch`.
+    private let locked: Bool
+
+    init(job: Job, context: Context, progress: JobProgress? = nil, copyFrom: SameContent.Source? = nil, locked: Bool = false) {
         self.job = job
+        self.locked = locked
         self.context = context
         self.progress = progress ?? JobProgress(total: job.size)
         self.copyFrom = copyFrom
@@ -423,6 +428,11 @@ final class JobDownloader: @unchecked Sendable {
             problem = DownloadFailure(
                 .checksumMismatch,
                 "\(wrong.algorithm.rawValue) is \(digests[wrong.algorithm.rawValue] ?? "?"), expected \(wrong.hex)")
+        }
+        if locked, var mismatch = problem, [.sizeMismatch, .checksumMismatch].contains(mismatch.code) {
+            mismatch.code = .lockMismatch
+            mismatch.message += " (from the lock)"
+            problem = mismatch
         }
         if let problem {
             // The part is truncated by the next mirror's body, or removed when the job fails;

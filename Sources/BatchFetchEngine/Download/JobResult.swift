@@ -8,6 +8,15 @@ public struct JobResult: Sendable {
         case failed
         case skipped
         case interrupted
+        // `check` and `verify`:
+        /// Every mirror (check) or the local file (verify) is as expected.
+        case ok
+        /// Something differs: see the mirrors' differences (check) or the error (verify).
+        case drift
+        /// 404/410 on a mirror (check), or no file at `dest` (verify).
+        case missing
+        /// A mirror gave no usable answer after its retries (check).
+        case unreachable
     }
 
     public var id: String
@@ -31,6 +40,8 @@ public struct JobResult: Sendable {
     public var segments: Int?
     /// The job whose published file this one took (the same URL to another dest).
     public var copiedFrom: String?
+    /// Per mirror verdicts (`check`).
+    public var mirrors: [MirrorCheck]?
     public var bytesTransferred: Int64 = 0
     public var duration: Double = 0
     public var failure: DownloadFailure?

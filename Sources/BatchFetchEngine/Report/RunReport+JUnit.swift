@@ -15,9 +15,9 @@ extension RunReport {
         for job in jobs {
             let open = "    <testcase classname=\"batchfetch.\(command)\" name=\"\(Self.escape(job.id))\" time=\"\(job.durationSeconds ?? 0)\""
             switch job.status {
-            case .downloaded, .upToDate:
+            case .downloaded, .upToDate, .ok:
                 xml += open + ">\n      <system-out>\(job.status.rawValue) \(Self.escape(job.dest))</system-out>\n    </testcase>\n"
-            case .failed, .interrupted:
+            case .failed, .interrupted, .drift, .missing, .unreachable:
                 let code = job.error?.code.rawValue ?? job.status.rawValue
                 let message = job.error?.message ?? job.status.rawValue
                 xml += open + ">\n      <failure type=\"\(code)\" message=\"\(Self.escape(message))\">\(Self.escape(job.dest)): \(code): \(Self.escape(message))</failure>\n    </testcase>\n"

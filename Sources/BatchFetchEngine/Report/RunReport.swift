@@ -25,10 +25,17 @@ public struct RunReport: Codable, Sendable {
         public var interrupted = 0
         public var bytesTransferred: Int64 = 0
         public var bytesTotal: Int64 = 0
+        /// `check` (per mirror) and `verify` (per job) verdict counts.
+        public var ok: Int?
+        public var drift: Int?
+        public var missing: Int?
+        public var unreachable: Int?
+
+        public init() {}
 
         enum CodingKeys: String, CodingKey {
             case jobs, downloaded, upToDate = "up_to_date", failed, skipped, interrupted
-            case bytesTransferred = "bytes_transferred", bytesTotal = "bytes_total"
+            case bytesTransferred = "bytes_transferred", bytesTotal = "bytes_total", ok, drift, missing, unreachable
         }
     }
 
@@ -73,13 +80,14 @@ public struct RunReport: Codable, Sendable {
         public var error: JobError?
         public var skippedBecause: String?
         public var copiedFrom: String?
+        public var mirrors: [MirrorCheck]?
 
         enum CodingKeys: String, CodingKey {
             case id, status, url, mirrorIndex = "mirror_index", redirects, dest, size, checksums
             case checksumVerified = "checksum_verified", httpStatus = "http_status", etag
             case lastModified = "last_modified", attempts, resumedFrom = "resumed_from"
             case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds", error
-            case skippedBecause = "skipped_because", copiedFrom = "copied_from"
+            case skippedBecause = "skipped_because", copiedFrom = "copied_from", mirrors
         }
     }
 
@@ -115,10 +123,11 @@ extension RunReport.Job {
         httpStatus = result.httpStatus
         etag = result.etag
         lastModified = result.lastModified
-        attempts = result.status == .skipped || result.status == .upToDate ? nil : result.attempts.count
+        attempts = [.downloaded, .failed, .interrupted].contains(result.status) ? result.attempts.count : nil
         resumedFrom = result.resumedFrom
         segments = result.segments
         copiedFrom = result.copiedFrom
+        mirrors = result.mirrors
         bytesTransferred = result.status == .skipped ? nil : result.bytesTransferred
         durationSeconds = (result.duration * 1000).rounded() / 1000
         skippedBecause = result.skippedBecause

@@ -12,6 +12,9 @@ public struct RunOptions: Sendable {
     public var simulatedDiskRate: Int64?
     /// The HTTP client; the shared URLSession transport when nil.
     public var transport: (any HTTPTransport)?
+    /// Hold every job to this lockfile (`run --locked`); the caller checks first that its jobs
+    /// are the manifest's (``LockFile/mismatch(with:)``).
+    public var lock: LockFile?
     /// Stop starting jobs after the first failure; transfers in flight finish.
     public var failFast = false
     /// Seconds between progress events.

@@ -123,15 +123,23 @@ public final class Runner: Sendable {
                     emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? ""))
                     let sumFile = job.checksumsFrom.flatMap { id in jobs.first { $0.id == id } }
                         .map { manifest.outputDirectory + "/" + $0.dest.resolved }
+                    let lockEntry = options.lock?.jobs[job.id]
                     group.addTask {
                         var job = job
+                        if let lockEntry {
+                            switch job.locked(by: lockEntry) {
+                            case .success(let pinned): job = pinned
+                            case .failure(let failure): return (next, JobResult(failed: job, failure))
+                            }
+                        }
                         if let sumFile {
                             switch job.withChecksums(fromSumFileAt: sumFile) {
                             case .success(let pinned): job = pinned
                             case .failure(let failure): return (next, JobResult(failed: job, failure))
                             }
                         }
-                        return (next, await JobDownloader(job: job, context: context, progress: progress, copyFrom: source).run())
+                        return (next, await JobDownloader(job: job, context: context, progress: progress, copyFrom: source,
+                                                          locked: lockEntry != nil).run())
                     }
                     running += 1
                 }
@@ -195,6 +203,7 @@ public final class Runner: Sendable {
             case .failed: summary.failed += 1
             case .skipped: summary.skipped += 1
             case .interrupted: summary.interrupted += 1
+            case .ok, .drift, .missing, .unreachable: break  // check and verify only
             }
             summary.bytesTransferred += result.bytesTransferred
             if result.status == .downloaded || result.status == .upToDate { summary.bytesTotal += result.size ?? 0 }

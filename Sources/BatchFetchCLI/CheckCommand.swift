@@ -1,0 +1,94 @@
+import ArgumentParser
+import BatchFetchEngine
+import Foundation
+
+/// `batchfetch check`: mirror drift.
+struct CheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Ask every mirror of every job what it serves and compare with the lockfile (or the manifest).",
+        discussion: """
+            Each mirror gets a HEAD request (or, where HEAD is refused with 405/501, a GET of
+            byte 0); its size, ETag, Last-Modified and any RFC 9530 Repr-Digest/Content-Digest
+            are compared with the lockfile, or with the manifest's size and sha256 when there is
+            no lockfile. --deep streams each mirror's whole content through sha256 instead
+            (nothing is written to disk, memory stays bounded): then only size and sha256 count,
+            so a new ETag over the same bytes is ok. concurrency, per_host and retries apply.
+
+            Per mirror: ok, drift (each differing field with expected and actual), missing
+            (404/410) or unreachable (after retries). The report (--report, default
+            <output_dir>/batchfetch-check.json) lists them per job.
+
+            Exit status: 0 every mirror ok, 3 any drift or missing, 1 otherwise (a mirror was
+            unreachable), 2 invalid manifest or lockfile.
+
+            Examples:
+              batchfetch check datasets.yaml
+              batchfetch check datasets.yaml --deep --report check.json
+            """
+    )
+
+    @OptionGroup var manifest: ManifestArgument
+    @OptionGroup var lockOption: LockOption
+
+    @Flag(help: "Hash each mirror's whole content (no disk writes) instead of trusting its headers.")
+    var deep = false
+
+    @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-check.json).")
+    var report: String?
+
+    func run() async throws {
+        let loaded = try manifest.load()
+        let lock = try lockOption.load(forManifest: manifest.manifest, required: false)
+        if let lock {
+            let mismatch = lock.mismatch(with: loaded)
+            if !mismatch.isEmpty {
+                for line in mismatch { Console.error("batchfetch: lock \(lockOption.path(forManifest: manifest.manifest)): \(line)") }
+                throw ExitStatus.drift.exitCode
+            }
+        }
+        let result = await Checker(manifest: loaded, lock: lock, deep: deep).run()
+        for job in result.jobs {
+            for mirror in job.mirrors ?? [] { Console.error(CheckLine.describe(mirror, job: job.id)) }
+        }
+        let path = report ?? loaded.outputDirectory + "/batchfetch-check.json"
+        ReportFile.write(result, to: path)
+        let summary = result.summary
+        Console.error("check: \(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, "
+            + "\(summary.unreachable ?? 0) unreachable (\(lock == nil ? "against the manifest" : "against the lockfile")\(deep ? ", deep" : "")); report: \(path)")
+        if (summary.drift ?? 0) + (summary.missing ?? 0) > 0 { throw ExitStatus.drift.exitCode }
+        if (summary.unreachable ?? 0) > 0 { throw ExitStatus.jobsFailed.exitCode }
+    }
+}
+
+/// Lines printed by `check` and `verify`.
+enum CheckLine {
+    static func describe(_ mirror: MirrorCheck, job: String) -> String {
+        let label = mirror.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)
+        var line = "\(label)\(job) [\(mirror.mirrorIndex)] \(mirror.url)"
+        if let differences = mirror.differences {
+            line += "  " + differences.map { "\($0.field): expected \($0.expected), got \($0.actual)" }.joined(separator: "; ")
+        } else if mirror.status == .missing || mirror.status == .unreachable {
+            line += "  " + (mirror.message ?? mirror.httpStatus.map { "HTTP \($0)" } ?? "")
+        }
+        return line
+    }
+
+    /// A `verify` job line (also used for such results in `run` output).
+    static func describe(_ job: JobResult) -> String {
+        let label = job.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)
+        let detail = job.failure.map { "  \($0.code.rawValue): \($0.message)" } ?? (job.status == .missing ? "  no file" : "")
+        return "\(label)\(job.id) -> \(job.dest)\(detail)"
+    }
+}
+
+/// Writes a report, saying so on stderr when it cannot.
+enum ReportFile {
+    static func write(_ report: RunReport, to path: String) {
+        do {
+            try report.write(to: path)
+        } catch {
+            Console.error("batchfetch: error: cannot write report \(path): \(error.localizedDescription)")
+        }
+    }
+}

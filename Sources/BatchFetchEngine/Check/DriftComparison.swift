@@ -1,0 +1,101 @@
+import Foundation
+
+/// What one mirror showed when asked (``MirrorProbe``).
+public struct MirrorObservation: Sendable, Equatable {
+    public enum Outcome: Sendable, Equatable {
+        /// A usable answer (200, 206, or HEAD 2xx).
+        case answered
+        /// 404 or 410.
+        case missing
+        /// No usable answer after the retries (connection errors, timeouts, 5xx, other codes).
+        case unreachable(String)
+    }
+
+    public var outcome: Outcome
+    public var httpStatus: Int?
+    /// `HEAD`, or `GET` with `Range: bytes=0-0` when HEAD was refused, or `GET` for --deep.
+    public var method: String
+    public var size: Int64?
+    public var etag: String?
+    public var lastModified: String?
+    /// sha256 of the whole representation: from `Repr-Digest` (or `Content-Digest` on a full
+    /// response), or computed over the whole body with --deep.
+    public var sha256: String?
+    /// Whether `sha256` was computed over the bytes (--deep) rather than announced.
+    public var hashed = false
+
+    public init(outcome: Outcome, httpStatus: Int?, method: String, size: Int64? = nil, etag: String? = nil,
+                lastModified: String? = nil, sha256: String? = nil, hashed: Bool = false) {
+        self.outcome = outcome
+        self.httpStatus = httpStatus
+        self.method = method
+        self.size = size
+        self.etag = etag
+        self.lastModified = lastModified
+        self.sha256 = sha256
+        self.hashed = hashed
+    }
+}
+
+/// What a mirror should show: from the lock when there is one (size, sha256, and that mirror's
+/// ETag and Last-Modified), else from the manifest (size, sha256).
+public struct MirrorExpectation: Sendable, Equatable {
+    public var size: Int64?
+    public var sha256: String?
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(size: Int64?, sha256: String?, etag: String? = nil, lastModified: String? = nil) {
+        self.size = size
+        self.sha256 = sha256
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+}
+
+/// The verdict on one mirror, for the `check` report.
+public struct MirrorVerdict: Sendable, Equatable {
+    public enum Status: String, Sendable, Codable {
+        case ok, drift, missing, unreachable
+    }
+
+    public struct Difference: Sendable, Equatable, Codable {
+        public var field: String
+        public var expected: String
+        public var actual: String
+
+        public init(field: String, expected: String, actual: String) {
+            self.field = field
+            self.expected = expected
+            self.actual = actual
+        }
+    }
+
+    public var status: Status
+    public var differences: [Difference]
+
+    /// Compares an observation with what was expected. Size and sha256 are the content; ETag and
+    /// Last-Modified only stand for it. With --deep the content itself was hashed, so a new
+    /// ETag or date over the same bytes is not drift (a re-upload, a moved file); without
+    /// --deep a changed validator is the only sign of changed content and counts.
+    public static func judge(_ observation: MirrorObservation, expected: MirrorExpectation) -> MirrorVerdict {
+        switch observation.outcome {
+        case .missing: return MirrorVerdict(status: .missing, differences: [])
+        case .unreachable: return MirrorVerdict(status: .unreachable, differences: [])
+        case .answered: break
+        }
+        var differences: [Difference] = []
+        func compare(_ field: String, _ expected: String?, _ actual: String?) {
+            if let expected, let actual, expected != actual {
+                differences.append(Difference(field: field, expected: expected, actual: actual))
+            }
+        }
+        compare("size", expected.size.map(String.init), observation.size.map(String.init))
+        compare("sha256", expected.sha256, observation.sha256)
+        if !observation.hashed {
+            compare("etag", expected.etag, observation.etag)
+            compare("last_modified", expected.lastModified, observation.lastModified)
+        }
+        return MirrorVerdict(status: differences.isEmpty ? .ok : .drift, differences: differences)
+    }
+}

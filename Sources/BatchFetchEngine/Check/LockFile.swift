@@ -1,0 +1,123 @@
+import BatchFetchSpec
+import Foundation
+
+/// The lockfile (DESIGN.md §6, `schemas/lock.schema.json`): what each job's content was when
+/// `batchfetch pin` ran — size and sha256 per job, and per mirror its URL, size, ETag and
+/// Last-Modified. Deterministic (sorted keys, no timestamps) so it diffs cleanly in git. URLs
+/// are stored redacted (`${VAR}`), since lockfiles are committed.
+public struct LockFile: Codable, Sendable, Equatable {
+    public struct Mirror: Codable, Sendable, Equatable {
+        public var url: String
+        public var size: Int64?
+        public var etag: String?
+        public var lastModified: String?
+        /// The content's sha256 as this mirror announced it (`Repr-Digest`/`Content-Digest`);
+        /// absent when it announces none.
+        public var sha256: String?
+
+        public init(url: String, size: Int64?, etag: String?, lastModified: String?, sha256: String?) {
+            self.url = url
+            self.size = size
+            self.etag = etag
+            self.lastModified = lastModified
+            self.sha256 = sha256
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case url, size, etag, lastModified = "last_modified", sha256
+        }
+    }
+
+    public struct Entry: Codable, Sendable, Equatable {
+        public var dest: String
+        public var size: Int64
+        public var sha256: String
+        public var mirrors: [Mirror]
+
+        public init(dest: String, size: Int64, sha256: String, mirrors: [Mirror]) {
+            self.dest = dest
+            self.size = size
+            self.sha256 = sha256
+            self.mirrors = mirrors
+        }
+    }
+
+    public var lockVersion = 1
+    /// The manifest's file name, for people.
+    public var manifest: String
+    public var jobs: [String: Entry]
+
+    public init(manifest: String, jobs: [String: Entry]) {
+        self.manifest = manifest
+        self.jobs = jobs
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case lockVersion = "lock_version", manifest, jobs
+    }
+
+    /// `datasets.yaml` → `datasets.lock.json`, beside the manifest.
+    public static func defaultPath(forManifest path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        let base = url.pathExtension.isEmpty ? url : url.deletingPathExtension()
+        return base.path + ".lock.json"
+    }
+
+    public enum LoadError: Error, CustomStringConvertible {
+        case missing(String)
+        case unreadable(String, String)
+
+        public var description: String {
+            switch self {
+            case .missing(let path): "no lockfile at \(path) (write one with: batchfetch pin)"
+            case .unreadable(let path, let reason): "cannot read the lockfile \(path): \(reason)"
+            }
+        }
+    }
+
+    public static func load(path: String) throws(LoadError) -> LockFile {
+        guard let data = FileManager.default.contents(atPath: path) else { throw .missing(path) }
+        do {
+            let lock = try JSONDecoder().decode(LockFile.self, from: data)
+            guard lock.lockVersion == 1 else { throw LoadError.unreadable(path, "lock_version \(lock.lockVersion) is not 1") }
+            return lock
+        } catch let error as LoadError {
+            throw error
+        } catch {
+            throw .unreadable(path, "\(error)")
+        }
+    }
+
+    /// Writes the lockfile atomically.
+    public func write(to path: String) throws {
+        try (StableJSON.encode(self) + Data("\n".utf8)).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// How the manifest's jobs and the lock's differ: jobs the lock lacks, and jobs it has that
+    /// the manifest does not. Empty when they match.
+    public func mismatch(with manifest: Manifest) -> [String] {
+        let ids = Set(manifest.jobs.map(\.id))
+        let added = manifest.jobs.map(\.id).filter { jobs[$0] == nil }
+        let removed = jobs.keys.sorted().filter { !ids.contains($0) }
+        return added.map { "job '\($0)' is not in the lock" } + removed.map { "the lock has job '\($0)', which the manifest no longer has" }
+    }
+}
+
+extension Job {
+    /// This job held to its lock entry (`run --locked`): the lock's sha256 and size become
+    /// expectations. A manifest that pins other values than the lock fails at once.
+    func locked(by entry: LockFile.Entry) -> Result<Job, DownloadFailure> {
+        var job = self
+        if let pinned = checksums.first(where: { $0.algorithm == .sha256 }), pinned.hex != entry.sha256 {
+            return .failure(DownloadFailure(.lockMismatch, "the manifest pins \(pinned) but the lock says sha256:\(entry.sha256)"))
+        }
+        if let size, size != entry.size {
+            return .failure(DownloadFailure(.lockMismatch, "the manifest says \(size) bytes but the lock says \(entry.size)"))
+        }
+        if !checksums.contains(where: { $0.algorithm == .sha256 }) {
+            job.checksums.append(Checksum(algorithm: .sha256, hex: entry.sha256))
+        }
+        job.size = entry.size
+        return .success(job)
+    }
+}

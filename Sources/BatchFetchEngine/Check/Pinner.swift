@@ -1,0 +1,59 @@
+import BatchFetchSpec
+import Foundation
+
+/// `batchfetch pin`: makes every job's content present and verified (a normal run: files already
+/// verified are reused, the rest downloaded), then asks each mirror for its size and validators,
+/// and returns the lockfile — or none when a job failed, so a lock never records a guess.
+public final class Pinner: Sendable {
+    public let manifest: Manifest
+    public let options: RunOptions
+
+    public init(manifest: Manifest, options: RunOptions = RunOptions()) {
+        self.manifest = manifest
+        self.options = options
+    }
+
+    /// The lockfile (nil if any job did not succeed), and the run's report. `handle` sees the
+    /// run's events, for progress.
+    public func run(handle: @Sendable (RunHandle) async -> Void = { _ in }) async -> (LockFile?, RunReport) {
+        var runOptions = options
+        runOptions.lock = nil
+        let run = Runner(manifest: manifest, options: runOptions).start()
+        await handle(run)
+        let report = await run.report
+        guard report.status == .succeeded else { return (nil, report) }
+        let transport = options.transport ?? URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost)
+        let hosts = HostLimiter(limit: manifest.perHost)
+        var entries: [String: LockFile.Entry] = [:]
+        await withTaskGroup(of: (String, LockFile.Entry?).self) { group in
+            for (job, result) in zip(manifest.jobs, report.jobs) {
+                group.addTask { (job.id, await Self.entry(job, result, transport: transport, hosts: hosts)) }
+            }
+            for await (id, entry) in group {
+                entries[id] = entry
+            }
+        }
+        let complete = entries.count == manifest.jobs.count
+        return (complete ? LockFile(manifest: (manifest.path as NSString).lastPathComponent, jobs: entries) : nil, report)
+    }
+
+    private static func entry(_ job: Job, _ result: RunReport.Job, transport: any HTTPTransport, hosts: HostLimiter) async
+        -> LockFile.Entry? {
+        guard let sha256 = result.checksums?["sha256"], let size = result.size else { return nil }
+        let probe = MirrorProbe(
+            transport: transport, hosts: hosts, headers: job.headers.map { (name: $0.name, value: $0.value.resolved) },
+            retries: job.settings.retries, backoff: job.settings.backoff, backoffMax: job.settings.backoffMax,
+            timeout: job.settings.timeout)
+        var mirrors: [LockFile.Mirror] = []
+        for url in job.urls {
+            let seen = await probe.observe(url.resolved, deep: false)
+            let answered = seen.outcome == .answered
+            // A mirror's own sha256 only as it announced it (Repr-Digest): which mirror served the
+            // bytes depends on the run, and the lockfile must not.
+            mirrors.append(LockFile.Mirror(
+                url: url.redacted, size: answered ? seen.size : nil, etag: answered ? seen.etag : nil,
+                lastModified: answered ? seen.lastModified : nil, sha256: answered ? seen.sha256 : nil))
+        }
+        return LockFile.Entry(dest: job.dest.redacted, size: size, sha256: sha256, mirrors: mirrors)
+    }
+}

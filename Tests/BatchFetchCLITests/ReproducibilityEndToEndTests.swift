@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import TestOrigin
+
+/// `pin`, `check`, `verify` and `run --locked` as CI and dataset users run them: the built binary,
+/// its exit codes (DESIGN.md §3: 3 for drift and lock mismatch), and reports and lockfiles that
+/// validate against their schemas.
+@Suite(.serialized) struct ReproducibilityEndToEndTests {
+    private func world() async throws -> (TestOrigin, TemporaryDirectory) {
+        let origin = try await TestOrigin.start()
+        origin.serve("/a/data.bin", .generated(size: 500_000, seed: 81))
+        origin.serve("/b/data.bin", .generated(size: 500_000, seed: 81))
+        let directory = try TemporaryDirectory()
+        try directory.write("datasets.yaml", """
+            version: 1
+            output_dir: data
+            defaults: {retries: 1, backoff: 10ms}
+            jobs:
+              - {id: data, urls: ["\(origin.url("/a/data.bin"))", "\(origin.url("/b/data.bin"))"]}
+            """)
+        return (origin, directory)
+    }
+
+    private func json(_ directory: TemporaryDirectory, _ path: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent(path))) as? [String: Any] ?? [:]
+    }
+
+    @Test func pinThenCheckFindsDriftAndExitsThree() async throws {
+        let (origin, directory) = try await world()
+        let pin = try BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url)
+        #expect(pin.status == 0, "\(pin.stderr)")
+        #expect(pin.stderr.contains("pinned 1 jobs (2 mirrors) in "))
+        let lockPath = directory.url.appendingPathComponent("datasets.lock.json").path
+        let (valid, text) = try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/lock.schema.json", lockPath])
+        #expect(valid == 0, "\(text)")
+        let pinnedBytes = try Data(contentsOf: URL(fileURLWithPath: lockPath))
+        #expect(try BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: lockPath)) == pinnedBytes)
+
+        let clean = try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
+        #expect(clean.status == 0, "\(clean.stderr)")
+        #expect(clean.stderr.contains("check: 2 ok, 0 drift, 0 missing, 0 unreachable (against the lockfile)"))
+
+        origin.replace("/b/data.bin", with: .generated(size: 500_000, seed: 82))
+        let drift = try BinaryRunner.run(["check", "datasets.yaml", "--deep"], in: directory.url)
+        #expect(drift.status == 3)
+        #expect(drift.stderr.contains("drift       data [1] \(origin.url("/b/data.bin"))  sha256: expected "))
+        let report = try json(directory, "data/batchfetch-check.json")
+        let (schemaStatus, schemaText) = try BinaryRunner.validateWithSchema(
+            ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-check.json").path])
+        #expect(schemaStatus == 0, "\(schemaText)")
+        #expect(report["command"] as? String == "check" && report["status"] as? String == "failed")
+        let mirrors = ((report["jobs"] as? [[String: Any]])?.first?["mirrors"] as? [[String: Any]]) ?? []
+        #expect(mirrors.map { $0["status"] as? String } == ["ok", "drift"])
+
+        origin.remove("/a/data.bin")
+        let missing = try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
+        try await origin.shutdown()
+        #expect(missing.status == 3)
+        #expect(missing.stderr.contains("missing     data [0] "))
+    }
+
+    @Test func verifyAndRunLockedExitThreeOnMismatch() async throws {
+        let (origin, directory) = try await world()
+        #expect(try BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
+        #expect(try BinaryRunner.run(["verify", "datasets.yaml"], in: directory.url).status == 0)
+
+        let file = directory.url.appendingPathComponent("data/data.bin")
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.write(contentsOf: Data("tampered".utf8))
+        try handle.close()
+        let verify = try BinaryRunner.run(["verify", "datasets.yaml"], in: directory.url)
+        #expect(verify.status == 3)
+        #expect(verify.stderr.contains("drift       data -> data.bin  lock_mismatch: sha256 is "))
+        let (schemaStatus, schemaText) = try BinaryRunner.validateWithSchema(
+            ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-verify.json").path])
+        #expect(schemaStatus == 0, "\(schemaText)")
+
+        // Upstream changed both mirrors: a locked run refuses the new content.
+        try FileManager.default.removeItem(at: file)
+        for path in ["/a/data.bin", "/b/data.bin"] { origin.replace(path, with: .generated(size: 500_000, seed: 83)) }
+        let locked = try BinaryRunner.run(["run", "datasets.yaml", "--locked"], in: directory.url)
+        #expect(locked.status == 3, "\(locked.stderr)")
+        #expect(locked.stderr.contains("lock_mismatch"))
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+
+        // A lock that no longer matches the manifest's jobs is refused before any download.
+        try directory.write("datasets.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: other, url: "\(origin.url("/a/data.bin"))"}
+            """)
+        origin.resetCounters()
+        let stale = try BinaryRunner.run(["run", "datasets.yaml", "--locked"], in: directory.url)
+        try await origin.shutdown()
+        #expect(stale.status == 3)
+        #expect(stale.stderr.contains("job 'other' is not in the lock"))
+        #expect(stale.stderr.contains("the lock has job 'data', which the manifest no longer has"))
+        #expect(origin.allRequests.isEmpty)
+    }
+
+    @Test func aFileRewrittenOnNginxIsDrift() async throws {
+        let nginx = try NginxServer()
+        defer { nginx.stop() }
+        try nginx.write("data.bin", Data(OriginContent.generated(size: 200_000, seed: 84).allBytes))
+        let directory = try TemporaryDirectory()
+        try directory.write("datasets.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: data, url: "\(nginx.url("/data.bin"))"}
+            """)
+        #expect(try BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
+        #expect(try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url).status == 0)
+        try await Task.sleep(nanoseconds: 1_100_000_000)  // a new mtime second: nginx's ETag and date change
+        try nginx.write("data.bin", Data(OriginContent.generated(size: 200_000, seed: 85).allBytes))
+        let check = try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
+        #expect(check.status == 3)
+        #expect(check.stderr.contains("etag: expected "))
+        #expect(check.stderr.contains("last_modified: expected "))
+        let deep = try BinaryRunner.run(["check", "datasets.yaml", "--deep"], in: directory.url)
+        #expect(deep.status == 3)
+        #expect(deep.stderr.contains("sha256: expected "))
+    }
+}

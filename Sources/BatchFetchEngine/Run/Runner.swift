@@ -104,6 +104,7 @@ public final class Runner: Sendable {
         for job in graph.order where waitingOn[job] == 0 { ready.push(job, rank: rank[job]) }
         let limit = max(1, options.concurrency ?? manifest.concurrency)
         var sameContent = SameContent(jobs: jobs, outputDirectory: manifest.outputDirectory)
+        let indexByID = graph.indexByID
         /// Why no more jobs start (interrupt or --fail-fast), once that happens.
         var stopReason: String?
 
@@ -121,25 +122,17 @@ public final class Runner: Sendable {
                     let progress = JobProgress(total: job.size)
                     active.add(next, id: job.id, progress: progress)
                     emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? ""))
-                    let sumFile = job.checksumsFrom.flatMap { id in jobs.first { $0.id == id } }
-                        .map { manifest.outputDirectory + "/" + $0.dest.resolved }
-                    let lockEntry = options.lock?.jobs[job.id]
+                    let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
+                        .map { manifest.outputDirectory + "/" + jobs[$0].dest.resolved }
                     group.addTask {
-                        var job = job
-                        if let lockEntry {
-                            switch job.locked(by: lockEntry) {
-                            case .success(let pinned): job = pinned
-                            case .failure(let failure): return (next, JobResult(failed: job, failure))
-                            }
+                        switch self.prepared(job, sumFile: sumFile) {
+                        case .success(let prepared):
+                            let downloader = JobDownloader(job: prepared, context: context, progress: progress, copyFrom: source,
+                                                           locked: self.options.lock != nil)
+                            return (next, await downloader.run())
+                        case .failure(let failure):
+                            return (next, JobResult(failed: job, failure))
                         }
-                        if let sumFile {
-                            switch job.withChecksums(fromSumFileAt: sumFile) {
-                            case .success(let pinned): job = pinned
-                            case .failure(let failure): return (next, JobResult(failed: job, failure))
-                            }
-                        }
-                        return (next, await JobDownloader(job: job, context: context, progress: progress, copyFrom: source,
-                                                          locked: lockEntry != nil).run())
                     }
                     running += 1
                 }
@@ -176,6 +169,15 @@ public final class Runner: Sendable {
         return results.enumerated().map { index, result in
             result ?? JobResult(id: jobs[index].id, status: .skipped, dest: jobs[index].dest.redacted)
         }
+    }
+
+    /// The job as it runs: held to its lockfile entry (`run --locked`), and given the digests its
+    /// `checksums_from` sum file lists (that job is a dependency, so the file is there).
+    private func prepared(_ job: Job, sumFile: String?) -> Result<Job, DownloadFailure> {
+        var result = Result<Job, DownloadFailure>.success(job)
+        if let entry = options.lock?.jobs[job.id] { result = result.flatMap { $0.locked(by: entry) } }
+        if let sumFile { result = result.flatMap { $0.withChecksums(fromSumFileAt: sumFile) } }
+        return result
     }
 
     /// Marks a job and everything that depends on it as skipped.

@@ -13,6 +13,8 @@ public struct JobGraph: Sendable {
     public let levels: [Int]
     /// Job indices in execution order.
     public let order: [Int]
+    /// Each job's index by its id.
+    public let indexByID: [String: Int]
 
     public var levelCount: Int { (levels.max() ?? -1) + 1 }
 
@@ -25,6 +27,7 @@ public struct JobGraph: Sendable {
         for position in jobs.indices where index[jobs[position].id] == nil {
             index[jobs[position].id] = position
         }
+        indexByID = index
         dependencies = jobs.indices.map { position in jobs[position].dependencies.compactMap { index[$0] } }
         var dependents = [[Int]](repeating: [], count: jobs.count)
         for (job, deps) in dependencies.enumerated() {

@@ -535,6 +535,13 @@ enum EmbeddedSchemas {
               "items": {
                 "$ref": "#/$defs/mirror"
               }
+            },
+            "attempt_log": {
+              "description": "A job that succeeded after a failed attempt (retry or failover): every request in order, as in error.attempts.",
+              "type": "array",
+              "items": {
+                "$ref": "#/$defs/attempt"
+              }
             }
           },
           "allOf": [

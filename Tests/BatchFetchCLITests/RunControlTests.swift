@@ -53,6 +53,9 @@ import TestOrigin
         #expect(process.terminationStatus == code, "\(log)")
         let interrupted = try report(directory)
         #expect(interrupted["status"] as? String == "interrupted")
+        let (schemaStatus, schemaText) = try BinaryRunner.validateWithSchema(
+            ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-report.json").path])
+        #expect(schemaStatus == 0, "\(schemaText)")
         let job = (interrupted["jobs"] as? [[String: Any]])?.first
         #expect(job?["status"] as? String == "interrupted")
         #expect((job?["error"] as? [String: Any])?["code"] as? String == "interrupted")

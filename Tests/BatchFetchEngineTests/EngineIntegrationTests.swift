@@ -200,6 +200,8 @@ import TestOrigin
         await world.close()
         #expect(report.jobs[0].status == .downloaded && report.jobs[0].attempts == 2)
         #expect(elapsed >= 1.0)
+        #expect(report.jobs[0].attemptLog?.first?.httpStatus == status)
+        if status == 429 { #expect((report.jobs[0].attemptLog?.last?.waitedSeconds ?? 0) >= 1.0) }
     }
 
     @Test func redirectChainIsFollowedAndRecorded() async throws {

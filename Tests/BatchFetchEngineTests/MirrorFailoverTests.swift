@@ -34,6 +34,9 @@ import TestOrigin
         #expect(job.url == world.origin.url("/b/f"))
         #expect(text == "from b")
         #expect(triesOnA == (status == 404 ? 1 : 2))
+        // The report keeps every attempt of a job that succeeded after failures.
+        #expect(job.attemptLog?.map(\.mirrorIndex) == (status == 404 ? [0, 1] : [0, 0, 1]))
+        #expect(job.attemptLog?.first?.httpStatus == status && job.attemptLog?.last?.code == nil)
     }
 
     @Test func checksumMismatchOnOneMirrorIsFixedByTheNext() async throws {

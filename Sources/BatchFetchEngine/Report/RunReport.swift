@@ -81,13 +81,15 @@ public struct RunReport: Codable, Sendable {
         public var skippedBecause: String?
         public var copiedFrom: String?
         public var mirrors: [MirrorCheck]?
+        /// Every request of a job that succeeded after a failure (a failed job has them in `error`).
+        public var attemptLog: [Attempt]?
 
         enum CodingKeys: String, CodingKey {
             case id, status, url, mirrorIndex = "mirror_index", redirects, dest, size, checksums
             case checksumVerified = "checksum_verified", httpStatus = "http_status", etag
             case lastModified = "last_modified", attempts, resumedFrom = "resumed_from"
             case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds", error
-            case skippedBecause = "skipped_because", copiedFrom = "copied_from", mirrors
+            case skippedBecause = "skipped_because", copiedFrom = "copied_from", mirrors, attemptLog = "attempt_log"
         }
     }
 
@@ -131,15 +133,18 @@ extension RunReport.Job {
         bytesTransferred = result.status == .skipped ? nil : result.bytesTransferred
         durationSeconds = (result.duration * 1000).rounded() / 1000
         skippedBecause = result.skippedBecause
+        let attempts = result.attempts.map { attempt in
+            RunReport.Attempt(
+                mirrorIndex: attempt.mirrorIndex,
+                url: attempt.url,
+                httpStatus: attempt.httpStatus, code: attempt.failure?.code, message: attempt.failure?.message,
+                waitedSeconds: attempt.waited > 0 ? (attempt.waited * 1000).rounded() / 1000 : nil)
+        }
         if let failure = result.failure {
-            let attempts = result.attempts.map { attempt in
-                RunReport.Attempt(
-                    mirrorIndex: attempt.mirrorIndex,
-                    url: attempt.url,
-                    httpStatus: attempt.httpStatus, code: attempt.failure?.code, message: attempt.failure?.message,
-                    waitedSeconds: attempt.waited > 0 ? (attempt.waited * 1000).rounded() / 1000 : nil)
-            }
             error = RunReport.JobError(code: failure.code, message: failure.message, attempts: attempts.isEmpty ? nil : attempts)
+        } else if result.attempts.contains(where: { $0.failure != nil || $0.waited > 0 }) {
+            // A job that succeeded after retries or failover keeps its history too.
+            attemptLog = attempts
         }
     }
 }

@@ -202,7 +202,7 @@ enum JobLine {
             return "up to date  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0))"
         case .failed, .interrupted:
             let failure = job.failure.map { "\($0.code.rawValue): \($0.message)" } ?? "unknown"
-            return "\(job.status == .failed ? "failed" : "interrupted")      \(job.id)  \(failure)"
+            return "\(job.status == .failed ? "failed      " : "interrupted ")\(job.id)  \(failure)"
         case .skipped:
             return "skipped     \(job.id)  \(job.skippedBecause ?? "")"
         case .ok, .drift, .missing, .unreachable:

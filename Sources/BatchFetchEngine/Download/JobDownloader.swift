@@ -1,9 +1,10 @@
 import BatchFetchSpec
 import Foundation
 
-/// Carries out one job: checks whether `dest` is already up to date, then runs the
-/// ``DownloadStateMachine`` and performs its actions — requests, waits, writes, verification and
-/// the atomic publish.
+/// Carries out one job: checks whether `dest` is already up to date (``localVerdict()``), takes a
+/// twin job's file when one fetched the same URL, or runs the ``DownloadStateMachine`` and
+/// performs its actions — requests, waits, writes, segmented transfers, verification and the
+/// atomic publish — and records what it verified in the state cache.
 final class JobDownloader: @unchecked Sendable {
     struct Context: Sendable {
         var outputDirectory: String
@@ -25,6 +26,9 @@ final class JobDownloader: @unchecked Sendable {
     private let progress: JobProgress
     /// A published file with the same content (a twin job's), to link or copy instead of fetching.
     private let copyFrom: SameContent.Source?
+    /// Size and sha256 come from the lockfile (`run --locked`): content that differs is a
+    /// `lock_mismatch`.
+    private let locked: Bool
     private let files: PartialFiles
     private let machine: MachineBox
     private let algorithms: [Checksum.Algorithm]
@@ -35,10 +39,6 @@ final class JobDownloader: @unchecked Sendable {
     private var bytesTransferred: Int64 = 0
     /// Connections used by a segmented transfer, for the report.
     private var segmentsUsed: Int?
-
-    /// Size and sha256 come from the lockfile (`run --locked`): content that differs is a
-    /// `lock_mismatch`.
-    private let locked: Bool
 
     init(job: Job, context: Context, progress: JobProgress? = nil, copyFrom: SameContent.Source? = nil, locked: Bool = false) {
         self.job = job

@@ -13,14 +13,18 @@ final class ProgressPrinter: @unchecked Sendable {
     private let mode: Mode
     private let write: (String) -> Void
     private let summaryInterval: Double
+    /// Columns of the terminal, asked on every redraw (it may be resized).
+    private let width: () -> Int
     private var nextSummary: Double
     private var liveLines = 0
     private var lastDraw = -1.0
     private var latest: RunProgress?
     private var pending: [String] = []
 
-    init(mode: Mode, summaryInterval: Double = 10, write: @escaping (String) -> Void) {
+    init(mode: Mode, summaryInterval: Double = 10, width: @escaping () -> Int = ProgressPrinter.terminalWidth,
+         write: @escaping (String) -> Void) {
         self.mode = mode
+        self.width = width
         self.summaryInterval = summaryInterval
         nextSummary = summaryInterval
         self.write = write
@@ -56,6 +60,13 @@ final class ProgressPrinter: @unchecked Sendable {
         draw(force: true)
         if liveLines > 0 { write("\u{1B}[\(liveLines)A\r\u{1B}[J") }
         liveLines = 0
+    }
+
+    /// The width of the terminal on stderr, 80 when unknown.
+    static func terminalWidth() -> Int {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
     }
 
     /// `line` mode's periodic summary.
@@ -105,7 +116,8 @@ final class ProgressPrinter: @unchecked Sendable {
         var text = liveLines > 0 ? "\u{1B}[\(liveLines)A\r\u{1B}[J" : ""
         for line in pending { text += line + "\n" }
         pending = []
-        let live = latest.map { Self.barLines($0) } ?? []
+        // A live line wider than the terminal would wrap, and moving up would then miss it.
+        let live = (latest.map { Self.barLines($0) } ?? []).map { String($0.prefix(max(20, width() - 1))) }
         for line in live { text += line + "\n" }
         liveLines = live.count
         write(text)

@@ -40,9 +40,17 @@ import TestOrigin
         #expect(!output.contains("\r") && !output.contains("\u{1B}"))
     }
 
+    @Test func barLinesAreCutToTheTerminalWidth() {
+        var output = ""
+        let printer = ProgressPrinter(mode: .bar, width: { 40 }) { output += $0 }
+        printer.handle(.progress(Self.progress(elapsed: 10, finished: 1, active: [Self.train], transferred: 200 << 20)))
+        #expect(output.split(separator: "\n").allSatisfy { $0.count <= 39 })
+        #expect(output.hasPrefix("[######..................]  25% 1/4 job\n"))
+    }
+
     @Test func barModeRedrawsTheRunAndEachJobInPlace() {
         var output = ""
-        let printer = ProgressPrinter(mode: .bar) { output += $0 }
+        let printer = ProgressPrinter(mode: .bar, width: { 100 }) { output += $0 }
         printer.handle(.progress(Self.progress(elapsed: 10, finished: 1, active: [Self.train], transferred: 200 << 20)))
         #expect(output == """
             [######..................]  25% 1/4 jobs  200.0 MiB  20.0 MiB/s

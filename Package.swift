@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // libyaml through the system's headers and library (Debian: libyaml-dev).
@@ -25,10 +26,15 @@ let package = Package(
         ),
         // Manifest model, YAML node tree, decoding, validation and the job graph. No networking.
         .target(name: "BatchFetchSpec", dependencies: ["CYAML"]),
-        // Transport (URLSession), download state machine, file sink, hashing, runner, report.
+        // Transports (AsyncHTTPClient, URLSession), download state machine, file sink, hashing,
+        // runner, report, check/pin/verify.
         .target(
             name: "BatchFetchEngine",
-            dependencies: ["BatchFetchSpec", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "BatchFetchSpec",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         // A SwiftNIO HTTP/1.1 origin with switchable faults, for tests, the demo and benchmarks.
         .target(

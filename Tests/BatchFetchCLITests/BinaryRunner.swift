@@ -24,13 +24,20 @@ struct BinaryRunner {
         return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("batchfetch")
     }()
 
+    /// A minimal environment, plus the transport choice of the test run (`BATCHFETCH_TRANSPORT`).
+    static var baseEnvironment: [String: String] {
+        var env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        env["BATCHFETCH_TRANSPORT"] = ProcessInfo.processInfo.environment["BATCHFETCH_TRANSPORT"]
+        return env
+    }
+
     /// Starts `batchfetch arguments...` without waiting; output goes to files in `directory`.
     static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        var env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        var env = baseEnvironment
         env.merge(environment) { _, new in new }
         process.environment = env
         FileManager.default.createFile(atPath: directory.appendingPathComponent("stderr.log").path, contents: nil)
@@ -46,7 +53,7 @@ struct BinaryRunner {
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory ?? repository
-        var env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
+        var env = baseEnvironment
         env.merge(environment) { _, new in new }
         process.environment = env
         let out = Pipe(), err = Pipe()
@@ -101,7 +108,7 @@ extension BinaryRunner {
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory(), "TERM": "xterm"]
+        process.environment = baseEnvironment.merging(["TERM": "xterm"]) { _, new in new }
         process.standardError = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
         process.standardOutput = FileHandle.nullDevice
         try process.run()

@@ -15,6 +15,10 @@ final class Harness: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
+    /// Whether the transport under test streams whole bodies (backpressure) rather than asking
+    /// for bounded ranges: `BATCHFETCH_TRANSPORT=nio` runs these tests on AsyncHTTPClient.
+    let streams = TransportKind.default == .nio
+
     func close() async {
         try? await origin.shutdown()
         try? FileManager.default.removeItem(at: directory)
@@ -27,7 +31,7 @@ final class Harness: @unchecked Sendable {
             bytes: Array(text.utf8), displayPath: "test.yaml", baseDirectory: directory.path)
         var options = options
         options.manifestSHA256 = String(repeating: "0", count: 64)
-        if options.transport == nil {
+        if options.transport == nil, TransportKind.default == .urlsession {
             options.transport = URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost, guardsBacklog: false)
         }
         return await Runner(manifest: manifest, options: options).run()

@@ -19,7 +19,7 @@ public final class Checker: Sendable {
     public func run() async -> RunReport {
         let startDate = Date()
         let started = DispatchTime.now()
-        let transport = options.transport ?? URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost)
+        let transport = options.httpTransport(perHost: manifest.perHost)
         let hosts = HostLimiter(limit: manifest.perHost)
         let limit = max(1, options.concurrency ?? manifest.concurrency)
         var results = [JobResult?](repeating: nil, count: manifest.jobs.count)

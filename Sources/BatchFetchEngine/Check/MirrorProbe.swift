@@ -118,7 +118,7 @@ struct MirrorProbe: Sendable {
         switch head.status {
         case 200...299: return nil
         case 404, 410: return .done(MirrorObservation(outcome: .missing, httpStatus: head.status, method: method))
-        case 405, 501 where method == "HEAD": return .headRefused
+        case 405 where method == "HEAD", 501 where method == "HEAD": return .headRefused
         case 408, 429, 500...599:
             return .retry("HTTP \(head.status)", status: head.status,
                           retryAfter: ResponseHeaders.retryAfter(head.header("retry-after"), now: Date()))

@@ -22,7 +22,7 @@ public final class Pinner: Sendable {
         await handle(run)
         let report = await run.report
         guard report.status == .succeeded else { return (nil, report) }
-        let transport = options.transport ?? URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost)
+        let transport = options.httpTransport(perHost: manifest.perHost)
         let hosts = HostLimiter(limit: manifest.perHost)
         var entries: [String: LockFile.Entry] = [:]
         await withTaskGroup(of: (String, LockFile.Entry?).self) { group in

@@ -61,6 +61,37 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         return accept
     }
 
+    /// With backpressure nothing is cancelled: a full sink holds the transport's reads until it
+    /// has written half its cap.
+    func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
+        let accepting = lock.withLock {
+            received += Int64(data.count)
+            lastActivity = .now()
+            return self.accepting
+        }
+        guard accepting else { return ready() }
+        let result = sink.append(data)
+        switch result {
+        case .accepted:
+            progress?.received(data.count)
+            ready()
+        case .pause:
+            progress?.received(data.count)
+            sink.whenUnwritten(atMost: sink.resumeLimit) { [self] in
+                // Waiting for our own disk is not the server's silence.
+                lock.withLock { lastActivity = .now() }
+                ready()
+            }
+        case .stop:
+            let task = lock.withLock { () -> (any TransportTask)? in
+                self.accepting = false
+                return self.task
+            }
+            if let task, sink.writeFailure != nil || sink.bodyTooLong { task.cancel() }
+            ready()
+        }
+    }
+
     func didReceiveBody(_ data: Data) {
         lock.lock()
         received += Int64(data.count)

@@ -16,6 +16,7 @@ final class JobDownloader: @unchecked Sendable {
         var memoryCap: Int
         var writeSize: Int
         var simulatedDiskRate: Int64?
+        var segmentRangeSize: Int64?
         var interruption: Interruption
         /// What earlier runs verified (digests and validators by dest).
         var state: StateCache
@@ -56,8 +57,11 @@ final class JobDownloader: @unchecked Sendable {
             checksumPinned: !job.checksums.isEmpty, retries: job.settings.retries, backoff: job.settings.backoff,
             backoffMax: job.settings.backoffMax, allowInsecureRedirect: job.settings.allowInsecureRedirect,
             pauseChunk: Int64(context.memoryCap), pacedChunk: context.rateLimiter?.chunkSize(cap: Int64(context.memoryCap)),
-            segments: segments, pieceSize: Self.pieceSize(memoryCap: context.memoryCap, segments: segments),
-            boundedBodies: true)))
+            segments: segments,
+            pieceSize: context.segmentRangeSize
+                ?? Self.pieceSize(memoryCap: context.memoryCap, segments: segments, total: job.size,
+                                  backpressure: context.transport.hasBackpressure),
+            boundedBodies: !context.transport.hasBackpressure)))
         deadline = job.settings.deadline.map { .now() + .nanoseconds(Int($0 * 1e9)) }
     }
 
@@ -276,8 +280,14 @@ final class JobDownloader: @unchecked Sendable {
     /// than the network — without the cancel that FoundationNetworking 6.3 can trap on when it
     /// races the end of a transfer (it did, about once in ten 1 GiB runs, with 16 MiB ranges cut at
     /// 2 MiB). Small ranges also keep the written prefix, which the hash follows, close behind.
-    static func pieceSize(memoryCap: Int, segments: Int) -> Int64 {
-        Int64(max(2 << 20, memoryCap / max(1, segments)))
+    ///
+    /// With a transport that has backpressure, memory does not depend on the range size: a
+    /// quarter of each connection's share of the file (when the manifest gives its size), between
+    /// 2 and 16 MiB, keeps the requests few and the hash close behind.
+    static func pieceSize(memoryCap: Int, segments: Int, total: Int64?, backpressure: Bool) -> Int64 {
+        let segments = Int64(max(1, segments))
+        guard backpressure else { return max(2 << 20, Int64(memoryCap) / segments) }
+        return total.map { min(16 << 20, max(2 << 20, $0 / (segments * 4))) } ?? 16 << 20
     }
 
     /// The HTTP request for `planned`: the job's method, headers and body, plus Range/If-Range.

@@ -5,12 +5,15 @@ public struct RunOptions: Sendable {
     public var concurrency: Int?
     /// Unwritten bytes allowed per job before its transfer pauses (cancel, drain, resume).
     public var memoryCapPerJob = FileSink.defaultMemoryCap
+    /// Size of the ranges a segmented download asks for; by default the memory cap's share per
+    /// connection (URLSession) or 16 MiB (a transport with backpressure).
+    public var segmentRangeSize: Int64?
     /// Size of the coalesced writes.
     public var writeSize = FileSink.defaultWriteSize
     /// Simulates a disk that writes no faster than this (bytes per second), to show that memory
     /// stays bounded when the network outruns the disk. For benchmarks and tests only.
     public var simulatedDiskRate: Int64?
-    /// The HTTP client; the shared URLSession transport when nil.
+    /// The HTTP client; when nil, the process's shared ``TransportKind/default`` transport.
     public var transport: (any HTTPTransport)?
     /// Hold every job to this lockfile (`run --locked`); the caller checks first that its jobs
     /// are the manifest's (``LockFile/mismatch(with:)``).
@@ -23,4 +26,9 @@ public struct RunOptions: Sendable {
     public var manifestSHA256: String?
 
     public init() {}
+
+    /// ``transport``, or the shared transport of the default kind for a `per_host` limit.
+    public func httpTransport(perHost: Int) -> any HTTPTransport {
+        transport ?? TransportKind.default.shared(perHost: perHost)
+    }
 }

@@ -65,13 +65,14 @@ public final class Runner: Sendable {
             outputDirectory: manifest.outputDirectory, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
             rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability,
             memoryCap: options.memoryCapPerJob, writeSize: options.writeSize, simulatedDiskRate: options.simulatedDiskRate,
+            segmentRangeSize: options.segmentRangeSize,
             interruption: interruption, state: state)
     }
 
     private func execute(interruption: Interruption, emit: @escaping @Sendable (RunEvent) -> Void) async -> RunReport {
         let startDate = Date()
         let started = DispatchTime.now()
-        let transport = options.transport ?? URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost)
+        let transport = options.httpTransport(perHost: manifest.perHost)
         let active = ActiveJobs(jobs: manifest.jobs.count, started: started)
         let ticker = Task {
             while !Task.isCancelled {

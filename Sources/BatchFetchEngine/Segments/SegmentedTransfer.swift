@@ -80,7 +80,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         do {
             // Half-size writes (512 KiB by default): four connections hold four sets of buffers.
             sink = try FileSink(partPath: setup.files.partPath, algorithms: [], writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4),
-                                memoryCap: Int(setup.planner.pieceSize), hashes: false,
+                                memoryCap: max(2 << 20, setup.context.memoryCap / setup.connections), hashes: false,
                                 onWrite: { [self] written in progressed(key, to: written) },
                                 writeRate: setup.context.simulatedDiskRate.map { $0 / Int64(setup.connections) })
         } catch {

@@ -41,6 +41,8 @@ public final class FileSink: @unchecked Sendable {
     private var failure: DownloadFailure?
     private var endOffset: Int64?
     private var exceeded = false
+    /// Callbacks waiting for the unwritten bytes to fall to a limit (backpressure).
+    private var roomWaiters: [(limit: Int, callback: @Sendable () -> Void)] = []
 
     // Touched only on `queue`.
     private var digester: Digester
@@ -140,6 +142,20 @@ public final class FileSink: @unchecked Sendable {
         return queuedBytes + buffer.count <= memoryCap ? .accepted : .pause
     }
 
+    /// Where a transport with backpressure resumes reading after a pause: half the cap.
+    public var resumeLimit: Int { memoryCap / 2 }
+
+    /// Calls `callback` once unwritten bytes are at most `limit`: at once, or from the writer
+    /// after a write. A transport with backpressure resumes reading with it.
+    public func whenUnwritten(atMost limit: Int, _ callback: @escaping @Sendable () -> Void) {
+        let now: Bool = lock.withLock {
+            if queuedBytes + buffer.count <= limit || failure != nil { return true }
+            roomWaiters.append((limit, callback))
+            return false
+        }
+        if now { callback() }
+    }
+
     /// Bytes of the current body still to come, when its end is known.
     public var remainingBodyBytes: Int64? {
         lock.lock()
@@ -205,7 +221,11 @@ public final class FileSink: @unchecked Sendable {
             lock.lock()
             queuedBytes -= chunk.count
             if spares.count < 2 { spares.append(chunk) }
+            let unwritten = queuedBytes + buffer.count
+            let due = roomWaiters.filter { $0.limit >= unwritten || failure != nil }
+            roomWaiters.removeAll { $0.limit >= unwritten || failure != nil }
             lock.unlock()
+            for waiter in due { waiter.callback() }
         }
     }
 

@@ -60,6 +60,16 @@ public protocol TransportResponseHandler: AnyObject, Sendable {
     /// behaviour for a task that in not in the registry") when a cancel races the task's own
     /// completion, so the engine cancels only transfers that are far from their end.
     var allowsShedding: Bool { get }
+    /// A body part from a transport with backpressure: the transport reads no further until
+    /// `ready` is called (at once, or once the handler's sink has room).
+    func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void)
+}
+
+extension TransportResponseHandler {
+    public func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
+        didReceiveBody(data)
+        ready()
+    }
 }
 
 /// A started request.
@@ -71,4 +81,11 @@ public protocol TransportTask: Sendable {
 /// implementation (e.g. AsyncHTTPClient) can be added without touching the engine.
 public protocol HTTPTransport: Sendable {
     func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask
+    /// Whether reads wait for the handler (``TransportResponseHandler/didReceiveBody(_:ready:)``).
+    /// Without it the engine bounds memory by asking for bounded ranges.
+    var hasBackpressure: Bool { get }
+}
+
+extension HTTPTransport {
+    public var hasBackpressure: Bool { false }
 }

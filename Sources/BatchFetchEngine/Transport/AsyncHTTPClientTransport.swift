@@ -1,0 +1,127 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The HTTP transport on SwiftNIO (AsyncHTTPClient): one client per process, never shut down;
+/// redirects and decompression off (the engine follows redirects itself and needs the bytes of
+/// the file); HTTP/1.1 connections per host at most `per_host` (HTTP/2 where TLS negotiates it).
+///
+/// Unlike URLSession it has backpressure: the response delegate returns a future per body part,
+/// and the transport hands the handler a `ready` callback that completes it, so reads stop while
+/// the sink is full. The engine then streams whole bodies (no bounded ranges, no cancels to shed
+/// load): on this machine a 1 GiB download took 1.3 s instead of 2.9 s on URLSession
+/// (bench/results/nio-probe.md).
+public final class AsyncHTTPClientTransport: HTTPTransport {
+    private let client: HTTPClient
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var clients: [Int: AsyncHTTPClientTransport] = [:]
+
+    /// The process's transport for a `per_host` limit.
+    public static func shared(maximumConnectionsPerHost: Int) -> AsyncHTTPClientTransport {
+        lock.withLock {
+            if let existing = clients[maximumConnectionsPerHost] { return existing }
+            let transport = AsyncHTTPClientTransport(maximumConnectionsPerHost: maximumConnectionsPerHost)
+            clients[maximumConnectionsPerHost] = transport
+            return transport
+        }
+    }
+
+    private init(maximumConnectionsPerHost: Int) {
+        let configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(30)),
+            connectionPool: .init(idleTimeout: .seconds(60),
+                                  concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maximumConnectionsPerHost)),
+            decompression: .disabled)
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    public var hasBackpressure: Bool { true }
+
+    public func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
+        let delegate = Delegate(handler: handler)
+        do {
+            var headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
+            headers.replaceOrAdd(name: "Accept-Encoding", value: "identity")
+            let outgoing = try HTTPClient.Request(
+                url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers,
+                body: request.body.map { .bytes($0) })
+            let task = client.execute(request: outgoing, delegate: delegate)
+            return Task(task: task)
+        } catch {
+            delegate.complete(.other("\(error)"))
+            return Task(task: nil)
+        }
+    }
+
+    private struct Task: TransportTask {
+        let task: HTTPClient.Task<Void>?
+
+        func cancel() {
+            task?.cancel()
+        }
+    }
+
+    /// Forwards one response to the engine's handler, exactly one completion per request.
+    private final class Delegate: HTTPClientResponseDelegate, @unchecked Sendable {
+        typealias Response = Void
+
+        private let handler: any TransportResponseHandler
+        private let lock = NSLock()
+        private var completed = false
+        private var accepted = true
+
+        init(handler: any TransportResponseHandler) {
+            self.handler = handler
+        }
+
+        func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+            var headers: [String: String] = [:]
+            for header in head.headers where headers[header.name.lowercased()] == nil {
+                headers[header.name.lowercased()] = header.value
+            }
+            if !handler.didReceiveHead(TransportResponseHead(status: Int(head.status.code), headers: headers)) {
+                lock.withLock { accepted = false }
+                task.cancel()
+            }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+            guard lock.withLock({ accepted }) else { return task.eventLoop.makeSucceededVoidFuture() }
+            let promise = task.eventLoop.makePromise(of: Void.self)
+            handler.didReceiveBody(Data(buffer.readableBytesView)) { promise.succeed(()) }
+            return promise.futureResult
+        }
+
+        func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+            complete(nil)
+        }
+
+        func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+            complete(Self.failure(error))
+        }
+
+        func complete(_ failure: TransportFailure?) {
+            let first = lock.withLock { () -> Bool in
+                defer { completed = true }
+                return !completed
+            }
+            if first { handler.didComplete(failure) }
+        }
+
+        static func failure(_ error: any Error) -> TransportFailure {
+            if let error = error as? HTTPClientError {
+                switch error {
+                case .cancelled: return .cancelled
+                case .readTimeout, .connectTimeout, .deadlineExceeded: return .timedOut
+                case .remoteConnectionClosed: return .connection("the server closed the connection")
+                default: return .connection("\(error)")
+                }
+            }
+            return .connection("\(error)")
+        }
+    }
+}

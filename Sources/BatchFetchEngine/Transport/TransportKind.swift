@@ -1,0 +1,25 @@
+import Foundation
+
+/// The HTTP clients batchfetch can download with.
+public enum TransportKind: String, Sendable, CaseIterable {
+    /// SwiftNIO's AsyncHTTPClient: backpressure, so whole bodies stream with bounded memory.
+    case nio
+    /// Foundation's URLSession (libcurl on Linux): no backpressure, so bodies come in bounded
+    /// ranges; the transport DESIGN.md §7 describes.
+    case urlsession
+
+    /// `BATCHFETCH_TRANSPORT` (`nio` or `urlsession`) when set, else URLSession, the transport
+    /// DESIGN.md specifies and the one with the longest record here. nio downloads a 1 GiB file
+    /// in less than half the time on this machine (bench/results/downloads.md).
+    public static var `default`: TransportKind {
+        ProcessInfo.processInfo.environment["BATCHFETCH_TRANSPORT"].flatMap(TransportKind.init(rawValue:)) ?? .urlsession
+    }
+
+    /// The process's shared transport of this kind for a `per_host` limit.
+    public func shared(perHost: Int) -> any HTTPTransport {
+        switch self {
+        case .nio: AsyncHTTPClientTransport.shared(maximumConnectionsPerHost: perHost)
+        case .urlsession: URLSessionTransport.shared(maximumConnectionsPerHost: perHost)
+        }
+    }
+}

@@ -12,10 +12,11 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product batchfetch
 
-## Runs the whole test suite (what .ci/run calls).
+## Runs the whole test suite (what .ci/run calls), once per transport: URLSession, then nio.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	BATCHFETCH_TRANSPORT=nio $(SWIFT) test --skip-build
 
 ## Builds batchfetch and runs it on examples/quickstart.yaml.
 demo: build

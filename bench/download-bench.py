@@ -157,27 +157,36 @@ def main() -> None:
     lines = [
         f"Download benchmark, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
         f"nginx on loopback, median of {args.runs} runs (sync before each). batchfetch verifies sha256 and size "
-        "and publishes atomically; the peers verify nothing.",
+        "and publishes atomically; the peers verify nothing. `batchfetch` uses URLSession (the default), "
+        "`batchfetch nio` AsyncHTTPClient (BATCHFETCH_TRANSPORT=nio).",
         "",
     ]
     try:
         for scenario in args.scenarios.split(","):
             out = prefix / "out"
             tools = tools_for(scenario, base, out, prefix, args.size_mib)
-            results = {}
-            env = {"BATCHFETCH_SIMULATED_DISK_RATE": "200MiB/s"} if scenario == "slowdisk" else None
+            # Every batchfetch row runs once per transport: URLSession (the default) and nio.
+            variants = {}
             for name, command in tools.items():
-                runs = [measure(command, prefix, out, env) for _ in range(args.runs)]
+                variants[name] = (command, {})
+                if command[0] == str(BIN):
+                    variants[name.replace("batchfetch", "batchfetch nio", 1)] = (command, {"BATCHFETCH_TRANSPORT": "nio"})
+            results = {}
+            base_env = {"BATCHFETCH_SIMULATED_DISK_RATE": "200MiB/s"} if scenario == "slowdisk" else {}
+            for name, (command, env) in variants.items():
+                runs = [measure(command, prefix, out, {**base_env, **env}) for _ in range(args.runs)]
                 results[name] = (statistics.median(r[0] for r in runs), max(r[1] for r in runs))
             ours = results["batchfetch"][0]
+            theirs = results["batchfetch nio"][0]
             label = {"single": f"one {args.size_mib} MiB file, one connection",
                      "many": "2,000 files of 64 KiB, 8 at a time",
                      "segmented": f"one {args.size_mib} MiB file, 4 connections",
                      "slowdisk": f"one {args.size_mib} MiB file, disk simulated at 200 MiB/s (memory bound; no peers)"}[scenario]
-            lines += [f"### {label}", "", "| tool | wall (median) | peak RSS | batchfetch / tool |", "|---|---|---|---|"]
+            lines += [f"### {label}", "",
+                      "| tool | wall (median) | peak RSS | batchfetch (URLSession) / tool | batchfetch nio / tool |",
+                      "|---|---|---|---|---|"]
             for name, (wall, rss) in results.items():
-                ratio = "—" if name == "batchfetch" else f"{ours / wall:.2f}×"
-                lines.append(f"| {name} | {wall:.2f} s | {rss:.0f} MiB | {ratio} |")
+                lines.append(f"| {name} | {wall:.2f} s | {rss:.0f} MiB | {ours / wall:.2f}× | {theirs / wall:.2f}× |")
             lines.append("")
     finally:
         nginx.kill()

@@ -156,7 +156,12 @@ struct RunCommand: AsyncParsableCommand {
             + "\(summary.failed) failed, \(summary.skipped) skipped\(summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : ""); "
             + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(String(format: "%.1f", result.durationSeconds))s; report: \(path)")
         if let signal = trap.signal { throw ExitCode(128 + signal) }
-        if result.jobs.contains(where: { $0.error?.code == .lockMismatch }) { throw ExitStatus.drift.exitCode }
+        // Content that differs from the lock on any mirror is drift, even when the last mirror
+        // then failed otherwise (e.g. 404).
+        let lockMismatch = result.jobs.contains { job in
+            job.error.map { $0.code == .lockMismatch || ($0.attempts ?? []).contains { $0.code == .lockMismatch } } ?? false
+        }
+        if lockMismatch { throw ExitStatus.drift.exitCode }
         if result.status != .succeeded { throw ExitStatus.jobsFailed.exitCode }
     }
 

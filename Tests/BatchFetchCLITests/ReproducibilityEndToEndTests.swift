@@ -76,12 +76,16 @@ import TestOrigin
             ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-verify.json").path])
         #expect(schemaStatus == 0, "\(schemaText)")
 
-        // Upstream changed both mirrors: a locked run refuses the new content.
+        // Upstream changed the first mirror and the second is gone: a locked run refuses the new
+        // content, and exits 3 although the last mirror's failure was a 404.
         try FileManager.default.removeItem(at: file)
-        for path in ["/a/data.bin", "/b/data.bin"] { origin.replace(path, with: .generated(size: 500_000, seed: 83)) }
+        origin.replace("/a/data.bin", with: .generated(size: 500_000, seed: 83))
+        origin.remove("/b/data.bin")
         let locked = try BinaryRunner.run(["run", "datasets.yaml", "--locked"], in: directory.url)
         #expect(locked.status == 3, "\(locked.stderr)")
-        #expect(locked.stderr.contains("lock_mismatch"))
+        let job = (try json(directory, "data/batchfetch-report.json")["jobs"] as? [[String: Any]])?.first
+        let codes = ((job?["error"] as? [String: Any])?["attempts"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
+        #expect(codes == ["lock_mismatch", "http_status"])
         #expect(!FileManager.default.fileExists(atPath: file.path))
 
         // A lock that no longer matches the manifest's jobs is refused before any download.

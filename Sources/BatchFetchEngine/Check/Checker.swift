@@ -21,25 +21,12 @@ public final class Checker: Sendable {
         let started = DispatchTime.now()
         let transport = options.httpTransport(perHost: manifest.perHost)
         let hosts = HostLimiter(limit: manifest.perHost)
-        let limit = max(1, options.concurrency ?? manifest.concurrency)
-        var results = [JobResult?](repeating: nil, count: manifest.jobs.count)
-        await withTaskGroup(of: (Int, JobResult).self) { group in
-            var next = 0
-            func launch() {
-                guard next < manifest.jobs.count else { return }
-                let index = next
-                let job = manifest.jobs[index]
-                next += 1
-                group.addTask { (index, await self.check(job, transport: transport, hosts: hosts)) }
-            }
-            for _ in 0..<limit { launch() }
-            while let (index, result) = await group.next() {
-                results[index] = result
-                launch()
-            }
+        let jobs = manifest.jobs
+        let results = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
+            await self.check(jobs[index], transport: transport, hosts: hosts)
         }
-        return Self.report(command: "check", manifest: manifest, options: options, results: results.compactMap { $0 },
-                           startDate: startDate, started: started)
+        return RunReport.verdicts(command: "check", manifest: manifest, options: options, results: results,
+                                  startDate: startDate, started: started)
     }
 
     private func check(_ job: Job, transport: any HTTPTransport, hosts: HostLimiter) async -> JobResult {
@@ -76,29 +63,5 @@ public final class Checker: Sendable {
         if statuses.contains(.missing) { return .missing }
         if statuses.contains(.unreachable) { return .unreachable }
         return .ok
-    }
-
-    /// The report of `check` or `verify`: per-job verdicts, counted per mirror (check) or per
-    /// job (verify).
-    static func report(command: String, manifest: Manifest, options: RunOptions, results: [JobResult],
-                       startDate: Date, started: DispatchTime) -> RunReport {
-        var summary = RunReport.Summary()
-        summary.jobs = results.count
-        let statuses: [MirrorVerdict.Status] = results.flatMap { result -> [MirrorVerdict.Status] in
-            if let mirrors = result.mirrors { return mirrors.map(\.status) }
-            return MirrorVerdict.Status(rawValue: result.status.rawValue).map { [$0] } ?? []
-        }
-        summary.ok = statuses.filter { $0 == .ok }.count
-        summary.drift = statuses.filter { $0 == .drift }.count
-        summary.missing = statuses.filter { $0 == .missing }.count
-        summary.unreachable = statuses.filter { $0 == .unreachable }.count
-        summary.bytesTotal = results.filter { $0.status == .ok }.reduce(0) { $0 + ($1.size ?? 0) }
-        return RunReport(
-            tool: .init(version: Runner.version), command: command,
-            manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Runner.fileSHA256(manifest.path)),
-            startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(Date()),
-            durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,
-            status: statuses.allSatisfy { $0 == .ok } ? .succeeded : .failed, summary: summary,
-            jobs: results.map(RunReport.Job.init))
     }
 }

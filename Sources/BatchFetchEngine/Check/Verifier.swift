@@ -18,26 +18,13 @@ public final class Verifier: Sendable {
     public func run() async -> RunReport {
         let startDate = Date()
         let started = DispatchTime.now()
-        var results = [JobResult?](repeating: nil, count: manifest.jobs.count)
+        let jobs = manifest.jobs
         // Hashing is CPU-bound: one file per core.
-        let limit = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        await withTaskGroup(of: (Int, JobResult).self) { group in
-            var next = 0
-            func launch() {
-                guard next < manifest.jobs.count else { return }
-                let index = next
-                let job = manifest.jobs[index]
-                next += 1
-                group.addTask { (index, self.verify(job)) }
-            }
-            for _ in 0..<limit { launch() }
-            while let (index, result) = await group.next() {
-                results[index] = result
-                launch()
-            }
+        let results = await boundedMap(jobs.count, limit: ProcessInfo.processInfo.activeProcessorCount) { index in
+            self.verify(jobs[index])
         }
-        return Checker.report(command: "verify", manifest: manifest, options: options, results: results.compactMap { $0 },
-                              startDate: startDate, started: started)
+        return RunReport.verdicts(command: "verify", manifest: manifest, options: options, results: results,
+                                  startDate: startDate, started: started)
     }
 
     func verify(_ job: Job) -> JobResult {

@@ -64,19 +64,11 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
     /// With backpressure nothing is cancelled: a full sink holds the transport's reads until it
     /// has written half its cap.
     func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
-        let accepting = lock.withLock {
-            received += Int64(data.count)
-            lastActivity = .now()
-            return self.accepting
-        }
-        guard accepting else { return ready() }
-        let result = sink.append(data)
+        guard let result = append(data) else { return ready() }
         switch result {
         case .accepted:
-            progress?.received(data.count)
             ready()
         case .pause:
-            progress?.received(data.count)
             sink.whenUnwritten(atMost: sink.resumeLimit) { [self] in
                 // Waiting for our own disk is not the server's silence.
                 lock.withLock { lastActivity = .now() }
@@ -84,7 +76,7 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
             }
         case .stop:
             let task = lock.withLock { () -> (any TransportTask)? in
-                self.accepting = false
+                accepting = false
                 return self.task
             }
             if let task, sink.writeFailure != nil || sink.bodyTooLong { task.cancel() }
@@ -92,38 +84,44 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         }
     }
 
+    /// Without backpressure a full sink can only stop the transfer (a pause: cancel, drain,
+    /// resume with a range) — done once, and only far from the body's end.
     func didReceiveBody(_ data: Data) {
-        lock.lock()
-        received += Int64(data.count)
-        lastActivity = .now()
-        let accepting = self.accepting
-        lock.unlock()
-        guard accepting else { return }
-        let result = sink.append(data)
-        if result != .stop { progress?.received(data.count) }
-        switch result {
-        case .accepted:
+        switch append(data) {
+        case nil, .accepted?:
             return
-        case .pause:
+        case .pause?:
             // Keep accepting what is already on its way; stop the transfer once, unless it is
             // about to end anyway (the sink holds up to twice its cap).
             guard allowsShedding else { return }
-            lock.lock()
-            let first = !overflow
-            overflow = true
-            let task = self.task
-            lock.unlock()
+            let (first, task) = lock.withLock { () -> (Bool, (any TransportTask)?) in
+                defer { overflow = true }
+                return (!overflow, self.task)
+            }
             if first, let task { cancelOffQueue(task) }
-        case .stop:
-            lock.lock()
-            self.accepting = false
-            overflow = !sink.bodyTooLong && sink.writeFailure == nil
-            let task = self.task
-            lock.unlock()
+        case .stop?:
+            let task = lock.withLock { () -> (any TransportTask)? in
+                accepting = false
+                overflow = !sink.bodyTooLong && sink.writeFailure == nil
+                return self.task
+            }
             // Near its end a transfer is left to finish (its bytes are dropped) rather than risk
             // the cancel-versus-completion trap in FoundationNetworking.
             if let task, allowsShedding || sink.writeFailure != nil || sink.bodyTooLong { cancelOffQueue(task) }
         }
+    }
+
+    /// Counts a body part and hands it to the sink; nil when the body is not being accepted.
+    private func append(_ data: Data) -> FileSink.AppendResult? {
+        let accepting = lock.withLock {
+            received += Int64(data.count)
+            lastActivity = .now()
+            return self.accepting
+        }
+        guard accepting else { return nil }
+        let result = sink.append(data)
+        if result != .stop { progress?.received(data.count) }
+        return result
     }
 
     /// Cancels the transfer for an interrupted run, unless its body is within 1 MiB of its end

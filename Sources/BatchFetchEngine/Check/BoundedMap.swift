@@ -1,5 +1,5 @@
 /// `body(0..<count)` with at most `limit` calls running at once; results in index order. Used
-/// by `check` (the manifest's concurrency) and `verify` (a hash per core).
+/// by `check` and `pin` (the manifest's concurrency) and `verify` (a hash per core).
 func boundedMap<T: Sendable>(_ count: Int, limit: Int, _ body: @escaping @Sendable (Int) async -> T) async -> [T] {
     var results = [T?](repeating: nil, count: count)
     await withTaskGroup(of: (Int, T).self) { group in

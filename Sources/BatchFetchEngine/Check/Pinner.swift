@@ -24,16 +24,13 @@ public final class Pinner: Sendable {
         guard report.status == .succeeded else { return (nil, report) }
         let transport = options.httpTransport(perHost: manifest.perHost)
         let hosts = HostLimiter(limit: manifest.perHost)
-        var entries: [String: LockFile.Entry] = [:]
-        await withTaskGroup(of: (String, LockFile.Entry?).self) { group in
-            for (job, result) in zip(manifest.jobs, report.jobs) {
-                group.addTask { (job.id, await Self.entry(job, result, transport: transport, hosts: hosts)) }
-            }
-            for await (id, entry) in group {
-                entries[id] = entry
-            }
+        let jobs = manifest.jobs
+        let found = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
+            await Self.entry(jobs[index], report.jobs[index], transport: transport, hosts: hosts)
         }
-        let complete = entries.count == manifest.jobs.count
+        var entries: [String: LockFile.Entry] = [:]
+        for (job, entry) in zip(jobs, found) { entries[job.id] = entry }
+        let complete = entries.count == jobs.count
         return (complete ? LockFile(manifest: (manifest.path as NSString).lastPathComponent, jobs: entries) : nil, report)
     }
 

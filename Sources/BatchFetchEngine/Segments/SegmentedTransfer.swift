@@ -114,7 +114,8 @@ final class SegmentedTransfer: @unchecked Sendable {
         let verdictBox = VerdictBox()
         let judge = lock.withLock { planner }
         let handler = AttemptHandler(
-            // A range fits in its sink (see JobDownloader.pieceSize): never shed or cancelled.
+            // Never shed or cancelled: without backpressure a range fits its sink (see
+            // JobDownloader.pieceSize); with it, the sink holds the reads.
             sink: sink, finishWithin: setup.planner.pieceSize, progress: setup.progress,
             decide: { head in
                 let verdict = judge.judge(head, for: range)
@@ -170,8 +171,8 @@ final class SegmentedTransfer: @unchecked Sendable {
         return lock.withLock { planner.failed(failure) }.stoppingOthers(self)
     }
 
-    /// Ends segmenting: no more ranges are handed out; those in flight (at most a range each,
-    /// which fits its sink) finish and are kept.
+    /// Ends segmenting: no more ranges are handed out; those in flight (at most a range each)
+    /// finish and are kept.
     @discardableResult
     fileprivate func stop(_ failure: DownloadFailure) -> SegmentPlanner.Verdict {
         lock.withLock { planner.stop(failure) }

@@ -39,14 +39,7 @@ struct CheckCommand: AsyncParsableCommand {
 
     func run() async throws {
         let loaded = try manifest.load()
-        let lock = try lockOption.load(forManifest: manifest.manifest, required: false)
-        if let lock {
-            let mismatch = lock.mismatch(with: loaded)
-            if !mismatch.isEmpty {
-                for line in mismatch { Console.error("batchfetch: lock \(lockOption.path(forManifest: manifest.manifest)): \(line)") }
-                throw ExitStatus.drift.exitCode
-            }
-        }
+        let lock = try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: false)
         let result = await Checker(manifest: loaded, lock: lock, deep: deep).run()
         for job in result.jobs {
             for mirror in job.mirrors ?? [] { Console.error(CheckLine.describe(mirror, job: job.id)) }

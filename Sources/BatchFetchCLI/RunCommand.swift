@@ -99,16 +99,7 @@ struct RunCommand: AsyncParsableCommand {
             }
         }
         var options = try options()
-        if locked {
-            guard let lockFile = try lockOption.load(forManifest: manifest.manifest, required: true) else { return }
-            let mismatch = lockFile.mismatch(with: loaded)
-            if !mismatch.isEmpty {
-                for line in mismatch { Console.error("batchfetch: lock \(lockOption.path(forManifest: manifest.manifest)): \(line)") }
-                Console.error("batchfetch: error: the lockfile does not match the manifest; run batchfetch pin to update it")
-                throw ExitStatus.drift.exitCode
-            }
-            options.lock = lockFile
-        }
+        if locked { options.lock = try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: true) }
         let runner = Runner(manifest: loaded, options: options)
         if dryRun {
             let entries = runner.dryRun()
@@ -155,15 +146,21 @@ struct RunCommand: AsyncParsableCommand {
         Console.error("\(result.status.rawValue): \(summary.downloaded) downloaded, \(summary.upToDate) up to date, "
             + "\(summary.failed) failed, \(summary.skipped) skipped\(summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : ""); "
             + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(String(format: "%.1f", result.durationSeconds))s; report: \(path)")
-        if let signal = trap.signal { throw ExitCode(128 + signal) }
+        if let exit = Self.exitCode(result, signal: trap.signal) { throw exit }
+    }
+
+    /// DESIGN.md §3: 130/143 for a signal, then 3 for a lock mismatch, then 1 for any failure.
+    static func exitCode(_ result: RunReport, signal: Int32?) -> ExitCode? {
+        if let signal { return ExitCode(128 + signal) }
         // Content that differs from the lock on any mirror is drift, even when the last mirror
         // then failed otherwise (e.g. 404).
         let lockMismatch = result.jobs.contains { job in
             job.error.map { $0.code == .lockMismatch || ($0.attempts ?? []).contains { $0.code == .lockMismatch } } ?? false
         }
-        if lockMismatch { throw ExitStatus.drift.exitCode }
-        if result.status != .succeeded { throw ExitStatus.jobsFailed.exitCode }
+        if lockMismatch { return ExitStatus.drift.exitCode }
+        return result.status == .succeeded ? nil : ExitStatus.jobsFailed.exitCode
     }
+
 
     private var progressMode: ProgressPrinter.Mode {
         switch progress {

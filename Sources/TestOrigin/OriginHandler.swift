@@ -57,7 +57,14 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
+        // An absolute URI is a request to a forward proxy (`http_proxy`): serve its path, so the
+        // origin can stand in for a proxy in tests.
+        var target = Substring(head.uri)
+        if let scheme = target.range(of: "://") {
+            target = target[scheme.upperBound...]
+            target = target.firstIndex(of: "/").map { target[$0...] } ?? "/"
+        }
+        let path = String(target.split(separator: "?", maxSplits: 1).first ?? "")
         let requestHeaders = head.headers.map { ($0.name, $0.value) }
         let response = state.respond(method: head.method.rawValue, path: path, headers: requestHeaders)
         responding = true

@@ -176,3 +176,36 @@ import TestOrigin
         #expect(junit.contains(#"<skipped message="dependency &apos;gone&apos; failed"/>"#))
     }
 }
+
+/// `http_proxy` and `no_proxy` are honoured: the origin stands in for a forward proxy, and the
+/// URL's host does not resolve at all. URLSession (libcurl) sends an absolute URI to the proxy;
+/// AsyncHTTPClient always tunnels with CONNECT, which TestOrigin does not serve, so on nio only
+/// the reading of the environment is tested (`ProxySettingsTests`).
+@Suite(.enabled(if: TransportKind.default == .urlsession)) struct ProxyEnvironmentTests {
+    @Test func downloadsGoThroughTheProxyOfTheEnvironment() async throws {
+        let proxy = try await TestOrigin.start()
+        proxy.serve("/f.txt", .text("through the proxy\n"))
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            defaults: {retries: 0}
+            jobs:
+              - {id: f, url: "http://batchfetch-proxied.invalid/f.txt"}
+            """)
+        let proxied = try BinaryRunner.run(["run", "m.yaml"], in: directory.url,
+                                           environment: ["http_proxy": proxy.url("")])
+        let hostSeen = proxy.requests("/f.txt").first?.header("host")
+        #expect(proxied.status == 0, "\(proxied.stderr)")
+        #expect(try String(contentsOf: directory.url.appendingPathComponent("data/f.txt"), encoding: .utf8) == "through the proxy\n")
+        #expect(hostSeen == "batchfetch-proxied.invalid")
+
+        try FileManager.default.removeItem(at: directory.url.appendingPathComponent("data"))
+        let direct = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: [
+            "http_proxy": proxy.url(""), "no_proxy": ".invalid",
+        ])
+        try await proxy.shutdown()
+        #expect(direct.status == 1)
+        #expect(direct.stderr.contains("failed      f  connection: "))
+    }
+}

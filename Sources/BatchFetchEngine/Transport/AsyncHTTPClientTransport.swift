@@ -5,37 +5,62 @@ import NIOHTTP1
 
 /// The HTTP transport on SwiftNIO (AsyncHTTPClient): one client per process, never shut down;
 /// redirects and decompression off (the engine follows redirects itself and needs the bytes of
-/// the file); HTTP/1.1 connections per host at most `per_host` (HTTP/2 where TLS negotiates it).
+/// the file); HTTP/1.1 connections per host at most `per_host` (HTTP/2 where TLS negotiates it);
+/// `http_proxy`, `https_proxy` and `no_proxy` honoured as curl and URLSession do — except that
+/// AsyncHTTPClient reaches every origin through a proxy with CONNECT, also for http:// URLs,
+/// which proxies that allow CONNECT only to port 443 refuse.
 ///
 /// Unlike URLSession it has backpressure: the response delegate returns a future per body part,
 /// and the transport hands the handler a `ready` callback that completes it, so reads stop while
 /// the sink is full. The engine then streams whole bodies (no bounded ranges, no cancels to shed
 /// load): on this machine a 1 GiB download took 1.3 s instead of 2.9 s on URLSession
 /// (bench/results/nio-probe.md).
-public final class AsyncHTTPClientTransport: HTTPTransport {
-    private let client: HTTPClient
+public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable {
+    private let maximumConnectionsPerHost: Int
+    private let proxies: ProxySettings
+    private let lock = NSLock()
+    /// One client per proxy (nil: direct), made on first use and kept for the process.
+    private var clients: [ProxySettings.Proxy?: HTTPClient] = [:]
 
     private static let lock = NSLock()
-    nonisolated(unsafe) private static var clients: [Int: AsyncHTTPClientTransport] = [:]
+    nonisolated(unsafe) private static var transports: [Int: AsyncHTTPClientTransport] = [:]
 
-    /// The process's transport for a `per_host` limit.
+    /// The process's transport for a `per_host` limit, with the proxies of the environment.
     public static func shared(maximumConnectionsPerHost: Int) -> AsyncHTTPClientTransport {
-        lock.withLock {
-            if let existing = clients[maximumConnectionsPerHost] { return existing }
-            let transport = AsyncHTTPClientTransport(maximumConnectionsPerHost: maximumConnectionsPerHost)
-            clients[maximumConnectionsPerHost] = transport
+        Self.lock.withLock {
+            if let existing = transports[maximumConnectionsPerHost] { return existing }
+            let transport = AsyncHTTPClientTransport(
+                maximumConnectionsPerHost: maximumConnectionsPerHost,
+                proxies: ProxySettings(environment: ProcessInfo.processInfo.environment))
+            transports[maximumConnectionsPerHost] = transport
             return transport
         }
     }
 
-    private init(maximumConnectionsPerHost: Int) {
-        let configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(30)),
-            connectionPool: .init(idleTimeout: .seconds(60),
-                                  concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maximumConnectionsPerHost)),
-            decompression: .disabled)
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    /// A transport of its own; its clients live as long as the process.
+    public init(maximumConnectionsPerHost: Int, proxies: ProxySettings) {
+        self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
+        self.proxies = proxies
+    }
+
+    private func client(for url: URL) -> HTTPClient {
+        let proxy = proxies.proxy(for: url)
+        return lock.withLock {
+            if let client = clients[proxy] { return client }
+            let configuration = HTTPClient.Configuration(
+                redirectConfiguration: .disallow,
+                timeout: .init(connect: .seconds(30)),
+                connectionPool: .init(idleTimeout: .seconds(60),
+                                      concurrentHTTP1ConnectionsPerHostSoftLimit: maximumConnectionsPerHost),
+                proxy: proxy.map { proxy in
+                    .server(host: proxy.host, port: proxy.port,
+                            authorization: proxy.credentials.map { .basic(credentials: Data($0.utf8).base64EncodedString()) })
+                },
+                decompression: .disabled)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            clients[proxy] = client
+            return client
+        }
     }
 
     public var hasBackpressure: Bool { true }
@@ -48,7 +73,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             let outgoing = try HTTPClient.Request(
                 url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers,
                 body: request.body.map { .bytes($0) })
-            let task = client.execute(request: outgoing, delegate: delegate)
+            let task = client(for: request.url).execute(request: outgoing, delegate: delegate)
             return Task(task: task)
         } catch {
             delegate.complete(.other("\(error)"))

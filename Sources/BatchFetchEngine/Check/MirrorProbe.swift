@@ -32,8 +32,7 @@ struct MirrorProbe: Sendable {
                 }
                 let delay = retryAfter.map { RetryDelay(seconds: $0, jitter: false) }
                     ?? .backoff(failure: failures, base: backoff, cap: backoffMax)
-                let seconds = delay.jitter ? Double.random(in: 0...max(0, delay.seconds)) : delay.seconds
-                try? await Task.sleep(nanoseconds: UInt64(min(seconds, 3600) * 1e9))
+                try? await Task.sleep(nanoseconds: UInt64(min(delay.draw(), 3600) * 1e9))
             }
         }
     }

@@ -158,4 +158,11 @@ public struct RetryDelay: Sendable, Equatable {
     public static func backoff(failure: Int, base: Double, cap: Double) -> RetryDelay {
         RetryDelay(seconds: min(cap, base * pow(2, Double(failure - 1))), jitter: true)
     }
+
+    /// The seconds to actually wait: drawn from 0...seconds with jitter, and a day at most, so a
+    /// Retry-After of years (or a malformed one) cannot overflow the timers.
+    public func draw() -> Double {
+        let longest = min(max(0, seconds), 86_400)
+        return jitter ? Double.random(in: 0...longest) : longest
+    }
 }

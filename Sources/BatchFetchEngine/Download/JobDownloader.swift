@@ -205,9 +205,7 @@ final class JobDownloader: @unchecked Sendable {
             case .send(let request):
                 action = await perform(request, sink: sink)
             case .sendAfter(let request, let delay):
-                // A day at most: a Retry-After of years (or a malformed one) must not overflow the timers.
-                let longest = min(max(0, delay.seconds), 86_400)
-                let seconds = delay.jitter ? Double.random(in: 0...longest) : longest
+                let seconds = delay.draw()
                 if let deadline, DispatchTime.now() + .nanoseconds(Int(seconds * 1e9)) > deadline {
                     action = machine.with { $0.deadlineExceeded(after: job.settings.deadline ?? 0) }
                     continue

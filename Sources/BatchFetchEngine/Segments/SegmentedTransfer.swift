@@ -94,7 +94,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         }) {
             let verdict = await fetch(range, sink: sink, key: key)
             guard case .retry(_, let delay) = verdict else { continue }
-            let seconds = delay.jitter ? Double.random(in: 0...max(0, delay.seconds)) : delay.seconds
+            let seconds = delay.draw()
             if let deadline = setup.deadline, DispatchTime.now() + .nanoseconds(Int(seconds * 1e9)) > deadline {
                 stop(DownloadFailure(.deadlineExceeded, "the job deadline passes before the next retry"))
                 return

@@ -31,10 +31,7 @@ public final class Checker: Sendable {
 
     private func check(_ job: Job, transport: any HTTPTransport, hosts: HostLimiter) async -> JobResult {
         let started = DispatchTime.now()
-        let probe = MirrorProbe(
-            transport: transport, hosts: hosts, headers: job.headers.map { (name: $0.name, value: $0.value.resolved) },
-            retries: job.settings.retries, backoff: job.settings.backoff, backoffMax: job.settings.backoffMax,
-            timeout: job.settings.timeout)
+        let probe = MirrorProbe(job: job, transport: transport, hosts: hosts)
         let entry = lock?.jobs[job.id]
         var mirrors: [MirrorCheck] = []
         for (index, url) in job.urls.enumerated() {

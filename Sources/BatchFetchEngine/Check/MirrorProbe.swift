@@ -1,3 +1,4 @@
+import BatchFetchSpec
 import Foundation
 
 /// Asks one mirror what it serves, for `check` and `pin`: `HEAD` (or, when HEAD is refused
@@ -14,6 +15,17 @@ struct MirrorProbe: Sendable {
     var timeout: Double
     /// Bytes per range when hashing with --deep (bounded memory).
     var rangeSize: Int64 = 8 << 20
+
+    /// A probe with the job's headers, retries, backoff and idle timeout.
+    init(job: Job, transport: any HTTPTransport, hosts: HostLimiter) {
+        self.transport = transport
+        self.hosts = hosts
+        headers = job.requestHeaders
+        retries = job.settings.retries
+        backoff = job.settings.backoff
+        backoffMax = job.settings.backoffMax
+        timeout = job.settings.timeout
+    }
 
     func observe(_ url: String, deep: Bool) async -> MirrorObservation {
         var failures = 0
@@ -133,10 +145,6 @@ struct MirrorProbe: Sendable {
         var current = url
         for _ in 0...10 {
             guard let target = URL(string: current), let host = target.host else { return (nil, "invalid URL \(current)", 0) }
-            var headers = self.headers
-            if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
-                headers.append((name: "User-Agent", value: "batchfetch/\(Runner.version)"))
-            }
             let request = TransportRequest(url: target, method: method, headers: headers + extra, timeout: timeout + 30)
             let handler = ProbeHandler(body: body)
             await hosts.acquire(host)

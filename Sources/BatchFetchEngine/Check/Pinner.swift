@@ -37,10 +37,7 @@ public final class Pinner: Sendable {
     private static func entry(_ job: Job, _ result: RunReport.Job, transport: any HTTPTransport, hosts: HostLimiter) async
         -> LockFile.Entry? {
         guard let sha256 = result.checksums?["sha256"], let size = result.size else { return nil }
-        let probe = MirrorProbe(
-            transport: transport, hosts: hosts, headers: job.headers.map { (name: $0.name, value: $0.value.resolved) },
-            retries: job.settings.retries, backoff: job.settings.backoff, backoffMax: job.settings.backoffMax,
-            timeout: job.settings.timeout)
+        let probe = MirrorProbe(job: job, transport: transport, hosts: hosts)
         var mirrors: [LockFile.Mirror] = []
         for url in job.urls {
             let seen = await probe.observe(url.resolved, deep: false)

@@ -291,10 +291,7 @@ final class JobDownloader: @unchecked Sendable {
     /// The HTTP request for `planned`: the job's method, headers and body, plus Range/If-Range.
     private func request(for planned: PlannedRequest) -> TransportRequest? {
         guard let url = URL(string: planned.url) else { return nil }
-        var headers = job.headers.map { (name: $0.name, value: $0.value.resolved) }
-        if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
-            headers.append((name: "User-Agent", value: "batchfetch/\(Runner.version)"))
-        }
+        var headers = job.requestHeaders
         if let range = planned.rangeHeader {
             headers.append((name: "Range", value: range))
             if let ifRange = planned.ifRange { headers.append((name: "If-Range", value: ifRange)) }

@@ -110,7 +110,7 @@ public struct PlannedRequest: Sendable, Equatable {
     /// The resolved URL (the mirror's or a redirect target).
     public var url: String
     public var rangeStart: Int64?
-    /// Last byte wanted, for the bounded ranges used once the disk has fallen behind.
+    /// Last byte wanted, for bounded ranges (large bodies without backpressure, pacing, segments).
     public var rangeEnd: Int64?
     public var ifRange: String?
     /// Validators of the file already at `dest` (`refresh: if-changed`): a conditional GET.
@@ -139,8 +139,6 @@ public struct BodyPlan: Sendable, Equatable {
     public var end: Int64?
     /// A new sidecar to write before the body (a fresh download), or nil to keep the current one.
     public var sidecar: Sidecar?
-    /// Whether digests must first be fed the part's existing `offset` bytes.
-    public var rehashPrefix: Bool { offset > 0 }
 }
 
 /// How long to wait before a retry; full jitter draws uniformly from 0 to `seconds`.

@@ -24,18 +24,20 @@ import TestOrigin
         return (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
     }
 
-    private func setUp() async throws -> (TemporaryDirectory, TestOrigin, OriginContent) {
+    /// A trickled origin serving `/big.bin` and a one-job manifest for it (`job` adds keys).
+    private func setUp(seed: UInt64 = 21, trickle: Int = 16 << 20, job: String = "") async throws
+        -> (TemporaryDirectory, TestOrigin, OriginContent) {
         let origin = try await TestOrigin.start()
-        let content = OriginContent.generated(size: Self.size, seed: 21)
+        let content = OriginContent.generated(size: Self.size, seed: seed)
         var file = OriginFile(content: content)
-        file.trickleBytesPerSecond = 16 << 20
+        file.trickleBytesPerSecond = trickle
         origin.serve("/big.bin", file)
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", """
             version: 1
             output_dir: data
             jobs:
-              - {id: big, url: "\(origin.url("/big.bin"))"}
+              - {id: big, url: "\(origin.url("/big.bin"))"\(job)}
             """)
         return (directory, origin, content)
     }
@@ -87,18 +89,7 @@ import TestOrigin
     }
 
     @Test func segmentedRerunAfterKillResumesEverySegment() async throws {
-        let origin = try await TestOrigin.start()
-        let content = OriginContent.generated(size: Self.size, seed: 23)
-        var file = OriginFile(content: content)
-        file.trickleBytesPerSecond = 3 << 20
-        origin.serve("/big.bin", file)
-        let directory = try TemporaryDirectory()
-        try directory.write("m.yaml", """
-            version: 1
-            output_dir: data
-            jobs:
-              - {id: big, url: "\(origin.url("/big.bin"))", size: \(Self.size), segments: 4}
-            """)
+        let (directory, origin, content) = try await setUp(seed: 23, trickle: 3 << 20, job: ", size: \(Self.size), segments: 4")
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         for _ in 0..<600 {
             try await Task.sleep(nanoseconds: 50_000_000)

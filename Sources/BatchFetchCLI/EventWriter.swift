@@ -7,6 +7,12 @@ import Foundation
 final class EventWriter: @unchecked Sendable {
     private let handle: FileHandle
     private let closes: Bool
+    /// Made once: progress events come four times a second per job.
+    private let formatter: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
 
     init(path: String) throws {
         if path == "-" {
@@ -26,7 +32,7 @@ final class EventWriter: @unchecked Sendable {
     }
 
     func handle(_ event: RunEvent) {
-        let time = Self.now()
+        let time = now()
         switch event {
         case .jobStarted(let id, let dest, let url):
             emit(Line(event: "job_started", time: time, job: id, dest: dest, url: url))
@@ -47,10 +53,8 @@ final class EventWriter: @unchecked Sendable {
         handle.write(data + Data("\n".utf8))
     }
 
-    private static func now() -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date())
+    private func now() -> String {
+        formatter.string(from: Date())
     }
 
     /// One NDJSON line; absent fields are left out.

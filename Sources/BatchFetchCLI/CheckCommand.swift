@@ -77,11 +77,28 @@ enum CheckLine {
 
 /// Writes a report, saying so on stderr when it cannot.
 enum ReportFile {
-    static func write(_ report: RunReport, to path: String) {
+    /// Writes the report; says why not on stderr and returns false when it cannot.
+    @discardableResult
+    static func write(_ report: RunReport, to path: String) -> Bool {
         do {
             try report.write(to: path)
+            return true
         } catch {
             Console.error("batchfetch: error: cannot write report \(path): \(error.localizedDescription)")
+            return false
+        }
+    }
+
+    /// Checks before any work that `--report PATH` can be written (its directory exists or can be
+    /// made, and takes a new file): a run of hours must not end without its report.
+    static func checkWritable(_ path: String) throws {
+        do {
+            let probe = path + ".batchfetch-probe-\(getpid())"
+            try SafeDirectory.writeAtomically(path: probe, Data())
+            unlink(probe)
+        } catch {
+            Console.error("batchfetch: error: --report \(path) cannot be written: \(error.localizedDescription)")
+            throw ExitStatus.invalid.exitCode
         }
     }
 }

@@ -371,7 +371,9 @@ enum EmbeddedSchemas {
             "too_many_redirects",
             "checksum_unavailable",
             "lock_mismatch",
-            "interrupted"
+            "interrupted",
+            "unsafe_path",
+            "in_use"
           ]
         },
         "attempt": {

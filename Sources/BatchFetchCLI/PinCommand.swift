@@ -65,6 +65,9 @@ enum RunLockOption {
             Console.error("batchfetch: error: another batchfetch run\(held.pid.map { " (pid \($0))" } ?? "") holds \(held.path); "
                 + "wait for it, or use --wait-lock")
             throw ExitStatus.locked.exitCode
+        } catch let failure as DownloadFailure {
+            Console.error("batchfetch: error: cannot take the run lock in \(directory): \(failure.localizedDescription)")
+            throw ExitStatus.jobsFailed.exitCode
         }
     }
 }

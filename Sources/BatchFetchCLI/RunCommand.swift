@@ -111,6 +111,7 @@ struct RunCommand: AsyncParsableCommand {
             return
         }
 
+        if let report { try ReportFile.checkWritable(report) }
         let lock = try RunLockOption.acquire(loaded.outputDirectory, wait: waitLock)
         let eventWriter: EventWriter?
         do {
@@ -133,20 +134,24 @@ struct RunCommand: AsyncParsableCommand {
         let result = await run.report
         printer.finish()
         let path = report ?? runner.defaultReportPath
-        ReportFile.write(result, to: path)
+        var written = ReportFile.write(result, to: path)
         if let junit {
             do {
-                try Data(result.junitXML().utf8).write(to: URL(fileURLWithPath: junit), options: .atomic)
+                try SafeDirectory.writeAtomically(path: junit, Data(result.junitXML().utf8))
             } catch {
                 Console.error("batchfetch: error: cannot write JUnit XML \(junit): \(error.localizedDescription)")
+                written = false
             }
         }
         withExtendedLifetime(lock) {}
         let summary = result.summary
         Console.error("\(result.status.rawValue): \(summary.downloaded) downloaded, \(summary.upToDate) up to date, "
             + "\(summary.failed) failed, \(summary.skipped) skipped\(summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : ""); "
-            + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(String(format: "%.1f", result.durationSeconds))s; report: \(path)")
+            + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(String(format: "%.1f", result.durationSeconds))s; "
+            + (written ? "report: \(path)" : "report NOT written"))
         if let exit = Self.exitCode(result, signal: trap.signal) { throw exit }
+        // A run whose report (or JUnit file) is missing did not do its whole job.
+        if !written { throw ExitStatus.jobsFailed.exitCode }
     }
 
     /// DESIGN.md §3: 130/143 for a signal, then 3 for a lock mismatch, then 1 for any failure.

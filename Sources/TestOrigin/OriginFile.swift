@@ -33,6 +33,9 @@ public struct OriginFile: Sendable {
     public var acceptsRanges = true
     /// Answer Range requests with 200 and the whole body, as if ranges were not understood.
     public var ignoresRange = false
+    /// Serve ranges whatever `If-Range` says, as busybox httpd and twisted.web do: a resume then
+    /// gets bytes of the current file even when it changed.
+    public var ignoresIfRange = false
     /// Honour only this many Range requests; later ones get 200 and the whole body, like a
     /// server (or a proxy in front of it) that stops honouring ranges mid-way.
     public var rangesHonoured: Int?

@@ -65,7 +65,7 @@ struct OriginResponse {
         var status = 200
         var body: Range<Int64> = 0..<size
         if let rangeHeader = header("range"), file.acceptsRanges, !file.ignoresRange,
-           ifRangeMatches(header("if-range"), file: file) {
+           file.ignoresIfRange || ifRangeMatches(header("if-range"), file: file) {
             switch parseRange(rangeHeader, size: size) {
             case .satisfiable(let range):
                 status = 206

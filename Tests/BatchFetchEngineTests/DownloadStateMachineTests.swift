@@ -87,6 +87,30 @@ import Testing
         #expect(machine.attempts.last?.failure?.code == .remoteChanged)
     }
 
+    @Test func partialContentMustProveItContinuesTheSameFile() {
+        let date = "Thu, 01 Jan 2026 00:00:00 GMT", later = "Thu, 01 Jan 2026 01:00:00 GMT"
+        let cases: [(Sidecar, [String: String])] = [
+            // A server ignoring If-Range serves the new file's bytes with its new Last-Modified.
+            (Self.sidecar(etag: nil, lastModified: date), ["Content-Range": "bytes 400-999/1000", "Last-Modified": later]),
+            (Self.sidecar(etag: nil, lastModified: date), ["Content-Range": "bytes 400-999/1000"]),
+            // The ETag it continues is missing, or the size changed.
+            (Self.sidecar(), ["Content-Range": "bytes 400-999/1000"]),
+            (Self.sidecar(), ["Content-Range": "bytes 400-1199/1200", "ETag": "\"v1\""]),
+        ]
+        for (sidecar, headers) in cases {
+            var machine = Self.machine()
+            _ = machine.start(local: LocalPartial(bytes: 400, sidecar: sidecar))
+            #expect(machine.headReceived(Self.head(206, headers)) == .sendAfter(Self.request(), RetryDelay(seconds: 0, jitter: false)),
+                    "\(headers)")
+            #expect(machine.attempts.last?.failure?.code == .remoteChanged)
+            #expect(machine.resumedFrom == nil)
+        }
+        var same = Self.machine()
+        _ = same.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar(etag: nil, lastModified: date)))
+        #expect(same.headReceived(Self.head(206, ["Content-Range": "bytes 400-999/1000", "Last-Modified": date]))
+            == .receive(BodyPlan(offset: 400, end: 1000, sidecar: nil)))
+    }
+
     @Test func rangeNotSatisfiableWithACompletePartialIsPublished() {
         var complete = Self.machine()
         _ = complete.start(local: LocalPartial(bytes: 1000, sidecar: Self.sidecar()))
@@ -218,14 +242,14 @@ import Testing
         let first = PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 30, rangeEnd: 129, ifRange: "\"v1\"")
         #expect(machine.bodyFinished(.overflow, flushed: 30) == .send(first))
         #expect(first.rangeHeader == "bytes=30-129")
-        #expect(machine.headReceived(Self.head(206, ["Content-Range": "bytes 30-129/250"]))
+        #expect(machine.headReceived(Self.head(206, ["Content-Range": "bytes 30-129/250", "ETag": "\"v1\""]))
             == .receive(BodyPlan(offset: 30, end: 130, sidecar: nil)))
         let second = PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 130, rangeEnd: 229, ifRange: "\"v1\"")
         #expect(machine.bodyFinished(.complete, flushed: 130) == .send(second))
-        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 130-229/250"]))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 130-229/250", "ETag": "\"v1\""]))
         let last = PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 230, rangeEnd: 249, ifRange: "\"v1\"")
         #expect(machine.bodyFinished(.complete, flushed: 230) == .send(last))
-        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 230-249/250"]))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 230-249/250", "ETag": "\"v1\""]))
         #expect(machine.bodyFinished(.complete, flushed: 250) == .verify)
         // A pause is not a resume: nothing came from an earlier run or a failed attempt.
         #expect(machine.resumedFrom == nil)
@@ -387,7 +411,21 @@ import Testing
             return
         }
         #expect(start.done == ByteRanges([0..<100, 300..<450]))
+        // A resume only once the segments' responses proved the same content.
+        #expect(machine.resumedFrom == nil)
+        machine.segmentsFinished(attempts: [])
         #expect(machine.resumedFrom == 250)
+    }
+
+    @Test func segmentsStoppedByChangedContentStartOverFromZero() {
+        var machine = Self.segmented()
+        var sidecar = Self.sidecar()
+        sidecar.rangesDone = ByteRanges([0..<400])
+        _ = machine.start(local: LocalPartial(fileSize: 1000, sidecar: sidecar))
+        let changed = DownloadFailure(.remoteChanged, "Last-Modified changed")
+        #expect(machine.segmentsEnded(writtenThrough: 400, failure: changed, attempts: [])
+            == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 0, rangeEnd: 99)))
+        #expect(machine.resumedFrom == nil)
     }
 
     @Test func segmentsEndingEarlyContinueAsOneStreamFromThePrefix() {
@@ -397,7 +435,7 @@ import Testing
         _ = machine.bodyFinished(.complete, flushed: 100)
         let failed = AttemptRecord(mirrorIndex: 0, url: Self.a, httpStatus: 200,
                                    failure: DownloadFailure(.rangeNotHonoured, "200"), waited: 0)
-        #expect(machine.segmentsEnded(writtenThrough: 300, attempts: [failed])
+        #expect(machine.segmentsEnded(writtenThrough: 300, failure: failed.failure!, attempts: [failed])
             == .send(Self.request(from: 300, ifRange: "\"v1\"")))
         #expect(machine.attempts.count == 2 && machine.attempts.last == failed)
         // Segmenting is not offered a second time.

@@ -73,7 +73,6 @@ import Testing
         let planner = Self.planner(total: 1000)
         let range: Range<Int64> = 100..<200
         #expect(planner.judge(Self.head(206, ["Content-Range": "bytes 100-199/1000", "ETag": "\"v1\""]), for: range) == .accept)
-        #expect(planner.judge(Self.head(206, ["Content-Range": "bytes 100-199/1000"]), for: range) == .accept)
         for wrong in ["bytes 0-199/1000", "bytes 100-150/1000", "bytes 100-199/999", "bytes 100-199/*"] {
             guard case .stop(let failure) = planner.judge(Self.head(206, ["Content-Range": wrong]), for: range) else {
                 Issue.record("\(wrong) accepted")
@@ -87,6 +86,28 @@ import Testing
             return
         }
         #expect(changed.code == .remoteChanged)
+        // A 206 without the ETag it continues proves nothing (a server ignoring If-Range).
+        guard case .stop(let unproven) = planner.judge(Self.head(206, ["Content-Range": "bytes 100-199/1000"]), for: range) else {
+            Issue.record("a 206 without validator accepted")
+            return
+        }
+        #expect(unproven.code == .remoteChanged)
+    }
+
+    @Test func withLastModifiedAsTheValidatorEachRangeMustCarryTheSameDate() {
+        let date = "Thu, 01 Jan 2026 00:00:00 GMT"
+        let planner = SegmentPlanner(configuration: .init(total: 1000, pieceSize: 100, ifRange: date, retries: 2,
+                                                          backoff: 1, backoffMax: 8))
+        let range: Range<Int64> = 100..<200
+        #expect(planner.judge(Self.head(206, ["Content-Range": "bytes 100-199/1000", "Last-Modified": date]), for: range) == .accept)
+        for headers in [["Content-Range": "bytes 100-199/1000", "Last-Modified": "Thu, 01 Jan 2026 01:00:00 GMT"],
+                        ["Content-Range": "bytes 100-199/1000"]] {
+            guard case .stop(let failure) = planner.judge(Self.head(206, headers), for: range) else {
+                Issue.record("\(headers) accepted")
+                continue
+            }
+            #expect(failure.code == .remoteChanged)
+        }
     }
 
     @Test func a200MeansRangesAreNotHonouredAnyMore() {

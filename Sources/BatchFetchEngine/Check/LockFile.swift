@@ -90,7 +90,7 @@ public struct LockFile: Codable, Sendable, Equatable {
 
     /// Writes the lockfile atomically.
     public func write(to path: String) throws {
-        try (StableJSON.encode(self) + Data("\n".utf8)).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try SafeDirectory.writeAtomically(path: path, try StableJSON.encode(self) + Data("\n".utf8))
     }
 
     /// How the manifest's jobs and the lock's differ: jobs the lock lacks, and jobs it has that

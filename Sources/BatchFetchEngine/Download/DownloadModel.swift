@@ -80,6 +80,11 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case checksumUnavailable = "checksum_unavailable"
     case lockMismatch = "lock_mismatch"
     case interrupted
+    /// A symlink (or a non-directory) where the dest's path needs a directory or a file: the
+    /// run refuses to write through it.
+    case unsafePath = "unsafe_path"
+    /// Another process holds the lock on the dest's partial.
+    case inUse = "in_use"
 }
 
 /// A failure with a code from the closed set and a message for people.
@@ -91,6 +96,11 @@ public struct DownloadFailure: Error, Sendable, Equatable {
         self.code = code
         self.message = message
     }
+}
+
+extension DownloadFailure: LocalizedError {
+    /// The message with its code, for people (`localizedDescription`).
+    public var errorDescription: String? { "\(message) (\(code.rawValue))" }
 }
 
 /// One request the engine made for a job, for the report.

@@ -26,7 +26,7 @@ import Foundation
 /// (`Range: bytes=0-…`); its 206 names the size and the validator, and the machine answers
 /// ``Action/segment(_:)`` for the rest, which ``SegmentedTransfer`` fetches over several
 /// connections. A 200 instead means the server ignores ranges: that body is the whole file, one
-/// stream. When segmenting ends early, ``segmentsEnded(writtenThrough:attempts:)`` continues
+/// stream. When segmenting ends early, ``segmentsEnded(writtenThrough:failure:attempts:)`` continues
 /// from the written prefix as a single stream, with the usual retries and mirror failover.
 public struct DownloadStateMachine: Sendable {
     /// The fixed facts of a job.
@@ -121,8 +121,11 @@ public struct DownloadStateMachine: Sendable {
     /// Redirect targets followed on the current mirror, in order.
     public private(set) var redirects: [String] = []
     public private(set) var attempts: [AttemptRecord] = []
-    /// Offset the first successful resume continued from, for the report.
+    /// Offset the first successful resume continued from, for the report; nil when the file was
+    /// fetched from byte 0 after all.
     public private(set) var resumedFrom: Int64?
+    /// Bytes an earlier run's segments wrote, while the segments continuing them are running.
+    private var pendingResume: Int64?
     /// Validators of the content being assembled.
     public private(set) var etag: String?
     public private(set) var lastModified: String?
@@ -172,8 +175,9 @@ public struct DownloadStateMachine: Sendable {
                 lastModified = sidecar.lastModified
                 totalSize = sidecar.totalSize
                 if let done = sidecar.rangesDone, let segment = offerSegments(done: done) {
-                    // Resumes every segment; each range request's If-Range checks the content.
-                    resumedFrom = local.segmentedBytes
+                    // Resumes every segment; each range's response must prove the same content
+                    // (``ResponseHeaders/rangeMismatch``). It counts as a resume once they did.
+                    pendingResume = local.segmentedBytes
                     return segment
                 }
             }
@@ -190,16 +194,29 @@ public struct DownloadStateMachine: Sendable {
 
     /// Segmenting ended before every byte was written (`attempts` are the range requests that
     /// failed): continue from the written prefix as one stream.
-    public mutating func segmentsEnded(writtenThrough prefix: Int64, attempts: [AttemptRecord]) -> Action {
-        segmentsFinished(attempts: attempts)
+    /// When the segments stopped because the remote content changed, the prefix belongs to the
+    /// old file: it is discarded and the new content fetched from byte 0 (segmented again),
+    /// counted as a retry so content that never holds still ends in a failure, not a loop.
+    public mutating func segmentsEnded(writtenThrough prefix: Int64, failure: DownloadFailure, attempts: [AttemptRecord]) -> Action {
+        self.attempts += attempts
+        pendingResume = nil
         partialBytes = prefix
         partialMirror = mirrorIndex
+        if failure.code == .remoteChanged {
+            discardPartial()
+            failuresOnMirror += 1
+            guard failuresOnMirror <= configuration.retries else { return failMirror(failure) }
+            segmentingOffered = false
+        }
         return send(nextRequest())
     }
 
-    /// Records the failed range requests of a segmented transfer (a complete one is verified next).
+    /// Records the failed range requests of a segmented transfer that wrote every byte (it is
+    /// verified next); a transfer that continued an earlier run's ranges is now a resume.
     public mutating func segmentsFinished(attempts: [AttemptRecord]) {
         self.attempts += attempts
+        if let pendingResume { resumedFrom = pendingResume }
+        pendingResume = nil
     }
 
     /// `.segment` for the rest of the current content, when it is worth it: segments wanted,
@@ -395,8 +412,10 @@ public struct DownloadStateMachine: Sendable {
             return failMirror(failure)
         }
         let responseETag = ResponseHeaders.strongETag(head)
-        if let sent = request.ifRange, sent.hasPrefix("\""), let responseETag, responseETag != sent {
-            let failure = DownloadFailure(.remoteChanged, "ETag changed from \(sent) to \(responseETag) on a 206")
+        if let sent = request.ifRange, let mismatch = ResponseHeaders.rangeMismatch(head, ifRange: sent, recordedTotal: totalSize) {
+            // The server ignored If-Range (or lost the validator): these bytes may belong to
+            // another file, so the partial goes and the file is fetched whole.
+            let failure = DownloadFailure(.remoteChanged, "\(mismatch) from \(servedURL)")
             record(status: 206, failure: failure)
             discardPartial()
             return retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true)
@@ -415,6 +434,7 @@ public struct DownloadStateMachine: Sendable {
             // A paced download's first range: this response names the content from now on.
             etag = responseETag
             lastModified = head.header("last-modified")
+            resumedFrom = nil
             return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
         }
         if resumedFrom == nil && resuming { resumedFrom = start }

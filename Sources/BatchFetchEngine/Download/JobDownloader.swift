@@ -7,7 +7,8 @@ import Foundation
 /// atomic publish — and records what it verified in the state cache.
 final class JobDownloader: @unchecked Sendable {
     struct Context: Sendable {
-        var outputDirectory: String
+        /// The output directory, opened once for the run; every file is reached beneath it.
+        var root: SafeDirectory
         var transport: any HTTPTransport
         var hosts: HostLimiter
         /// The run's overall `rate_limit`, if any.
@@ -47,7 +48,7 @@ final class JobDownloader: @unchecked Sendable {
         self.context = context
         self.progress = progress ?? JobProgress(total: job.size)
         self.copyFrom = copyFrom
-        files = PartialFiles(destPath: context.outputDirectory + "/" + job.dest.resolved)
+        files = PartialFiles(root: context.root, dest: job.dest.resolved)
         algorithms = job.checksums.map(\.algorithm).filter { $0 != .sha256 }
         let mirrors = job.urls.map(\.resolved)
         let segments = Self.segmentCount(job, rateLimited: context.rateLimiter != nil)
@@ -102,13 +103,13 @@ final class JobDownloader: @unchecked Sendable {
         guard job.settings.refresh != .always, let size = files.destSize() else { return .fetch }
         if let expected = job.size, expected != size { return .fetch }
         let dest = job.dest.resolved
-        let cached = context.state.entry(for: dest, at: files.destPath)
+        let cached = context.state.entry(for: dest, status: files.destStatus())
         let digests: [String: String]
         if let cached, (algorithms.map(\.rawValue) + ["sha256"]).allSatisfy({ cached.digests[$0] != nil }) {
             digests = cached.digests
-        } else if let (hashed, _) = try? Digester.digests(ofFile: files.destPath, also: algorithms) {
+        } else if let (hashed, _) = try? files.digests(of: files.destName, also: algorithms) {
             digests = hashed
-            context.state.record(dest, at: files.destPath, digests: hashed, urlSHA256: cached?.urlSHA256,
+            context.state.record(dest, status: files.destStatus(), digests: hashed, urlSHA256: cached?.urlSHA256,
                                  etag: cached?.etag, lastModified: cached?.lastModified)
         } else {
             return .fetch
@@ -139,21 +140,13 @@ final class JobDownloader: @unchecked Sendable {
     /// Takes a twin job's published file: a hard link (a copy across file systems or where links
     /// are refused), verified like a download, published the same way.
     private func copy(from source: SameContent.Source) -> JobResult {
+        let digests: [String: String], size: Int64
         do {
-            try files.createDirectory()
+            try files.takePart(from: PartialFiles(root: context.root, dest: source.dest))
+            (digests, size) = try files.digests(of: files.partName, also: algorithms)
         } catch {
+            files.removePartial()
             return finish(failure: error)
-        }
-        unlink(files.partPath)
-        if link(source.path, files.partPath) != 0 {
-            do {
-                try FileManager.default.copyItem(atPath: source.path, toPath: files.partPath)
-            } catch {
-                return finish(failure: DownloadFailure(.ioError, "cannot copy \(source.path) from job '\(source.id)': \(error.localizedDescription)"))
-            }
-        }
-        guard let (digests, size) = try? Digester.digests(ofFile: files.partPath, also: algorithms) else {
-            return finish(failure: DownloadFailure(.ioError, "cannot read \(files.partPath)"))
         }
         var failure: DownloadFailure?
         if let expected = job.size, expected != size {
@@ -181,15 +174,10 @@ final class JobDownloader: @unchecked Sendable {
     // MARK: - Download
 
     private func download() async -> JobResult {
-        do {
-            try files.createDirectory()
-        } catch {
-            return finish(failure: error)
-        }
         let sink: FileSink
         do {
-            sink = try FileSink(partPath: files.partPath, algorithms: algorithms, writeSize: context.writeSize,
-                                memoryCap: context.memoryCap, writeRate: context.simulatedDiskRate)
+            sink = FileSink(descriptor: try files.openPart(), partPath: files.partPath, algorithms: algorithms,
+                            writeSize: context.writeSize, memoryCap: context.memoryCap, writeRate: context.simulatedDiskRate)
         } catch {
             return finish(failure: error)
         }
@@ -222,10 +210,12 @@ final class JobDownloader: @unchecked Sendable {
                 let written: (digests: [String: String], bytes: Int64)
                 if action == .verify {
                     written = (sink.digests(), sink.flushedOffset)
-                } else if let onDisk = try? Digester.digests(ofFile: files.partPath, also: algorithms) {
-                    written = onDisk
                 } else {
-                    return finish(failure: DownloadFailure(.ioError, "cannot read \(files.partPath)"))
+                    do {
+                        written = try files.digests(of: files.partName, also: algorithms)
+                    } catch {
+                        return finish(failure: error)
+                    }
                 }
                 switch verifyAndPublish(digests: written.digests, size: written.bytes, sink: sink) {
                 case .published(let digests, let bytes):
@@ -333,7 +323,7 @@ final class JobDownloader: @unchecked Sendable {
             var sidecar = start.sidecar
             sidecar.rangesDone = ByteRanges([0..<prefix])
             try? files.writeSidecar(sidecar)
-            return .next(machine.with { $0.segmentsEnded(writtenThrough: prefix, attempts: transfer.attempts) })
+            return .next(machine.with { $0.segmentsEnded(writtenThrough: prefix, failure: failure, attempts: transfer.attempts) })
         }
     }
 
@@ -456,7 +446,7 @@ final class JobDownloader: @unchecked Sendable {
     /// The job's result: published with these digests and size, or failed with `failure`.
     private func finish(failure: DownloadFailure? = nil, published: (digests: [String: String], bytes: Int64)? = nil) -> JobResult {
         // A part the job never wrote to (it failed before any body) is no partial to keep.
-        if failure != nil, LocalFile.regularFileSize(atPath: files.partPath) == 0 { files.removePartial() }
+        if failure != nil, files.partSize() == 0 { files.removePartial() }
         let state = machine.with { $0 }
         var result = JobResult(id: job.id, status: failure == nil ? .downloaded : .failed, dest: job.dest.redacted)
         if failure?.code == .interrupted { result.status = .interrupted }
@@ -471,7 +461,7 @@ final class JobDownloader: @unchecked Sendable {
         result.segments = segmentsUsed
         if let published {
             context.state.record(
-                job.dest.resolved, at: files.destPath, digests: published.digests,
+                job.dest.resolved, status: files.destStatus(), digests: published.digests,
                 urlSHA256: copyFrom == nil ? state.configuration.mirrorIdentities[state.mirrorIndex] : nil,
                 etag: state.etag, lastModified: state.lastModified)
             result.size = published.bytes

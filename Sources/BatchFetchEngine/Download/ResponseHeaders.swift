@@ -39,6 +39,30 @@ public enum ResponseHeaders {
         return etag
     }
 
+    /// Why a 206 cannot continue the partial it was asked for, or nil when it can.
+    ///
+    /// `If-Range` alone is not enough: busybox httpd and twisted.web ignore it and answer 206
+    /// with bytes of whatever file they have now. So the response must itself prove it is the
+    /// same content: the strong ETag sent in `If-Range` comes back unchanged, or — when
+    /// Last-Modified was the validator — the same Last-Modified; and the `Content-Range` total
+    /// is the size recorded with the partial. A response without the validator proves nothing
+    /// and is refused too.
+    public static func rangeMismatch(_ head: TransportResponseHead, ifRange: String, recordedTotal: Int64?) -> String? {
+        if ifRange.hasPrefix("\"") {
+            guard let etag = strongETag(head) else { return "a 206 without the ETag \(ifRange) it continues" }
+            if etag != ifRange { return "ETag changed from \(ifRange) to \(etag) on a 206" }
+        } else {
+            guard let lastModified = head.header("last-modified")?.trimmingCharacters(in: .whitespaces) else {
+                return "a 206 without the Last-Modified (\(ifRange)) it continues"
+            }
+            if lastModified != ifRange { return "Last-Modified changed from \(ifRange) to \(lastModified) on a 206" }
+        }
+        if let recordedTotal, let total = contentRange(head.header("content-range"))?.total, total != recordedTotal {
+            return "size changed from \(recordedTotal) to \(total) bytes on a 206"
+        }
+        return nil
+    }
+
     /// `Retry-After` in seconds from `now`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
     public static func retryAfter(_ value: String?, now: Date) -> Double? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }

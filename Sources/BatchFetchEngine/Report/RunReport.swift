@@ -153,10 +153,7 @@ extension RunReport {
     /// Writes the report atomically: a temp file in the same directory, then rename, so readers
     /// never see half a report.
     public func write(to path: String) throws {
-        let data = try StableJSON.encode(self)
-        let url = URL(fileURLWithPath: path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try (data + Data("\n".utf8)).write(to: url, options: .atomic)
+        try SafeDirectory.writeAtomically(path: path, try StableJSON.encode(self) + Data("\n".utf8))
     }
 
     static func timestamp(_ date: Date) -> String {

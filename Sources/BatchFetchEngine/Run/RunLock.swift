@@ -10,6 +10,7 @@ public final class RunLock: @unchecked Sendable {
         public var pid: Int32?
     }
 
+    public static let fileName = ".batchfetch.lock"
     public let path: String
     private let descriptor: Int32
     private let lock = NSLock()
@@ -17,13 +18,19 @@ public final class RunLock: @unchecked Sendable {
 
     /// Takes the lock; when another process holds it, throws ``Held`` — or, with `wait`, calls
     /// `waiting` with the holder and blocks until it is released.
+    ///
+    /// The lock lives in the directory's real path (symlinks resolved), so two runs that reach
+    /// one directory by different names share it; the lock file itself is never a symlink.
+    /// Errors are ``DownloadFailure``s naming the path (`permission_denied` for a read-only
+    /// output directory).
     public init(directory: String, wait: Bool, waiting: (Held) -> Void = { _ in }) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        path = directory + "/.batchfetch.lock"
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
-        }
+        let root = try SafeDirectory.root(directory, create: true)
+        let real = realpath(directory, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? directory
+        path = (real == "/" ? "" : real) + "/" + Self.fileName
+        descriptor = try root.openFile(Self.fileName, O_RDWR | O_CREAT)
         if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let held = Held(path: path, pid: Self.holder(descriptor))
             guard wait else {

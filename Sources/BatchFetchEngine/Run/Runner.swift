@@ -51,18 +51,22 @@ public final class Runner: Sendable {
     /// What a run would do, in plan order, without any network access: which jobs are already up
     /// to date (the same local check a run makes) and which would be fetched.
     public func dryRun() -> [DryRunEntry] {
-        let context = self.context(transport: options.transport ?? NoTransport(), interruption: Interruption(),
-                                   state: StateCache(directory: manifest.outputDirectory))
+        let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
+        let context = root.map {
+            self.context(root: $0, transport: options.transport ?? NoTransport(), interruption: Interruption(),
+                         state: StateCache(directory: $0))
+        }
         return graph.order.map { index in
             let job = manifest.jobs[index]
-            let upToDate = JobDownloader(job: job, context: context).upToDateResult() != nil
+            let upToDate = context.map { JobDownloader(job: job, context: $0).upToDateResult() != nil } ?? false
             return DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? "", upToDate: upToDate)
         }
     }
 
-    private func context(transport: any HTTPTransport, interruption: Interruption, state: StateCache) -> JobDownloader.Context {
+    private func context(root: SafeDirectory, transport: any HTTPTransport, interruption: Interruption,
+                         state: StateCache) -> JobDownloader.Context {
         JobDownloader.Context(
-            outputDirectory: manifest.outputDirectory, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
+            root: root, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
             rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability,
             memoryCap: options.memoryCapPerJob, writeSize: options.writeSize, simulatedDiskRate: options.simulatedDiskRate,
             segmentRangeSize: options.segmentRangeSize,
@@ -80,9 +84,19 @@ public final class Runner: Sendable {
                 if let snapshot = active.snapshot() { emit(.progress(snapshot)) }
             }
         }
-        let state = StateCache(directory: manifest.outputDirectory)
+        let root: SafeDirectory
+        do {
+            root = try SafeDirectory.root(manifest.outputDirectory, create: true)
+        } catch {
+            // Nothing can be written: every job fails with the reason (say, permission_denied).
+            ticker.cancel()
+            let results = manifest.jobs.map { JobResult(failed: $0, error) }
+            for result in results { emit(.jobFinished(result)) }
+            return report(results: results, interrupted: false, startDate: startDate, started: started)
+        }
+        let state = StateCache(directory: root)
         let results = await schedule(
-            context: context(transport: transport, interruption: interruption, state: state), active: active,
+            context: context(root: root, transport: transport, interruption: interruption, state: state), active: active,
             interruption: interruption,
             emit: { event in
                 if case .jobFinished = event { active.completed() }
@@ -104,7 +118,7 @@ public final class Runner: Sendable {
         var ready = JobQueue()
         for job in graph.order where waitingOn[job] == 0 { ready.push(job, rank: rank[job]) }
         let limit = max(1, options.concurrency ?? manifest.concurrency)
-        var sameContent = SameContent(jobs: jobs, outputDirectory: manifest.outputDirectory)
+        var sameContent = SameContent(jobs: jobs)
         let indexByID = graph.indexByID
         /// Why no more jobs start (interrupt or --fail-fast), once that happens.
         var stopReason: String?

@@ -7,7 +7,8 @@ import Foundation
 struct SameContent {
     /// A published file a twin takes its bytes from.
     struct Source: Sendable {
-        var path: String
+        /// Its dest, relative to the output directory.
+        var dest: String
         /// The job that published it.
         var id: String
     }
@@ -21,12 +22,12 @@ struct SameContent {
     /// Twins handed back by ``finished(_:succeeded:)``, with the file to take (nil: download).
     private var released: [Int: Source?] = [:]
 
-    init(jobs: [Job], outputDirectory: String) {
+    init(jobs: [Job]) {
         let keys = jobs.map(Self.key)
         var counts: [String: Int] = [:]
         for key in keys { counts[key, default: 0] += 1 }
         self.keys = keys.map { counts[$0, default: 0] > 1 ? $0 : nil }
-        sources = jobs.map { Source(path: outputDirectory + "/" + $0.dest.resolved, id: $0.id) }
+        sources = jobs.map { Source(dest: $0.dest.resolved, id: $0.id) }
     }
 
     /// What a job asks the server for, as far as the content goes.

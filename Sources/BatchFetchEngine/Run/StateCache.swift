@@ -33,33 +33,33 @@ public final class StateCache: @unchecked Sendable {
         var files: [String: Entry]
     }
 
-    public let path: String
+    public static let fileName = ".batchfetch-state.json"
+    private let directory: SafeDirectory?
     private let lock = NSLock()
     private var files: [String: Entry]
     private var changed = false
 
-    /// Loads the cache of `directory`; a missing or unreadable file is an empty cache.
-    public init(directory: String) {
-        path = directory + "/.batchfetch-state.json"
-        let stored = FileManager.default.contents(atPath: path).flatMap { try? JSONDecoder().decode(Stored.self, from: $0) }
+    /// Loads the cache of the output directory; a missing or unreadable file is an empty cache.
+    public init(directory: SafeDirectory?) {
+        self.directory = directory
+        let stored = directory?.contents(Self.fileName).flatMap { try? JSONDecoder().decode(Stored.self, from: $0) }
         files = stored?.version == 1 ? stored!.files : [:]
     }
 
-    /// The entry for `dest` (relative to the output directory) if the file at `absolutePath` is
-    /// still the one it describes.
-    func entry(for dest: String, at absolutePath: String) -> Entry? {
-        guard let identity = Self.identity(of: absolutePath) else { return nil }
+    /// The entry for `dest` (relative to the output directory) if the file, whose `lstat` is
+    /// `status`, is still the one it describes.
+    func entry(for dest: String, status: stat?) -> Entry? {
+        guard let identity = status.map(Self.identity) else { return nil }
         return lock.withLock {
             guard let entry = files[dest], entry.sameFile(as: identity) else { return nil }
             return entry
         }
     }
 
-    /// Records a verified file; `digests` must cover it as it is now.
-    func record(_ dest: String, at absolutePath: String, digests: [String: String], urlSHA256: String?,
+    /// Records a verified file; `digests` must cover it as it is now (`status`).
+    func record(_ dest: String, status: stat?, digests: [String: String], urlSHA256: String?,
                 etag: String?, lastModified: String?) {
-        guard let identity = Self.identity(of: absolutePath) else { return }
-        var entry = identity
+        guard var entry = status.map(Self.identity) else { return }
         entry.digests = digests
         entry.urlSHA256 = urlSHA256
         entry.etag = etag
@@ -72,21 +72,19 @@ public final class StateCache: @unchecked Sendable {
         }
     }
 
-    /// Writes the cache if anything changed (temp file and rename; no fsync: it is a hint).
+    /// Writes the cache if anything changed: a temporary file renamed over the old one, so a
+    /// kill leaves the old or the new cache (no fsync: it is a hint).
     public func save() {
         let data: Data? = lock.withLock {
             guard changed else { return nil }
             changed = false
             return try? StableJSON.encode(Stored(files: files))
         }
-        guard let data else { return }
-        let temporary = path + ".tmp"
-        if FileManager.default.createFile(atPath: temporary, contents: data) { rename(temporary, path) }
+        guard let data, let directory else { return }
+        try? directory.writeAtomically(Self.fileName, data)
     }
 
-    private static func identity(of path: String) -> Entry? {
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+    private static func identity(_ info: stat) -> Entry {
         #if os(Linux)
         let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
         #else

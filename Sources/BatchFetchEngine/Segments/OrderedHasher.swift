@@ -7,27 +7,28 @@ import Foundation
 /// transfer; only the last pieces remain when the last byte lands.
 final class OrderedHasher: @unchecked Sendable {
     private let queue = DispatchQueue(label: "batchfetch.hasher")
+    private let descriptor: Int32
     private let path: String
     // Touched only on `queue`.
     private var digester: Digester
     private var hashedThrough: Int64 = 0
     private var failure: DownloadFailure?
 
-    init(path: String, algorithms: [Checksum.Algorithm]) {
+    /// Reads through `descriptor` (owned and closed by the hasher); `path` is for messages.
+    init(descriptor: Int32, path: String, algorithms: [Checksum.Algorithm]) {
+        self.descriptor = descriptor
         self.path = path
         digester = Digester(also: algorithms)
+    }
+
+    deinit {
+        close(descriptor)
     }
 
     /// Hashes up to `offset` (bytes before it are written), in the background.
     func advance(to offset: Int64) {
         queue.async { [self] in
             guard failure == nil, offset > hashedThrough else { return }
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                failure = FileSink.failure(errno, "cannot read back \(path)")
-                return
-            }
-            defer { close(descriptor) }
             let blockSize = 256 << 10
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 64)
             defer { buffer.deallocate() }

@@ -83,8 +83,8 @@ public struct SegmentPlanner: Sendable {
                 return .stop(DownloadFailure(.rangeNotHonoured,
                     "206 with Content-Range '\(head.header("content-range") ?? "none")' for bytes \(range.lowerBound)-\(range.upperBound - 1)/\(configuration.total)"))
             }
-            if configuration.ifRange.hasPrefix("\""), let etag = ResponseHeaders.strongETag(head), etag != configuration.ifRange {
-                return .stop(DownloadFailure(.remoteChanged, "ETag changed from \(configuration.ifRange) to \(etag) on a 206"))
+            if let mismatch = ResponseHeaders.rangeMismatch(head, ifRange: configuration.ifRange, recordedTotal: configuration.total) {
+                return .stop(DownloadFailure(.remoteChanged, mismatch))
             }
             return .accept
         case 200:

@@ -42,18 +42,18 @@ final class SegmentedTransfer: @unchecked Sendable {
     private var active: [Int: (range: Range<Int64>, written: Int64)] = [:]
     private(set) var attempts: [AttemptRecord] = []
     private(set) var received: Int64 = 0
-    private let hasher: OrderedHasher
+    private var hasher: OrderedHasher!
 
     init(_ setup: Setup) {
         self.setup = setup
         planner = SegmentPlanner(configuration: setup.planner, done: setup.start.done)
-        hasher = OrderedHasher(path: setup.files.partPath, algorithms: setup.algorithms)
     }
 
     func run() async -> Outcome {
         do {
             try preallocate()
             try writeSidecar()
+            hasher = OrderedHasher(descriptor: try setup.files.openPart(), path: setup.files.partPath, algorithms: setup.algorithms)
         } catch {
             return .stopped(prefix: setup.start.done.prefix, error)
         }
@@ -79,7 +79,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         let sink: FileSink
         do {
             // Half-size writes (512 KiB by default): four connections hold four sets of buffers.
-            sink = try FileSink(partPath: setup.files.partPath, algorithms: [], writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4),
+            sink = FileSink(descriptor: try setup.files.openPart(), partPath: setup.files.partPath, algorithms: [], writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4),
                                 memoryCap: max(2 << 20, setup.context.memoryCap / setup.connections), hashes: false,
                                 onWrite: { [self] written in progressed(key, to: written) },
                                 writeRate: setup.context.simulatedDiskRate.map { $0 / Int64(setup.connections) })
@@ -188,8 +188,7 @@ final class SegmentedTransfer: @unchecked Sendable {
 
     /// Reserves the whole file at once: no fragmentation, and a full disk fails now, not at 90 %.
     private func preallocate() throws(DownloadFailure) {
-        let descriptor = open(setup.files.partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot open \(setup.files.partPath)") }
+        let descriptor = try setup.files.openPart()
         defer { close(descriptor) }
         #if os(Linux)
         let result = posix_fallocate(descriptor, 0, off_t(setup.start.total))

@@ -62,19 +62,33 @@ public struct Digester: @unchecked Sendable {
         return (digester.finalize(), bytes)
     }
 
+    /// Digests of a whole open file, read from offset 0 (the descriptor's offset is untouched).
+    public static func digests(ofDescriptor descriptor: Int32, also algorithms: [Checksum.Algorithm] = [],
+                               upTo limit: Int64? = nil) throws -> (digests: [String: String], bytes: Int64) {
+        var digester = Digester(also: algorithms)
+        let bytes = try digester.feed(descriptor: descriptor, upTo: limit)
+        return (digester.finalize(), bytes)
+    }
+
     /// Feeds the first `limit` bytes (or all) of a file; returns how many were read.
     @discardableResult
     public mutating func feed(path: String, upTo limit: Int64? = nil) throws -> Int64 {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(descriptor) }
+        return try feed(descriptor: descriptor, upTo: limit)
+    }
+
+    /// Feeds the first `limit` bytes (or all) of an open file, read with `pread` from offset 0.
+    @discardableResult
+    public mutating func feed(descriptor: Int32, upTo limit: Int64? = nil) throws -> Int64 {
         let blockSize = 4 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 16)
         defer { buffer.deallocate() }
         var total: Int64 = 0
         while limit.map({ total < $0 }) ?? true {
             let want = limit.map { min(Int64(blockSize), $0 - total) } ?? Int64(blockSize)
-            let got = read(descriptor, buffer.baseAddress!, Int(want))
+            let got = pread(descriptor, buffer.baseAddress!, Int(want), off_t(total))
             if got < 0 && errno == EINTR { continue }
             guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             if got == 0 { break }

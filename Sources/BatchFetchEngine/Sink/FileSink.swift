@@ -50,12 +50,12 @@ public final class FileSink: @unchecked Sendable {
     /// The digests cover bytes 0..<hashedThrough of the part; nil before the first body.
     private var hashedThrough: Int64?
 
-    /// Opens (creating if needed) the part file; does not truncate it.
-    public init(partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
+    /// Writes through `descriptor` (the part, opened by ``PartialFiles/openPart()``), which the
+    /// sink owns and closes; does not truncate it. `partPath` is for messages.
+    public init(descriptor: Int32, partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
                 memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
-                onWrite: (@Sendable (Int64) -> Void)? = nil, writeRate: Int64? = nil) throws(DownloadFailure) {
-        descriptor = open(partPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath)") }
+                onWrite: (@Sendable (Int64) -> Void)? = nil, writeRate: Int64? = nil) {
+        self.descriptor = descriptor
         self.partPath = partPath
         self.algorithms = algorithms
         queue = DispatchQueue(label: "batchfetch.sink")
@@ -95,7 +95,7 @@ public final class FileSink: @unchecked Sendable {
             hashedThrough = offset
             if offset > 0 {
                 do {
-                    try digester.feed(path: partPath, upTo: offset)
+                    try digester.feed(descriptor: descriptor, upTo: offset)
                 } catch {
                     record(DownloadFailure(.ioError, "cannot read back \(partPath): \(error)"))
                 }
@@ -258,6 +258,19 @@ public final class FileSink: @unchecked Sendable {
         lock.lock()
         if self.failure == nil { self.failure = failure }
         lock.unlock()
+    }
+
+    /// `pread` until `count` bytes or the end of the file; returns the bytes read (-1 on error).
+    static func preadFully(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64) -> Int {
+        var done = 0
+        while done < count {
+            let got = pread(descriptor, buffer + done, count - done, off_t(offset) + off_t(done))
+            if got < 0 && errno == EINTR { continue }
+            if got < 0 { return -1 }
+            if got == 0 { break }
+            done += got
+        }
+        return done
     }
 
     static func failure(_ code: Int32, _ context: String) -> DownloadFailure {

@@ -11,74 +11,194 @@ public enum Durability: String, Sendable, CaseIterable {
     case none
 }
 
-/// The files of one destination: `dest`, `dest.part` and the sidecar `dest.part.json`, all in
-/// the destination's directory so the final rename never crosses file systems.
-public struct PartialFiles: Sendable {
+/// The files of one destination: `dest`, its partial and the partial's sidecar, all in the
+/// destination's directory so the final rename never crosses file systems.
+///
+/// Every operation goes through the directory's descriptor (``SafeDirectory``), opened once per
+/// job beneath the output directory without following symlinks, and every file is opened with
+/// `O_NOFOLLOW`: a symlink planted at any of these names, or swapped in for a directory while
+/// the run goes on, is refused (`unsafe_path`), never written through.
+///
+/// The part is held under an exclusive `flock` while the job writes it (``openPart()``): a
+/// second process on an overlapping output directory (nested, or reached through a symlink)
+/// cannot write into it, and its job fails with `in_use` instead of mixing blocks.
+public final class PartialFiles: @unchecked Sendable {
+    public let root: SafeDirectory
+    /// The dest relative to the output directory.
+    public let dest: String
+    /// Paths for messages.
     public let destPath: String
-    public var partPath: String { destPath + DestPath.partSuffix }
-    public var sidecarPath: String { partPath + ".json" }
+    public var partPath: String { directoryPath + "/" + partName }
+    public var sidecarPath: String { directoryPath + "/" + sidecarName }
+    public let destName: String
+    public let partName: String
+    public let sidecarName: String
+    private let directoryRelative: String
+    private let directoryPath: String
 
-    public init(destPath: String) {
-        self.destPath = destPath
+    private let lock = NSLock()
+    private var directory: SafeDirectory?
+    /// The part, open and locked, while the job owns it.
+    private var part: Int32 = -1
+
+    public init(root: SafeDirectory, dest: String) {
+        self.root = root
+        self.dest = dest
+        destPath = root.path + "/" + dest
+        let slash = dest.lastIndex(of: "/")
+        directoryRelative = slash.map { String(dest[..<$0]) } ?? ""
+        directoryPath = root.path + (directoryRelative.isEmpty ? "" : "/" + directoryRelative)
+        destName = slash.map { String(dest[dest.index(after: $0)...]) } ?? dest
+        partName = DestPath.partName(for: destName)
+        sidecarName = DestPath.sidecarName(for: destName)
+    }
+
+    deinit {
+        if part >= 0 { close(part) }
+    }
+
+    /// The destination's directory: opened once, created first when `create`; nil when it does
+    /// not exist (and is not to be created).
+    @discardableResult
+    public func openDirectory(create: Bool) throws(DownloadFailure) -> SafeDirectory? {
+        if let directory = lock.withLock({ directory }) { return directory }
+        guard let opened = try root.subdirectory(directoryRelative, create: create) else { return nil }
+        lock.withLock { directory = opened }
+        return opened
+    }
+
+    /// The directory when it exists and is safe to use; nil otherwise (nothing to find there).
+    private var existing: SafeDirectory? {
+        (try? openDirectory(create: false)) ?? nil
     }
 
     /// The partial on disk, if any; an unreadable sidecar counts as none (the bytes then cannot be
     /// trusted and are replaced).
     public func local() -> LocalPartial? {
-        guard let bytes = LocalFile.regularFileSize(atPath: partPath) else { return nil }
-        let sidecar = FileManager.default.contents(atPath: sidecarPath).flatMap {
-            try? JSONDecoder().decode(Sidecar.self, from: $0)
-        }
+        guard let directory = existing, let bytes = directory.regularFileSize(partName) else { return nil }
+        let sidecar = directory.contents(sidecarName, limit: 16 << 20).flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
         return LocalPartial(fileSize: bytes, sidecar: sidecar)
     }
 
-    /// Writes the sidecar in place, without temp file, rename or fsync: `Data.write(.atomic)`
-    /// fsyncs, which made 2,000 small downloads spend seconds in the kernel. A torn sidecar only
-    /// fails to decode, and then the partial is simply not resumed.
+    /// Opens the part for writing, creating it, and takes its lock (once per job); returns a
+    /// descriptor of its own for the caller to close (a sink, a hasher). All of them share the
+    /// one open file description, so the lock covers every writer of this job.
+    public func openPart() throws(DownloadFailure) -> Int32 {
+        let directory = try openDirectory(create: true)!
+        lock.lock()
+        defer { lock.unlock() }
+        if part < 0 {
+            // Another process may rename or replace the part between our open and our lock:
+            // only a lock on the file that still has the name counts.
+            for _ in 0..<8 {
+                let descriptor = try directory.openFile(partName, O_RDWR | O_CREAT)
+                if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                    close(descriptor)
+                    throw DownloadFailure(.inUse, "another process is writing \(partPath) (a second batchfetch run on an overlapping output directory?)")
+                }
+                var opened = stat()
+                if fstat(descriptor, &opened) == 0, let named = directory.status(partName),
+                   named.st_ino == opened.st_ino, named.st_dev == opened.st_dev {
+                    part = descriptor
+                    break
+                }
+                close(descriptor)
+            }
+            guard part >= 0 else { throw DownloadFailure(.inUse, "\(partPath) keeps being replaced by another process") }
+        }
+        let copy = dup(part)
+        guard copy >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath)") }
+        return copy
+    }
+
+    /// Releases the part's lock (it stays on disk, e.g. for a resume).
+    private func closePart() {
+        lock.withLock {
+            if part >= 0 { close(part) }
+            part = -1
+        }
+    }
+
+    /// Replaces the sidecar atomically (temporary file and rename, no fsync): a kill at any
+    /// instant leaves the old or the new sidecar, never a torn one.
     public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
         guard let data = try? StableJSON.encode(sidecar) else {
             throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }
-        let descriptor = open(sidecarPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw FileSink.failure(errno, "cannot write \(sidecarPath)") }
-        defer { close(descriptor) }
-        let written = data.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-        if written != data.count { throw FileSink.failure(errno, "cannot write \(sidecarPath)") }
-    }
-
-    /// `mkdir -p` of the destination's directory, keeping errno for the error code.
-    public func createDirectory() throws(DownloadFailure) {
-        let directory = (destPath as NSString).deletingLastPathComponent
-        var path = ""
-        for component in directory.split(separator: "/") {
-            path += "/" + component
-            if mkdir(path, 0o755) != 0 && errno != EEXIST {
-                throw FileSink.failure(errno, "cannot create \(path)")
-            }
-        }
+        try openDirectory(create: true)!.writeAtomically(sidecarName, data)
     }
 
     public func removePartial() {
-        unlink(partPath)
-        unlink(sidecarPath)
+        if let directory = existing {
+            directory.unlink(partName)
+            directory.unlink(sidecarName)
+        }
+        closePart()
     }
 
-    /// Renames the verified partial into place, replacing any old `dest` atomically, and drops the
-    /// sidecar. With `strict` the directory is fsynced after the rename (the file already was).
+    /// Renames the verified partial into place, replacing any old `dest` (or a symlink planted
+    /// there: rename replaces the link, never follows it) atomically, and drops the sidecar.
+    /// With `strict` the directory is fsynced after the rename (the file already was).
     public func publish(durability: Durability) throws(DownloadFailure) {
-        guard rename(partPath, destPath) == 0 else { throw FileSink.failure(errno, "cannot rename into \(destPath)") }
-        unlink(sidecarPath)
-        if durability == .strict {
-            let directory = open((destPath as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            if directory >= 0 {
-                fsync(directory)
-                close(directory)
-            }
-        }
+        let directory = try openDirectory(create: true)!
+        try directory.rename(partName, to: destName)
+        directory.unlink(sidecarName)
+        closePart()
+        if durability == .strict { directory.sync() }
+    }
+
+    /// `lstat` of `dest`: a regular file, or nil (missing, a symlink, anything else).
+    public func destStatus() -> stat? {
+        guard let info = existing?.status(destName), (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return info
     }
 
     /// Size of `dest` if it is a regular file.
     public func destSize() -> Int64? {
-        LocalFile.regularFileSize(atPath: destPath)
+        destStatus().map { Int64($0.st_size) }
+    }
+
+    /// Size of the part if it is a regular file.
+    public func partSize() -> Int64? {
+        existing?.regularFileSize(partName)
+    }
+
+    /// Digests of the regular file `name` in the destination's directory.
+    public func digests(of name: String, also algorithms: [Checksum.Algorithm]) throws(DownloadFailure) -> (digests: [String: String], bytes: Int64) {
+        guard let directory = existing else { throw DownloadFailure(.ioError, "cannot read \(directoryPath)/\(name)") }
+        let descriptor = try directory.openFile(name, O_RDONLY)
+        defer { close(descriptor) }
+        do {
+            return try Digester.digests(ofDescriptor: descriptor, also: algorithms)
+        } catch {
+            throw DownloadFailure(.ioError, "cannot read \(directoryPath)/\(name): \(error)")
+        }
+    }
+
+    /// Makes the part a copy of `source`'s published dest: a hard link (the file is never
+    /// written through it), or a byte copy across file systems or where links are refused.
+    public func takePart(from source: PartialFiles) throws(DownloadFailure) {
+        let directory = try openDirectory(create: true)!
+        guard let sourceDirectory = try source.openDirectory(create: false) else {
+            throw DownloadFailure(.ioError, "\(source.destPath) is gone")
+        }
+        directory.unlink(partName)
+        if linkat(sourceDirectory.descriptor, source.destName, directory.descriptor, partName, 0) == 0 { return }
+        let input = try sourceDirectory.openFile(source.destName, O_RDONLY)
+        defer { close(input) }
+        let output = try openPart()
+        defer { close(output) }
+        let size = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while true {
+            let got = FileSink.preadFully(input, buffer, size, at: offset)
+            guard got >= 0 else { throw FileSink.failure(errno, "cannot read \(source.destPath)") }
+            if got == 0 { break }
+            guard pwrite(output, buffer, got, off_t(offset)) == got else { throw FileSink.failure(errno, "cannot write \(partPath)") }
+            offset += Int64(got)
+        }
+        _ = ftruncate(output, off_t(offset))
     }
 }

@@ -48,7 +48,8 @@ public struct Plan: Sendable {
         if let bytes = LocalFile.regularFileSize(atPath: path) {
             return .present(bytes: bytes, sizeMatches: expectedSize.map { $0 == bytes })
         }
-        if let bytes = LocalFile.regularFileSize(atPath: path + DestPath.partSuffix) {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        if let bytes = LocalFile.regularFileSize(atPath: path[..<slash] + DestPath.partName(for: String(path[slash...]))) {
             return .partial(bytes: bytes)
         }
         return .missing

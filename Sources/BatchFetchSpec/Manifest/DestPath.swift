@@ -4,21 +4,28 @@ import Foundation
 public enum DestPath {
     /// Suffix of the partial download beside a destination (`<dest>.part`).
     public static let partSuffix = ".part"
+    /// The longest file name (in bytes) Linux and macOS file systems accept.
+    public static let nameMax = 255
 
     public enum Problem: Error, Equatable {
         case empty
         case absolute
         case escapes
         case directory
+        /// NUL or another control character: a newline in a name would forge log lines.
         case invalidCharacter
+        /// A component longer than ``nameMax`` bytes.
+        case nameTooLong
     }
 
-    /// Normalises `a/./b//c` to `a/b/c`; rejects paths that are absolute or climb out with `..`.
+    /// Normalises `a/./b//c` to `a/b/c`; rejects paths that are absolute, climb out with `..`,
+    /// hold control characters, or have a component no file system accepts.
     public static func normalize(_ path: String) -> Result<String, Problem> {
         if path.isEmpty { return .failure(.empty) }
-        if path.utf8.contains(0) { return .failure(.invalidCharacter) }
+        if hasControlCharacter(path) { return .failure(.invalidCharacter) }
         if path.hasPrefix("/") { return .failure(.absolute) }
         if path.hasSuffix("/") { return .failure(.directory) }
+        if path.split(separator: "/").contains(where: { $0.utf8.count > nameMax }) { return .failure(.nameTooLong) }
         if isNormal(path) { return .success(path) }
         var components: [Substring] = []
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
@@ -71,5 +78,46 @@ public enum DestPath {
         let decoded = segment.removingPercentEncoding ?? segment
         if decoded.isEmpty || decoded == "." || decoded == ".." || decoded.utf8.contains(UInt8(ascii: "/")) { return nil }
         return decoded
+    }
+
+    /// C0 controls (NUL, newline, escape…), DEL and C1 controls.
+    public static func hasControlCharacter(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+
+    /// The name of the partial beside a file named `name`: `<name>.part`, or — when the
+    /// sidecar's name (`<name>.part.json`) would pass ``nameMax`` — the name cut short on a
+    /// character boundary plus a hash of the whole name, so every temporary name fits and stays
+    /// the same from run to run (a resume finds it).
+    public static func partName(for name: String) -> String {
+        fitted(name, reserving: ".part.json".utf8.count) + partSuffix
+    }
+
+    /// The sidecar's name beside a file named `name`.
+    public static func sidecarName(for name: String) -> String {
+        partName(for: name) + ".json"
+    }
+
+    /// A hidden temporary name for an atomic replacement of `name`, fitting ``nameMax``.
+    public static func temporaryName(for name: String, tag: String) -> String {
+        "." + fitted(name, reserving: tag.utf8.count + 6) + "." + tag + ".tmp"
+    }
+
+    /// `name`, or its first bytes plus `~` and a hash of it, so that `reserving` more bytes fit.
+    private static func fitted(_ name: String, reserving suffix: Int) -> String {
+        guard name.utf8.count + suffix > nameMax else { return name }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs and platforms
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let tag = "~" + String(hash, radix: 16)
+        let budget = nameMax - suffix - 17
+        var kept = ""
+        var bytes = 0
+        for character in name {
+            let size = character.utf8.count
+            if bytes + size > budget { break }
+            kept.append(character)
+            bytes += size
+        }
+        return kept + tag
     }
 }

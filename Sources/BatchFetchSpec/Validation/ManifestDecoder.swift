@@ -295,7 +295,8 @@ struct ManifestDecoder {
             case .absolute: message = "dest '\(shown)' is an absolute path; dest is relative to output_dir"
             case .escapes: message = "dest '\(shown)' escapes output_dir through '..'"
             case .directory: message = "dest '\(shown)' ends with '/'; dest names a file"
-            case .invalidCharacter: message = "dest '\(shown)' contains a NUL character"
+            case .invalidCharacter: message = "dest '\(shown.debugDescription.dropFirst().dropLast())' contains a control character (such as NUL or a newline)"
+            case .nameTooLong: message = "dest '\(shown)' has a component longer than \(DestPath.nameMax) bytes, which no file system accepts"
             }
             problems.error(context + message, at: location)
             return nil
@@ -310,6 +311,12 @@ struct ManifestDecoder {
         guard let raw = DestPath.rawLastSegment(ofURL: url.resolved), let name = DestPath.lastSegment(ofURL: url.resolved) else {
             problems.error("\(context)cannot name the file after '\(url.redacted)' (no file name in its path); set 'dest'",
                            at: location)
+            return nil
+        }
+        if DestPath.hasControlCharacter(name) || name.utf8.count > DestPath.nameMax {
+            problems.error("\(context)the file name in '\(url.redacted)' decodes to "
+                + (name.utf8.count > DestPath.nameMax ? "more than \(DestPath.nameMax) bytes" : "a control character")
+                + "; set 'dest'", at: location)
             return nil
         }
         var shown = Substring(url.redacted)

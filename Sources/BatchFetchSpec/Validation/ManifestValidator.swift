@@ -12,7 +12,42 @@ struct ManifestValidator {
         let index = checkIDs(manifest.jobs)
         checkDependencies(manifest.jobs, index: index)
         checkDestinations(manifest.jobs)
+        checkToolFiles(manifest)
         checkSymlinkedParents(manifest)
+    }
+
+    /// Files batchfetch itself writes in `output_dir`; a dest with one of these names would be
+    /// overwritten by the tool and then reported up to date.
+    public static let toolFileNames = [
+        "batchfetch-report.json", "batchfetch-check.json", "batchfetch-verify.json", ".batchfetch-state.json",
+        ".batchfetch.lock",
+    ]
+
+    /// No dest may be another dest's partial or sidecar (`h.bin` and `h.bin.part` would write
+    /// into each other), or one of the tool's own files, or the lockfile when it lies in
+    /// `output_dir`.
+    private mutating func checkToolFiles(_ manifest: Manifest) {
+        let jobs = manifest.jobs
+        var reserved: [String: String] = [:]
+        for name in Self.toolFileNames { reserved[name] = "batchfetch's own file" }
+        let manifestURL = URL(fileURLWithPath: manifest.path)
+        let lockURL = manifestURL.deletingPathExtension().appendingPathExtension("lock.json").standardizedFileURL
+        let outputPrefix = URL(fileURLWithPath: manifest.outputDirectory).standardizedFileURL.path + "/"
+        if lockURL.path.hasPrefix(outputPrefix) { reserved[String(lockURL.path.dropFirst(outputPrefix.count))] = "the lockfile" }
+        for position in jobs.indices where !jobs[position].dest.resolved.isEmpty {
+            let dest = jobs[position].dest.resolved
+            let slash = dest.lastIndex(of: "/").map { dest.index(after: $0) } ?? dest.startIndex
+            let directory = dest[..<slash], name = String(dest[slash...])
+            for temporary in [DestPath.partName(for: name), DestPath.sidecarName(for: name)] {
+                reserved[directory + temporary] = "the partial download of job '\(jobs[position].id)'"
+            }
+        }
+        for position in jobs.indices {
+            guard let what = reserved[jobs[position].dest.resolved] else { continue }
+            problems.error(
+                "job '\(jobs[position].id)': dest '\(jobs[position].dest.redacted)' is \(what); choose another dest",
+                at: jobs[position].source.dest)
+        }
     }
 
     private static func label(_ jobs: [Job], _ position: Int) -> String {

@@ -110,12 +110,12 @@ import Testing
         }
     }
 
-    @Test func a200MeansRangesAreNotHonouredAnyMore() {
+    @Test func a200MeansTheWrittenRangesCannotBeContinued() {
         guard case .stop(let failure) = Self.planner().judge(Self.head(200), for: 0..<10) else {
             Issue.record("200 accepted")
             return
         }
-        #expect(failure.code == .rangeNotHonoured)
+        #expect(failure.code == .remoteChanged)
     }
 
     @Test func retryableStatusesRetryAndRetryAfterIsHonoured() {

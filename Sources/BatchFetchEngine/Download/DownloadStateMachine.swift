@@ -126,6 +126,8 @@ public struct DownloadStateMachine: Sendable {
     public private(set) var resumedFrom: Int64?
     /// Bytes an earlier run's segments wrote, while the segments continuing them are running.
     private var pendingResume: Int64?
+    /// Segmented transfers that stopped because the content changed.
+    private var changedRestarts = 0
     /// Validators of the content being assembled.
     public private(set) var etag: String?
     public private(set) var lastModified: String?
@@ -204,7 +206,9 @@ public struct DownloadStateMachine: Sendable {
         partialMirror = mirrorIndex
         if failure.code == .remoteChanged {
             discardPartial()
-            failuresOnMirror += 1
+            // The first change is simply new content; content that keeps changing uses retries.
+            if changedRestarts > 0 { failuresOnMirror += 1 }
+            changedRestarts += 1
             guard failuresOnMirror <= configuration.retries else { return failMirror(failure) }
             segmentingOffered = false
         }
@@ -435,6 +439,7 @@ public struct DownloadStateMachine: Sendable {
             etag = responseETag
             lastModified = head.header("last-modified")
             resumedFrom = nil
+            resuming = false
             return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
         }
         if resumedFrom == nil && resuming { resumedFrom = start }

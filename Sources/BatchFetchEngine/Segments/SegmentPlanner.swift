@@ -88,8 +88,11 @@ public struct SegmentPlanner: Sendable {
             }
             return .accept
         case 200:
-            return .stop(DownloadFailure(.rangeNotHonoured,
-                "200 to a range request: the server ignored the range or the file changed"))
+            // Every range request here carries If-Range, and the server honoured ranges before:
+            // the file changed, or the server stopped honouring ranges. Either way the written
+            // ranges cannot be continued; the job starts over (a 200 whole body, or new segments).
+            return .stop(DownloadFailure(.remoteChanged,
+                "200 to a range request with If-Range: the file changed or the server ignores ranges now"))
         case 408, 429, 500...599:
             let after = ResponseHeaders.retryAfter(head.header("retry-after"), now: now)
             return .retry(DownloadFailure(.httpStatus, "HTTP \(head.status) for bytes \(range.lowerBound)-\(range.upperBound - 1)"),

@@ -43,6 +43,9 @@ final class SegmentedTransfer: @unchecked Sendable {
     private(set) var attempts: [AttemptRecord] = []
     private(set) var received: Int64 = 0
     private var hasher: OrderedHasher!
+    /// The other connections start once the first range's head proved the content: when the
+    /// file changed, one refused response is in flight instead of one per connection.
+    private let firstHead = Gate()
 
     init(_ setup: Setup) {
         self.setup = setup
@@ -60,7 +63,10 @@ final class SegmentedTransfer: @unchecked Sendable {
         hasher.advance(to: setup.start.done.prefix)
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<setup.connections {
-                group.addTask { await self.connection(index) }
+                group.addTask {
+                    if index > 0 { await self.firstHead.wait() }
+                    await self.connection(index)
+                }
             }
         }
         let (complete, prefix, reason) = lock.withLock { (planner.isComplete, planner.done.prefix, planner.stopReason) }
@@ -108,6 +114,8 @@ final class SegmentedTransfer: @unchecked Sendable {
 
     /// Fetches one range and returns the planner's verdict on how it went.
     private func fetch(_ range: Range<Int64>, sink: FileSink, key: Int) async -> SegmentPlanner.Verdict {
+        // After a refusal the others start only once the stop is recorded, and then claim nothing.
+        defer { firstHead.open() }
         guard let request = setup.request(range), let host = request.url.host else {
             return stop(DownloadFailure(.connection, "invalid URL \(setup.start.url)"))
         }
@@ -117,8 +125,9 @@ final class SegmentedTransfer: @unchecked Sendable {
             // Never shed or cancelled: without backpressure a range fits its sink (see
             // JobDownloader.pieceSize); with it, the sink holds the reads.
             sink: sink, finishWithin: setup.planner.pieceSize, progress: setup.progress,
-            decide: { head in
+            decide: { [firstHead] head in
                 let verdict = judge.judge(head, for: range)
+                if verdict == .accept { firstHead.open() }
                 verdictBox.set(verdict, status: head.status)
                 if verdict == .accept { return .receive(BodyPlan(offset: range.lowerBound, end: range.upperBound)) }
                 return .fail(DownloadFailure(.httpStatus, "range refused"))
@@ -243,5 +252,32 @@ private extension SegmentPlanner.Verdict {
     func stoppingOthers(_ transfer: SegmentedTransfer) -> Self {
         if case .stop(let failure) = self { transfer.stop(failure) }
         return self
+    }
+}
+
+/// Opens once; waiters resume then (or at once after).
+private final class Gate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = lock.withLock {
+                if isOpen { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiting = lock.withLock {
+            defer { waiters = [] }
+            isOpen = true
+            return waiters
+        }
+        for waiter in waiting { waiter.resume() }
     }
 }

@@ -16,6 +16,15 @@ import FoundationNetworking
 /// ``maxQueuedDeliveries`` chunks, cancels the transfers that are receiving bodies; the chunks
 /// already queued are still delivered, the transfers complete with
 /// ``TransportFailure/overloaded``, and the engine resumes them in bounded ranges.
+///
+/// Hand-off: some responses URLSession cannot deliver faithfully — it inflates any
+/// `Content-Encoding` whatever `Accept-Encoding` said (a `.tar.gz` served with
+/// `Content-Encoding: gzip` arrives decoded, and a gzip bomb arrives a thousand times larger),
+/// and it cannot pause a large body (a server that ignores `Range` sends the whole file, which
+/// cost 13–26 cancelled attempts and 300 MiB of memory for a 300 MB file). Once the engine has
+/// accepted such a response head, the transfer is cancelled at its head and the same request
+/// is sent on the ``handoff`` transport (SwiftNIO: no decoding, backpressure), whose head must
+/// match the first one; the engine sees one response. See ``ResponseHandoff``.
 public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let session: URLSession
     private let delegate: SessionDelegate
@@ -41,6 +50,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     }
 
     private init(maximumConnectionsPerHost: Int, guardsBacklog: Bool) {
+        let handoff = AsyncHTTPClientTransport.shared(maximumConnectionsPerHost: maximumConnectionsPerHost)
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -51,7 +61,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "batchfetch.urlsession.delegate"
-        delegate = SessionDelegate(guardsBacklog: guardsBacklog)
+        delegate = SessionDelegate(guardsBacklog: guardsBacklog, handoff: handoff)
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
         self.queue = queue
         guard guardsBacklog else {
@@ -75,12 +85,13 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         urlRequest.httpBody = request.body
         let task = session.dataTask(with: urlRequest)
-        delegate.register(task, handler)
+        let current = CurrentTask(DataTask(task: task))
+        delegate.register(task, Registration(handler: handler, request: request, current: current))
         task.resume()
-        return Task(task: task)
+        return current
     }
 
-    private struct Task: TransportTask, @unchecked Sendable {
+    private struct DataTask: TransportTask, @unchecked Sendable {
         let task: URLSessionDataTask
 
         func cancel() {
@@ -89,30 +100,66 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     }
 }
 
+/// The task a request is running on now: the URLSession task, or after a hand-off the other
+/// transport's. A cancel reaches whichever it is (and one made before the hand-off finished).
+final class CurrentTask: TransportTask, @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: any TransportTask
+    private var cancelled = false
+
+    init(_ task: any TransportTask) {
+        self.task = task
+    }
+
+    func cancel() {
+        let task = lock.withLock {
+            cancelled = true
+            return self.task
+        }
+        task.cancel()
+    }
+
+    /// The request continues on `next`.
+    func replace(with next: any TransportTask) {
+        let cancelled = lock.withLock {
+            task = next
+            return self.cancelled
+        }
+        if cancelled { next.cancel() }
+    }
+}
+
+/// What the delegate knows of one URLSession task.
+private struct Registration {
+    var handler: any TransportResponseHandler
+    var request: TransportRequest
+    var current: CurrentTask
+}
+
 /// Routes URLSession's delegate calls to each task's handler.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let lock = NSLock()
-    private var handlers: [Int: any TransportResponseHandler] = [:]
+    private var registrations: [Int: Registration] = [:]
     /// Tasks whose body is flowing, and those cancelled to shed load.
     private var receiving: [Int: URLSessionDataTask] = [:]
     private var shed: Set<Int> = []
     let guardsBacklog: Bool
+    private let handoff: any HTTPTransport
 
-    init(guardsBacklog: Bool) {
+    init(guardsBacklog: Bool, handoff: any HTTPTransport) {
         self.guardsBacklog = guardsBacklog
+        self.handoff = handoff
     }
 
-    func register(_ task: URLSessionDataTask, _ handler: any TransportResponseHandler) {
-        lock.lock()
-        handlers[task.taskIdentifier] = handler
-        lock.unlock()
+    func register(_ task: URLSessionDataTask, _ registration: Registration) {
+        lock.withLock { registrations[task.taskIdentifier] = registration }
     }
 
     /// Cancels every transfer that is receiving a body; called when deliveries pile up. The
     /// cancels run on another queue: issued on the delegate queue they took effect far later.
     func shedLoad() {
         lock.lock()
-        let tasks = receiving.values.filter { handlers[$0.taskIdentifier]?.allowsShedding ?? false }
+        let tasks = receiving.values.filter { registrations[$0.taskIdentifier]?.handler.allowsShedding ?? false }
         for task in tasks {
             shed.insert(task.taskIdentifier)
             receiving[task.taskIdentifier] = nil
@@ -125,16 +172,15 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     private func handler(_ identifier: Int, remove: Bool = false) -> (any TransportResponseHandler)? {
-        lock.lock()
-        defer { lock.unlock() }
-        return remove ? handlers.removeValue(forKey: identifier) : handlers[identifier]
+        lock.withLock { remove ? registrations.removeValue(forKey: identifier) : registrations[identifier] }?.handler
     }
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        guard let http = response as? HTTPURLResponse, let handler = handler(dataTask.taskIdentifier) else {
+        guard let http = response as? HTTPURLResponse,
+              let registration = lock.withLock({ registrations[dataTask.taskIdentifier] }) else {
             completionHandler(.cancel)
             return
         }
@@ -142,9 +188,41 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         for (key, value) in http.allHeaderFields {
             if let name = key as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
-        let proceed = handler.didReceiveHead(TransportResponseHead(status: http.statusCode, headers: headers))
-        if proceed { lock.withLock { receiving[dataTask.taskIdentifier] = dataTask } }
-        completionHandler(proceed ? .allow : .cancel)
+        let head = TransportResponseHead(status: http.statusCode, headers: headers)
+        let proceed = registration.handler.didReceiveHead(head)
+        if proceed, ResponseHandoff.needed(head, request: registration.request) {
+            // The rest of this request belongs to the hand-off transport: this task's end is
+            // not reported (its registration goes), the other transport's is.
+            lock.withLock { _ = registrations.removeValue(forKey: dataTask.taskIdentifier) }
+            refuse(dataTask, head: head, completionHandler: completionHandler)
+            let relay = ResponseHandoff(handler: registration.handler, accepted: head)
+            registration.current.replace(with: handoff.start(registration.request, handler: relay))
+            return
+        }
+        guard proceed else {
+            refuse(dataTask, head: head, completionHandler: completionHandler)
+            return
+        }
+        lock.withLock { receiving[dataTask.taskIdentifier] = dataTask }
+        completionHandler(.allow)
+    }
+
+    /// Stops a response whose body is not wanted. The `.cancel` disposition is answered on the
+    /// delegate queue, and libcurl went on reading meanwhile: a refused 200 to a stale range
+    /// still moved the whole file (32 MiB of 32; four segments, 200 MB for a 32 MiB file). A
+    /// file body is therefore allowed and cancelled at once from another thread, which stops it
+    /// within milliseconds; its first bytes are dropped by the handler. Small bodies (error
+    /// pages, redirects) keep the disposition: cancelling them could race their completion,
+    /// which traps in FoundationNetworking 6.3.
+    private func refuse(_ task: URLSessionDataTask, head: TransportResponseHead,
+                        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        let fileBody = head.status == 200 || head.status == 206
+        guard fileBody, ResponseHeaders.contentLength(head).map({ $0 > 1 << 20 }) ?? true else {
+            completionHandler(.cancel)
+            return
+        }
+        completionHandler(.allow)
+        DispatchQueue.global().async { task.cancel() }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

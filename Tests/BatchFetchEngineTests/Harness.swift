@@ -26,6 +26,11 @@ final class Harness: @unchecked Sendable {
 
     /// Loads manifest text (with `{origin}` replaced by the origin's base URL) and runs it.
     func run(_ yaml: String, options: RunOptions = RunOptions(), environment: [String: String] = [:]) async throws -> RunReport {
+        try await start(yaml, options: options, environment: environment).report
+    }
+
+    /// Loads manifest text as ``run(_:options:environment:)`` does and starts it.
+    func start(_ yaml: String, options: RunOptions = RunOptions(), environment: [String: String] = [:]) throws -> RunHandle {
         let text = yaml.replacingOccurrences(of: "{origin}", with: origin.url(""))
         let manifest = try ManifestLoader(environment: environment).load(
             bytes: Array(text.utf8), displayPath: "test.yaml", baseDirectory: directory.path)
@@ -34,7 +39,7 @@ final class Harness: @unchecked Sendable {
         if options.transport == nil, TransportKind.default == .urlsession {
             options.transport = URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost, guardsBacklog: false)
         }
-        return await Runner(manifest: manifest, options: options).run()
+        return Runner(manifest: manifest, options: options).start()
     }
 
     /// A single-job manifest for `path` with extra job keys.

@@ -1,0 +1,230 @@
+@testable import BatchFetchEngine
+import BatchFetchSpec
+import Foundation
+import Testing
+import TestOrigin
+
+/// Never wrong bytes, never a write outside output_dir: misbehaving servers (no Range, gzip the
+/// client did not ask for) and hostile file systems (planted symlinks, a directory swapped for a
+/// symlink mid-run, a second writer), on both transports.
+@Suite struct IntegrityTests {
+    static let size: Int64 = 40 << 20
+
+    // MARK: - Servers
+
+    /// `python3 -m http.server` has no Range support: the whole body arrives to the first
+    /// (bounded) range request. It must be taken as it comes, once: URLSession, which cannot
+    /// pause it, hands it to the transport with backpressure instead of cancelling and
+    /// re-asking (which took 13–26 attempts and several times the file).
+    @Test(arguments: [false, true])
+    func aServerWithoutRangesCostsOneBody(advertises: Bool) async throws {
+        let world = try await Harness()
+        var file = OriginFile.generated(size: Self.size, seed: 31)
+        if advertises { file.ignoresRange = true } else { file.acceptsRanges = false }
+        world.origin.serve("/big.bin", file)
+        let report = try await world.run(world.single("/big.bin"))
+        let served = world.origin.bytesServed("/big.bin")
+        let digest = try? world.sha256(ofFile: "out.bin")
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded, "\(String(describing: job.error))")
+        #expect(digest == Harness.sha256(.generated(size: Self.size, seed: 31)))
+        #expect(job.attempts == 1)
+        // One body, plus at most what was in flight on the URLSession request it replaced.
+        #expect(served <= Self.size + (12 << 20), "served \(served)")
+    }
+
+    /// gzip-compressed bytes of `data`, from the system's gzip.
+    static func gzip(_ data: Data) throws -> Data {
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent("gz-\(UUID().uuidString)")
+        try data.write(to: input)
+        defer { try? FileManager.default.removeItem(at: input) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "gzip -c -n < '\(input.path)'"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return output
+    }
+
+    /// A `.tar.gz` served with `Content-Encoding: gzip` (a common nginx/Apache misconfiguration)
+    /// and a gzip bomb (64 KiB that inflate to 64 MiB): the file is the bytes on the wire,
+    /// never inflated, whatever the transport.
+    @Test(arguments: [1 << 20, 64 << 20])
+    func contentEncodingIsNeverDecoded(inflated: Int) async throws {
+        let world = try await Harness()
+        let plain = inflated == 1 << 20 ? Data(OriginContent.generated(size: Int64(inflated), seed: 4).allBytes) : Data(count: inflated)
+        let wire = try Self.gzip(plain)
+        var file = OriginFile.bytes(Array(wire))
+        file.extraHeaders = [("Content-Encoding", "gzip")]
+        world.origin.serve("/a.tar.gz", file)
+        let report = try await world.run(world.single("/a.tar.gz", dest: "a.tar.gz"))
+        let stored = try? Data(contentsOf: URL(fileURLWithPath: world.path("a.tar.gz")))
+        await world.close()
+
+        #expect(report.jobs[0].status == .downloaded, "\(String(describing: report.jobs[0].error))")
+        #expect(stored == wire)
+        #expect(report.jobs[0].size == Int64(wire.count))
+    }
+
+    // MARK: - Metadata files
+
+    /// The sidecar is replaced by rename, so a reader (or a kill) at any instant sees a whole
+    /// sidecar, never the empty or half-written file an in-place rewrite leaves.
+    @Test func sidecarWritesAreNeverTorn() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = PartialFiles(root: try SafeDirectory.root(directory, create: false), dest: "x.bin")
+        FileManager.default.createFile(atPath: directory + "/x.bin.part", contents: Data(count: 10))
+        let first = Sidecar(url: "http://h/x.bin", urlSHA256: String(repeating: "a", count: 64), etag: "\"v\"",
+                            lastModified: nil, totalSize: 1 << 30)
+        try files.writeSidecar(first)
+        let writer = Thread {
+            var sidecar = first
+            for index in 0..<3000 {
+                sidecar.rangesDone = ByteRanges((0..<(index % 50 + 1)).map { Int64($0 * 1000)..<Int64($0 * 1000 + 500) })
+                try? files.writeSidecar(sidecar)
+            }
+        }
+        writer.start()
+        var reads = 0, torn = 0
+        while !writer.isFinished {
+            reads += 1
+            if files.local()?.sidecar == nil { torn += 1 }
+        }
+        #expect(reads > 10)
+        #expect(torn == 0)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        #expect(leftovers == ["x.bin.part", "x.bin.part.json"])
+    }
+
+    // MARK: - File systems
+
+    static func temporaryDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("batchfetch-fs-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Symlinks planted at the part, the sidecar and the dest point outside output_dir: nothing
+    /// is written through any of them.
+    @Test func plantedSymlinksAreNeverWrittenThrough() async throws {
+        let world = try await Harness()
+        let outside = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: outside) }
+        for name in ["part", "sidecar", "dest"] {
+            try Data("precious \(name)\n".utf8).write(to: URL(fileURLWithPath: outside + "/" + name))
+        }
+        world.origin.serve("/a.bin", .generated(size: 6 << 20, seed: 1))
+        world.origin.serve("/b.bin", .generated(size: 6 << 20, seed: 2))
+        // a: a symlink at the part (the job must refuse it); b: at its sidecar and its dest
+        // (replaced by the real files, never followed).
+        try FileManager.default.createSymbolicLink(atPath: world.path("a.bin.part"), withDestinationPath: outside + "/part")
+        try FileManager.default.createSymbolicLink(atPath: world.path("b.bin.part.json"), withDestinationPath: outside + "/sidecar")
+        try FileManager.default.createSymbolicLink(atPath: world.path("b.bin"), withDestinationPath: outside + "/dest")
+        let report = try await world.run("""
+            version: 1
+            jobs:
+              - {id: a, url: "{origin}/a.bin", dest: a.bin}
+              - {id: b, url: "{origin}/b.bin", dest: b.bin}
+            """)
+        let digest = try? world.sha256(ofFile: "b.bin")
+        let bIsLink = (try? FileManager.default.destinationOfSymbolicLink(atPath: world.path("b.bin"))) != nil
+        await world.close()
+
+        let a = report.jobs.first { $0.id == "a" }, b = report.jobs.first { $0.id == "b" }
+        #expect(a?.status == .failed && a?.error?.code == .unsafePath, "\(String(describing: a?.error))")
+        #expect(b?.status == .downloaded)
+        #expect(digest == Harness.sha256(.generated(size: 6 << 20, seed: 2)))
+        #expect(!bIsLink)
+        for name in ["part", "sidecar", "dest"] {
+            #expect(try String(contentsOfFile: outside + "/" + name, encoding: .utf8) == "precious \(name)\n")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).count == 3)
+    }
+
+    /// A directory inside output_dir is swapped for a symlink to another directory after
+    /// validation, while the run goes on: the job that writes there fails `unsafe_path`, and
+    /// nothing lands outside.
+    @Test func aDirectorySwappedForASymlinkMidRunIsRefused() async throws {
+        let world = try await Harness()
+        let outside = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: outside) }
+        try FileManager.default.createDirectory(atPath: world.path("sub"), withIntermediateDirectories: true)
+        var slow = OriginFile.generated(size: 1 << 20, seed: 1)
+        slow.trickleBytesPerSecond = 1 << 20
+        world.origin.serve("/a.bin", slow)
+        world.origin.serve("/b.bin", .generated(size: 1 << 20, seed: 2))
+        let run = try world.start("""
+            version: 1
+            jobs:
+              - {id: a, url: "{origin}/a.bin", dest: a.bin}
+              - {id: b, url: "{origin}/b.bin", dest: sub/b.bin, depends_on: [a]}
+            """)
+        var swapped = false
+        for await event in run.events {
+            if case .jobStarted(let id, _, _) = event, id == "a" {
+                try FileManager.default.moveItem(atPath: world.path("sub"), toPath: world.path("sub-old"))
+                try FileManager.default.createSymbolicLink(atPath: world.path("sub"), withDestinationPath: outside)
+                swapped = true
+            }
+        }
+        let report = await run.report
+        await world.close()
+
+        #expect(swapped)
+        let a = report.jobs.first { $0.id == "a" }, b = report.jobs.first { $0.id == "b" }
+        #expect(a?.status == .downloaded)
+        #expect(b?.status == .failed && b?.error?.code == .unsafePath, "\(String(describing: b?.error))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
+    }
+
+    /// Another process (here: another owner in this one) holds the part's lock, as a second run
+    /// on a nested output directory would: the job fails `in_use` and writes nothing.
+    @Test func aPartOwnedByAnotherWriterIsLeftAlone() async throws {
+        let world = try await Harness()
+        world.origin.serve("/a.bin", .generated(size: 6 << 20, seed: 1))
+        let other = PartialFiles(root: try SafeDirectory.root(world.directory.path, create: false), dest: "a.bin")
+        let held = try other.openPart()
+        defer { close(held) }
+        _ = pwrite(held, "theirs", 6, 0)
+        let report = try await world.run(world.single("/a.bin", dest: "a.bin"))
+        let part = try? Data(contentsOf: URL(fileURLWithPath: world.path("a.bin.part")))
+        let published = world.exists("a.bin")
+        await world.close()
+
+        #expect(report.jobs[0].status == .failed && report.jobs[0].error?.code == .inUse)
+        #expect(part == Data("theirs".utf8))
+        #expect(!published)
+    }
+
+    /// A legal 252-byte name: its part and sidecar names are cut to fit NAME_MAX (with a hash of
+    /// the whole name, the same on every run), and a resume finds them.
+    @Test func aLongNameStillHasPartAndSidecar() async throws {
+        let world = try await Harness()
+        let name = String(repeating: "n", count: 248) + ".bin"
+        var file = OriginFile.generated(size: 6 << 20, seed: 9)
+        file.faults = [.drop(afterBytes: 5 << 20)]
+        world.origin.serve("/f.bin", file)
+        let first = try await world.run(world.single("/f.bin", dest: name, extra: "retries: 0"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: world.directory.path)
+        world.origin.resetCounters()
+        let second = try await world.run(world.single("/f.bin", dest: name, extra: "retries: 0"))
+        let served = world.origin.bytesServed("/f.bin")
+        let digest = try? world.sha256(ofFile: name)
+        await world.close()
+
+        #expect(first.jobs[0].status == .failed && first.jobs[0].error?.code == .connection, "\(String(describing: first.jobs[0].error))")
+        #expect(names.contains(DestPath.partName(for: name)) && names.contains(DestPath.sidecarName(for: name)))
+        #expect(names.allSatisfy { $0.utf8.count <= 255 })
+        #expect(second.jobs[0].status == .downloaded)
+        #expect(second.jobs[0].resumedFrom ?? 0 > 0)
+        #expect(served < 6 << 20)
+        #expect(digest == Harness.sha256(.generated(size: 6 << 20, seed: 9)))
+    }
+}

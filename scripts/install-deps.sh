@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
-# there: libyaml (headers + pkg-config file) to build; for the tests, nginx-light (the real-world
-# peer of the interop tests) and Python's jsonschema and PyYAML. Needs root (or sudo) only when
+# there: libyaml (headers + pkg-config file) to build; for the tests, nginx-light and lighttpd (real
+# servers of the interop tests, beside python3's http.server) and Python's jsonschema and PyYAML. Needs root (or sudo) only when
 # something is missing.
 set -euo pipefail
 
@@ -9,6 +9,7 @@ missing_apt=()
 pkg-config --exists yaml-0.1 2>/dev/null || missing_apt+=(libyaml-dev pkg-config)
 command -v python3 >/dev/null || missing_apt+=(python3 python3-pip)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing_apt+=(nginx-light)
+[ -x /usr/sbin/lighttpd ] || command -v lighttpd >/dev/null || missing_apt+=(lighttpd)
 
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null; then

@@ -212,12 +212,12 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     /// still moved the whole file (32 MiB of 32; four segments, 200 MB for a 32 MiB file). A
     /// file body is therefore allowed and cancelled at once from another thread, which stops it
     /// within milliseconds; its first bytes are dropped by the handler. Small bodies (error
-    /// pages, redirects) keep the disposition: cancelling them could race their completion,
-    /// which traps in FoundationNetworking 6.3.
+    /// pages, redirects) and bodies of unknown length keep the disposition: cancelling them
+    /// could race their completion, which traps in FoundationNetworking 6.3.
     private func refuse(_ task: URLSessionDataTask, head: TransportResponseHead,
                         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         let fileBody = head.status == 200 || head.status == 206
-        guard fileBody, ResponseHeaders.contentLength(head).map({ $0 > 1 << 20 }) ?? true else {
+        guard fileBody, let length = ResponseHeaders.contentLength(head), length > 1 << 20 else {
             completionHandler(.cancel)
             return
         }

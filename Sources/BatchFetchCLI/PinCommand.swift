@@ -66,7 +66,7 @@ enum RunLockOption {
                 + "wait for it, or use --wait-lock")
             throw ExitStatus.locked.exitCode
         } catch let failure as DownloadFailure {
-            Console.error("batchfetch: error: cannot take the run lock in \(directory): \(failure.localizedDescription)")
+            Console.error("batchfetch: error: cannot take the run lock: \(failure.localizedDescription)")
             throw ExitStatus.jobsFailed.exitCode
         }
     }

@@ -57,6 +57,65 @@ import TestOrigin
         #expect(report?["status"] as? String == "failed")
     }
 
+    /// A symlink planted at the run lock is refused, not truncated through.
+    @Test func aSymlinkAtTheRunLockIsRefused() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))"}
+            """)
+        try directory.write("precious.txt", "keep me\n")
+        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: directory.url.appendingPathComponent("out/.batchfetch.lock").path,
+            withDestinationPath: directory.url.appendingPathComponent("precious.txt").path)
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        try await origin.shutdown()
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("cannot take the run lock: \(directory.url.path)/out/.batchfetch.lock is a symbolic link; "
+            + "refusing to open it (unsafe_path)"), "\(output.stderr)")
+        #expect(try String(contentsOf: directory.url.appendingPathComponent("precious.txt"), encoding: .utf8) == "keep me\n")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/ok.txt").path))
+    }
+
+    /// An output directory that cannot be made says why and where, in words, not a Foundation
+    /// error dump.
+    @Test func anOutputDirectoryThatCannotBeMadeIsNamed() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("blocker", "a file where a directory should be\n")
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: blocker/out
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))"}
+            """)
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        try await origin.shutdown()
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("blocker/out: Not a directory (io_error)"), "\(output.stderr)")
+        #expect(!output.stderr.contains("NSCocoaErrorDomain"))
+    }
+
+    /// `--report` that cannot be written stops the run before any download (exit 2).
+    @Test func anUnwritableReportPathStopsBeforeDownloading() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("blocker", "a file\n")
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))"}
+            """)
+        let output = try BinaryRunner.run(["run", "m.yaml", "--report", "blocker/report.json"], in: directory.url)
+        let requests = origin.requests("/ok.txt").count
+        try await origin.shutdown()
+        #expect(output.status == 2)
+        #expect(output.stderr.contains("--report blocker/report.json cannot be written"), "\(output.stderr)")
+        #expect(requests == 0)
+    }
+
     @Test func onlyRunsTheNamedJobsAndTheirDependencies() async throws {
         let (origin, directory) = try await world()
         try directory.write("m.yaml", """

@@ -162,7 +162,9 @@ import TestOrigin
         let world = try await Harness()
         let content = OriginContent.generated(size: 2 * Self.mib, seed: 10)
         var file = OriginFile(content: content)
-        file.faults = [.stall(afterBytes: Self.mib, seconds: 6)]
+        // Silent far longer than the timeout: even a watchdog delayed by a loaded machine (other
+        // tests block threads of the shared pool) fires before the stall would end by itself.
+        file.faults = [.stall(afterBytes: Self.mib, seconds: 60)]
         world.origin.serve("/data.bin", file)
         let report = try await world.run(world.single("/data.bin", extra: "timeout: 1s"))
         let digest = try world.sha256(ofFile: "out.bin")

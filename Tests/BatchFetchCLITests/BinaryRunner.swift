@@ -47,6 +47,29 @@ struct BinaryRunner {
         return process
     }
 
+    /// Waits until `condition` holds (checked every 10 ms, at most `timeout` seconds) on a thread
+    /// of its own, not the test's task: other tests block the shared cooperative pool (they wait
+    /// for processes), and a polling task starved for seconds saw a download finish before it
+    /// could kill it. Returns whether the condition held.
+    static func wait(timeout: Double = 20, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let deadline = Date().addingTimeInterval(timeout)
+                var held = condition()
+                while !held && Date() < deadline {
+                    Thread.sleep(forTimeInterval: 0.01)
+                    held = condition()
+                }
+                continuation.resume(returning: held)
+            }
+        }
+    }
+
+    /// Size of a regular file, 0 when missing.
+    static func fileSize(_ path: String) -> Int64 {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? 0
+    }
+
     /// Runs `batchfetch arguments...` in `directory` with `environment` added to a minimal one.
     static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> Output {
         let process = Process()

@@ -52,14 +52,10 @@ struct NginxInteropTests {
     private func interrupt(_ directory: TemporaryDirectory) async throws -> Int64 {
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let part = directory.url.appendingPathComponent("data/file.bin.part").path
-        for _ in 0..<400 {
-            try await Task.sleep(nanoseconds: 25_000_000)
-            let size = (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
-            if size >= Int64(Self.size / 4) { break }
-        }
+        _ = await BinaryRunner.wait { BinaryRunner.fileSize(part) >= Int64(Self.size / 4) }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        return (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
+        return BinaryRunner.fileSize(part)
     }
 
     @Test func resumeIsValidatedByNginxETag() async throws {

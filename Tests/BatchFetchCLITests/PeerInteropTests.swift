@@ -27,15 +27,10 @@ import TestOrigin
     private func killMidway(_ directory: TemporaryDirectory) async throws -> Int64 {
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let part = directory.url.appendingPathComponent("data/file.bin.part").path
-        var size: Int64 = 0
-        for _ in 0..<400 {
-            try await Task.sleep(nanoseconds: 25_000_000)
-            size = (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
-            if size >= Int64(Self.size / 4) { break }
-        }
+        _ = await BinaryRunner.wait { BinaryRunner.fileSize(part) >= Int64(Self.size / 4) }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        return size
+        return BinaryRunner.fileSize(part)
     }
 
     @Test(arguments: kinds, [false, true])

@@ -12,16 +12,11 @@ import TestOrigin
     private func killHalfway(_ directory: TemporaryDirectory, origin: TestOrigin) async throws -> Int64 {
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let part = directory.url.appendingPathComponent("data/big.bin.part").path
-        var partSize: Int64 = 0
-        for _ in 0..<600 {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            partSize = (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
-            if partSize >= Self.size / 2 { break }
-        }
+        _ = await BinaryRunner.wait { BinaryRunner.fileSize(part) >= Self.size / 2 }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
-        return (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0
+        return BinaryRunner.fileSize(part)
     }
 
     /// A trickled origin serving `/big.bin` and a one-job manifest for it (`job` adds keys).
@@ -82,13 +77,11 @@ import TestOrigin
         }
         if segmented {
             let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
-            for _ in 0..<600 {
-                try await Task.sleep(nanoseconds: 50_000_000)
-                if rangesDone(directory).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 { break }
-            }
+            let url = directory.url
+            _ = await BinaryRunner.wait { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            #expect(!rangesDone(directory).isEmpty)
+            #expect(!Self.rangesDone(directory.url).isEmpty)
         } else {
             _ = try await killHalfway(directory, origin: origin)
         }
@@ -116,8 +109,8 @@ import TestOrigin
     }
 
     /// Bytes the sidecar of a segmented part lists as written.
-    private func rangesDone(_ directory: TemporaryDirectory) -> [[Int64]] {
-        let sidecar = directory.url.appendingPathComponent("data/big.bin.part.json")
+    private static func rangesDone(_ directory: URL) -> [[Int64]] {
+        let sidecar = directory.appendingPathComponent("data/big.bin.part.json")
         guard let data = try? Data(contentsOf: sidecar),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [] }
         return (object["ranges_done"] as? [[Any]])?.map { $0.compactMap { ($0 as? NSNumber)?.int64Value } } ?? []
@@ -126,13 +119,11 @@ import TestOrigin
     @Test func segmentedRerunAfterKillResumesEverySegment() async throws {
         let (directory, origin, content) = try await setUp(seed: 23, trickle: 3 << 20, job: ", size: \(Self.size), segments: 4")
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
-        for _ in 0..<600 {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            if rangesDone(directory).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 { break }
-        }
+        let url = directory.url
+        _ = await BinaryRunner.wait { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        let ranges = rangesDone(directory)
+        let ranges = Self.rangesDone(directory.url)
         let done = ranges.reduce(0) { $0 + $1[1] - $1[0] }
         #expect(!ranges.isEmpty && done >= Self.size / 2 && done < Self.size)
 

@@ -32,10 +32,7 @@ import TestOrigin
 
     private func waitForPart(_ directory: TemporaryDirectory, atLeast bytes: Int64) async throws {
         let part = directory.url.appendingPathComponent("data/slow.bin.part").path
-        for _ in 0..<400 {
-            try await Task.sleep(nanoseconds: 25_000_000)
-            if ((try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int64) ?? 0) >= bytes { return }
-        }
+        _ = await BinaryRunner.wait { BinaryRunner.fileSize(part) >= bytes }
     }
 
     private func stderr(_ directory: TemporaryDirectory) throws -> String {

@@ -47,12 +47,14 @@ struct BinaryRunner {
         return process
     }
 
-    /// Waits until `condition` holds (checked every 10 ms, at most `timeout` seconds) on a thread
-    /// of its own, not the test's task: other tests block the shared cooperative pool (they wait
-    /// for processes), and a polling task starved for seconds saw a download finish before it
-    /// could kill it. Returns whether the condition held.
-    static func wait(timeout: Double = 20, until condition: @escaping @Sendable () -> Bool) async -> Bool {
-        await withCheckedContinuation { continuation in
+    /// Sends `signal` to `process` as soon as `condition` holds (checked every 10 ms, at most
+    /// `timeout` seconds), from a thread of its own: other tests block the shared cooperative pool
+    /// (they wait for processes), and a test task woken seconds late saw the download finish
+    /// before its kill. Returns whether the condition held; the signal is sent either way.
+    static func signal(_ signal: Int32, to process: Process, timeout: Double = 20,
+                       when condition: @escaping @Sendable () -> Bool) async -> Bool {
+        let pid = process.processIdentifier
+        return await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 let deadline = Date().addingTimeInterval(timeout)
                 var held = condition()
@@ -60,6 +62,7 @@ struct BinaryRunner {
                     Thread.sleep(forTimeInterval: 0.01)
                     held = condition()
                 }
+                kill(pid, signal)
                 continuation.resume(returning: held)
             }
         }

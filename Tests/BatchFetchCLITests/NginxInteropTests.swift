@@ -52,8 +52,7 @@ struct NginxInteropTests {
     private func interrupt(_ directory: TemporaryDirectory) async throws -> Int64 {
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let part = directory.url.appendingPathComponent("data/file.bin.part").path
-        _ = await BinaryRunner.wait { BinaryRunner.fileSize(part) >= Int64(Self.size / 4) }
-        kill(process.processIdentifier, SIGKILL)
+        _ = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Int64(Self.size / 4) }
         process.waitUntilExit()
         return BinaryRunner.fileSize(part)
     }

@@ -55,7 +55,7 @@ final class NginxServer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try waitUntilListening()
+        try Self.waitUntilListening(process, port: port)
     }
 
     func url(_ path: String) -> String {
@@ -78,14 +78,6 @@ final class NginxServer {
         try? FileManager.default.removeItem(at: prefix)
     }
 
-    private func waitUntilListening() throws {
-        for _ in 0..<100 {
-            if Self.canConnect(port: port) { return }
-            if !process.isRunning { throw NginxError.exited(accessLog()) }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        throw NginxError.notListening
-    }
 
     static func canConnect(port: Int) -> Bool {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -101,8 +93,38 @@ final class NginxServer {
         }
     }
 
-    /// A port the kernel reports free now (binding port 0, reading it, closing).
+    /// Ports handed out by ``freePort()`` in this process: the kernel may hand the same free port
+    /// to two servers started a moment apart, and a test then talked to another test's server.
+    nonisolated(unsafe) private static var handedOut: Set<Int> = []
+    private static let portLock = NSLock()
+
+    /// A port the kernel reports free now and no other server of this test process was given.
     static func freePort() throws -> Int {
+        for _ in 0..<50 {
+            let port = try kernelFreePort()
+            let fresh = portLock.withLock { handedOut.insert(port).inserted }
+            if fresh { return port }
+        }
+        throw NginxError.noPort
+    }
+
+    /// Waits until `process` listens on `port` and is still running a moment later (a server that
+    /// lost the port to another exits at once, while the other answers the connection).
+    static func waitUntilListening(_ process: Process, port: Int) throws {
+        for _ in 0..<100 {
+            if canConnect(port: port) {
+                Thread.sleep(forTimeInterval: 0.2)
+                guard process.isRunning else { throw NginxError.exited("the server exited: port \(port) taken?") }
+                return
+            }
+            guard process.isRunning else { throw NginxError.exited("the server exited before listening on \(port)") }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw NginxError.notListening
+    }
+
+    /// A port the kernel reports free now (binding port 0, reading it, closing).
+    private static func kernelFreePort() throws -> Int {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()

@@ -27,9 +27,12 @@ import TestOrigin
     private func killMidway(_ directory: TemporaryDirectory) async throws -> Int64 {
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let part = directory.url.appendingPathComponent("data/file.bin.part").path
-        _ = await BinaryRunner.wait { BinaryRunner.fileSize(part) >= Int64(Self.size / 4) }
-        kill(process.processIdentifier, SIGKILL)
+        let started = Date()
+        let seen = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Int64(Self.size / 4) }
         process.waitUntilExit()
+        let log = (try? String(contentsOf: directory.url.appendingPathComponent("stderr.log"), encoding: .utf8)) ?? ""
+        #expect(seen && process.terminationReason == .uncaughtSignal,
+                "waited \(Date().timeIntervalSince(started))s; first run: \(log)")
         return BinaryRunner.fileSize(part)
     }
 

@@ -56,13 +56,7 @@ final class PeerServer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var attempts = 0
-        while !NginxServer.canConnect(port: port) {
-            guard process.isRunning else { throw NginxServer.NginxError.exited("\(kind) exited") }
-            attempts += 1
-            guard attempts < 100 else { throw NginxServer.NginxError.notListening }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        try NginxServer.waitUntilListening(process, port: port)
     }
 
     func url(_ path: String) -> String {

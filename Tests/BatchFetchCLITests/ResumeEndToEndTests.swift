@@ -12,8 +12,7 @@ import TestOrigin
     private func killHalfway(_ directory: TemporaryDirectory, origin: TestOrigin) async throws -> Int64 {
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let part = directory.url.appendingPathComponent("data/big.bin.part").path
-        _ = await BinaryRunner.wait { BinaryRunner.fileSize(part) >= Self.size / 2 }
-        kill(process.processIdentifier, SIGKILL)
+        _ = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Self.size / 2 }
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
         return BinaryRunner.fileSize(part)
@@ -78,8 +77,7 @@ import TestOrigin
         if segmented {
             let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
             let url = directory.url
-            _ = await BinaryRunner.wait { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
-            kill(process.processIdentifier, SIGKILL)
+            _ = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
             process.waitUntilExit()
             #expect(!Self.rangesDone(directory.url).isEmpty)
         } else {
@@ -120,8 +118,7 @@ import TestOrigin
         let (directory, origin, content) = try await setUp(seed: 23, trickle: 3 << 20, job: ", size: \(Self.size), segments: 4")
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let url = directory.url
-        _ = await BinaryRunner.wait { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
-        kill(process.processIdentifier, SIGKILL)
+        _ = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
         process.waitUntilExit()
         let ranges = Self.rangesDone(directory.url)
         let done = ranges.reduce(0) { $0 + $1[1] - $1[0] }

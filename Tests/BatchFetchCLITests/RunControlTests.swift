@@ -30,9 +30,10 @@ import TestOrigin
         return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
     }
 
-    private func waitForPart(_ directory: TemporaryDirectory, atLeast bytes: Int64) async throws {
+    /// Sends `signal` once the part holds `bytes`.
+    private func signal(_ signal: Int32, to process: Process, _ directory: TemporaryDirectory, atPart bytes: Int64) async {
         let part = directory.url.appendingPathComponent("data/slow.bin.part").path
-        _ = await BinaryRunner.wait { BinaryRunner.fileSize(part) >= bytes }
+        _ = await BinaryRunner.signal(signal, to: process) { BinaryRunner.fileSize(part) >= bytes }
     }
 
     private func stderr(_ directory: TemporaryDirectory) throws -> String {
@@ -43,8 +44,7 @@ import TestOrigin
     func signalStopsTheRunKeepsThePartialAndTheRerunResumes(signal: Int32, code: Int32) async throws {
         let (origin, directory) = try await slowWorld()
         let process = try BinaryRunner.start(["run", "m.yaml", "--progress", "line"], in: directory.url)
-        try await waitForPart(directory, atLeast: 2 << 20)
-        kill(process.processIdentifier, signal)
+        await self.signal(signal, to: process, directory, atPart: 2 << 20)
         process.waitUntilExit()
         let log = try stderr(directory)
         #expect(process.terminationStatus == code, "\(log)")

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Hostile-server benchmark (not a test): peak RSS and bytes moved when servers misbehave.
+
+Runs the release binary on each transport against real servers on loopback:
+  rangeless   `python3 -m http.server` (no Range support) serving a 300 MB file
+  gzipbomb    nginx serving 1 MiB of gzip that inflates to 1 GiB, with `Content-Encoding: gzip`
+  changed     nginx, 1 GiB with `segments: 4`, killed at about half, the file rewritten with the
+              same size, then rerun (each segment's If-Range answered with a 200)
+For each: exit status, peak RSS of the batchfetch process (limit 64 MiB), the attempts the report
+records, whether the published file has the server's bytes, and the wall time.
+
+usage: bench/hostile-bench.py [--scenarios rangeless,gzipbomb,changed] [--transports urlsession,nio]
+Results are printed as a markdown table and written to bench/results/hostile.md.
+"""
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+BIN = ROOT / ".build" / "release" / "batchfetch"
+MIB = 1 << 20
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port: int) -> None:
+    for _ in range(200):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    sys.exit(f"nothing listens on {port}")
+
+
+def start_nginx(root: pathlib.Path, prefix: pathlib.Path, rate: str = "0") -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    (prefix / "tmp").mkdir(parents=True, exist_ok=True)
+    conf = prefix / "nginx.conf"
+    conf.write_text(f"""
+daemon off; master_process off; worker_processes 1;
+error_log {prefix}/error.log warn; pid {prefix}/nginx.pid;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off; sendfile on;
+  client_body_temp_path {prefix}/tmp/body; proxy_temp_path {prefix}/tmp/proxy;
+  fastcgi_temp_path {prefix}/tmp/fcgi; uwsgi_temp_path {prefix}/tmp/uwsgi; scgi_temp_path {prefix}/tmp/scgi;
+  server {{
+    listen 127.0.0.1:{port}; root {root};
+    location /gz/ {{ add_header Content-Encoding gzip; }}
+    location /slow/ {{ limit_rate {rate}; }}
+  }}
+}}
+""")
+    process = subprocess.Popen(["/usr/sbin/nginx", "-p", str(prefix), "-c", str(conf)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port)
+    return process, port
+
+
+def run_batchfetch(directory: pathlib.Path, transport: str, kill_when=None) -> dict:
+    """Runs `batchfetch run m.yaml`; returns status, peak RSS (KiB) and seconds."""
+    env = dict(os.environ, BATCHFETCH_TRANSPORT=transport)
+    started = time.monotonic()
+    process = subprocess.Popen([str(BIN), "run", "m.yaml", "--progress", "none"], cwd=directory, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if kill_when:
+        while process.poll() is None and not kill_when():
+            time.sleep(0.01)
+        process.kill()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    stderr = process.stderr.read().decode()
+    return {"status": process.returncode, "rss_kib": usage.ru_maxrss, "seconds": time.monotonic() - started,
+            "stderr": stderr}
+
+
+def report(directory: pathlib.Path) -> dict:
+    path = directory / "data" / "batchfetch-report.json"
+    return json.loads(path.read_text())["jobs"][0] if path.exists() else {}
+
+
+def sha256_file(path: pathlib.Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(4 * MIB):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_random(path: pathlib.Path, size: int, seed: int) -> None:
+    block = hashlib.sha256(str(seed).encode()).digest() * (MIB // 32)
+    with open(path, "wb") as f:
+        for index in range(size // MIB):
+            f.write(index.to_bytes(8, "little") + block[8:])
+
+
+def manifest(directory: pathlib.Path, url: str, extra: str = "") -> None:
+    (directory / "m.yaml").write_text(
+        f"version: 1\noutput_dir: data\njobs:\n  - {{id: f, url: \"{url}\", dest: f.bin{extra}}}\n")
+
+
+def scenario_rangeless(work: pathlib.Path, transport: str) -> dict:
+    www = work / "www"
+    www.mkdir(parents=True, exist_ok=True)
+    source = www / "big.bin"
+    if not source.exists():
+        write_random(source, 300 * MIB, 1)
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                               "--directory", str(www)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(port)
+        directory = pathlib.Path(tempfile.mkdtemp(dir=work))
+        manifest(directory, f"http://127.0.0.1:{port}/big.bin")
+        result = run_batchfetch(directory, transport)
+        job = report(directory)
+        result["attempts"] = job.get("attempts")
+        result["correct"] = (directory / "data/f.bin").exists() and sha256_file(directory / "data/f.bin") == sha256_file(source)
+        shutil.rmtree(directory)
+        return result
+    finally:
+        server.kill()
+
+
+def scenario_gzipbomb(work: pathlib.Path, transport: str) -> dict:
+    www = work / "gzwww" / "gz"
+    www.mkdir(parents=True, exist_ok=True)
+    bomb = www / "bomb.bin"
+    if not bomb.exists():
+        with gzip.open(bomb, "wb", compresslevel=9) as f:
+            zeros = bytes(4 * MIB)
+            for _ in range(256):
+                f.write(zeros)
+    nginx, port = start_nginx(work / "gzwww", work / "nginx-gz")
+    try:
+        directory = pathlib.Path(tempfile.mkdtemp(dir=work))
+        manifest(directory, f"http://127.0.0.1:{port}/gz/bomb.bin")
+        result = run_batchfetch(directory, transport)
+        job = report(directory)
+        result["attempts"] = job.get("attempts")
+        stored = directory / "data/f.bin"
+        result["correct"] = stored.exists() and stored.read_bytes() == bomb.read_bytes()
+        shutil.rmtree(directory)
+        return result
+    finally:
+        nginx.kill()
+
+
+def scenario_changed(work: pathlib.Path, transport: str) -> dict:
+    www = work / "chwww" / "slow"
+    www.mkdir(parents=True, exist_ok=True)
+    source = www / "big.bin"
+    write_random(source, 1024 * MIB, 2)
+    nginx, port = start_nginx(work / "chwww", work / "nginx-ch", rate="64m")
+    try:
+        directory = pathlib.Path(tempfile.mkdtemp(dir=work))
+        manifest(directory, f"http://127.0.0.1:{port}/slow/big.bin", ", size: 1073741824, segments: 4")
+        sidecar = directory / "data" / "f.bin.part.json"
+
+        def half_done() -> bool:
+            try:
+                ranges = json.loads(sidecar.read_text()).get("ranges_done", [])
+            except (OSError, ValueError):
+                return False
+            return sum(end - start for start, end in ranges) >= 512 * MIB
+
+        run_batchfetch(directory, transport, kill_when=half_done)
+        time.sleep(1.1)  # a new mtime second: nginx's ETag changes
+        write_random(source, 1024 * MIB, 3)
+        result = run_batchfetch(directory, transport)
+        job = report(directory)
+        result["attempts"] = job.get("attempts")
+        result["correct"] = (directory / "data/f.bin").exists() and sha256_file(directory / "data/f.bin") == sha256_file(source)
+        shutil.rmtree(directory)
+        return result
+    finally:
+        nginx.kill()
+
+
+SCENARIOS = {"rangeless": scenario_rangeless, "gzipbomb": scenario_gzipbomb, "changed": scenario_changed}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenarios", default="rangeless,gzipbomb,changed")
+    parser.add_argument("--transports", default="urlsession,nio")
+    args = parser.parse_args()
+    if not BIN.exists():
+        sys.exit(f"{BIN} missing: run `make release` first")
+    work = ROOT / "bench" / "work" / "hostile"
+    work.mkdir(parents=True, exist_ok=True)
+    rows = ["| scenario | transport | exit | peak RSS | attempts | bytes correct | seconds |", "|---|---|---|---|---|---|---|"]
+    for name in args.scenarios.split(","):
+        for transport in args.transports.split(","):
+            result = SCENARIOS[name](work, transport)
+            row = (f"| {name} | {transport} | {result['status']} | {result['rss_kib'] / 1024:.0f} MiB | "
+                   f"{result['attempts']} | {'yes' if result['correct'] else 'NO'} | {result['seconds']:.1f} |")
+            print(row, flush=True)
+            if result["status"] != 0:
+                print(result["stderr"][-2000:], file=sys.stderr)
+            rows.append(row)
+    shutil.rmtree(work, ignore_errors=True)
+    text = "# Hostile servers: peak RSS and bytes (bench/hostile-bench.py)\n\n" + "\n".join(rows) + "\n"
+    (ROOT / "bench" / "results" / "hostile.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -22,10 +22,12 @@ test: deps
 demo: build
 	@scripts/demo.sh
 
-## Benchmarks on a release build: 100,000-job manifest; downloads against curl, wget, aria2c.
+## Benchmarks on a release build: 100,000-job manifest; downloads against curl, wget, aria2c;
+## peak RSS and bytes against misbehaving servers.
 bench: release
 	bench/manifest-100k.py
 	bench/download-bench.py
+	bench/hostile-bench.py
 
 schemas:
 	scripts/embed-schemas.sh

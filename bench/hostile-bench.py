@@ -112,6 +112,22 @@ def manifest(directory: pathlib.Path, url: str, extra: str = "") -> None:
         f"version: 1\noutput_dir: data\njobs:\n  - {{id: f, url: \"{url}\", dest: f.bin{extra}}}\n")
 
 
+def measure(work: pathlib.Path, transport: str, url: str, expected: pathlib.Path, extra: str = "",
+            before=None) -> dict:
+    """One run in a fresh directory (after `before(directory)`, e.g. a killed first run); adds the
+    report's attempts and whether the published file equals `expected`."""
+    directory = pathlib.Path(tempfile.mkdtemp(dir=work))
+    manifest(directory, url, extra)
+    if before:
+        before(directory)
+    result = run_batchfetch(directory, transport)
+    result["attempts"] = report(directory).get("attempts")
+    stored = directory / "data/f.bin"
+    result["correct"] = stored.exists() and sha256_file(stored) == sha256_file(expected)
+    shutil.rmtree(directory)
+    return result
+
+
 def scenario_rangeless(work: pathlib.Path, transport: str) -> dict:
     www = work / "www"
     www.mkdir(parents=True, exist_ok=True)
@@ -123,14 +139,7 @@ def scenario_rangeless(work: pathlib.Path, transport: str) -> dict:
                                "--directory", str(www)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_listening(port)
-        directory = pathlib.Path(tempfile.mkdtemp(dir=work))
-        manifest(directory, f"http://127.0.0.1:{port}/big.bin")
-        result = run_batchfetch(directory, transport)
-        job = report(directory)
-        result["attempts"] = job.get("attempts")
-        result["correct"] = (directory / "data/f.bin").exists() and sha256_file(directory / "data/f.bin") == sha256_file(source)
-        shutil.rmtree(directory)
-        return result
+        return measure(work, transport, f"http://127.0.0.1:{port}/big.bin", source)
     finally:
         server.kill()
 
@@ -146,15 +155,7 @@ def scenario_gzipbomb(work: pathlib.Path, transport: str) -> dict:
                 f.write(zeros)
     nginx, port = start_nginx(work / "gzwww", work / "nginx-gz")
     try:
-        directory = pathlib.Path(tempfile.mkdtemp(dir=work))
-        manifest(directory, f"http://127.0.0.1:{port}/gz/bomb.bin")
-        result = run_batchfetch(directory, transport)
-        job = report(directory)
-        result["attempts"] = job.get("attempts")
-        stored = directory / "data/f.bin"
-        result["correct"] = stored.exists() and stored.read_bytes() == bomb.read_bytes()
-        shutil.rmtree(directory)
-        return result
+        return measure(work, transport, f"http://127.0.0.1:{port}/gz/bomb.bin", bomb)
     finally:
         nginx.kill()
 
@@ -166,26 +167,22 @@ def scenario_changed(work: pathlib.Path, transport: str) -> dict:
     write_random(source, 1024 * MIB, 2)
     nginx, port = start_nginx(work / "chwww", work / "nginx-ch", rate="64m")
     try:
-        directory = pathlib.Path(tempfile.mkdtemp(dir=work))
-        manifest(directory, f"http://127.0.0.1:{port}/slow/big.bin", ", size: 1073741824, segments: 4")
-        sidecar = directory / "data" / "f.bin.part.json"
+        def killed_then_rewritten(directory: pathlib.Path) -> None:
+            sidecar = directory / "data" / "f.bin.part.json"
 
-        def half_done() -> bool:
-            try:
-                ranges = json.loads(sidecar.read_text()).get("ranges_done", [])
-            except (OSError, ValueError):
-                return False
-            return sum(end - start for start, end in ranges) >= 512 * MIB
+            def half_done() -> bool:
+                try:
+                    ranges = json.loads(sidecar.read_text()).get("ranges_done", [])
+                except (OSError, ValueError):
+                    return False
+                return sum(end - start for start, end in ranges) >= 512 * MIB
 
-        run_batchfetch(directory, transport, kill_when=half_done)
-        time.sleep(1.1)  # a new mtime second: nginx's ETag changes
-        write_random(source, 1024 * MIB, 3)
-        result = run_batchfetch(directory, transport)
-        job = report(directory)
-        result["attempts"] = job.get("attempts")
-        result["correct"] = (directory / "data/f.bin").exists() and sha256_file(directory / "data/f.bin") == sha256_file(source)
-        shutil.rmtree(directory)
-        return result
+            run_batchfetch(directory, transport, kill_when=half_done)
+            time.sleep(1.1)  # a new mtime second: nginx's ETag changes
+            write_random(source, 1024 * MIB, 3)
+
+        return measure(work, transport, f"http://127.0.0.1:{port}/slow/big.bin", source,
+                       ", size: 1073741824, segments: 4", before=killed_then_rewritten)
     finally:
         nginx.kill()
 

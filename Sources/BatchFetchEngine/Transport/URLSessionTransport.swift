@@ -23,7 +23,7 @@ import FoundationNetworking
 /// and it cannot pause a large body (a server that ignores `Range` sends the whole file, which
 /// cost 13–26 cancelled attempts and 300 MiB of memory for a 300 MB file). Once the engine has
 /// accepted such a response head, the transfer is cancelled at its head and the same request
-/// is sent on the ``handoff`` transport (SwiftNIO: no decoding, backpressure), whose head must
+/// is sent on the process's ``AsyncHTTPClientTransport`` (no decoding, backpressure), whose head must
 /// match the first one; the engine sees one response. See ``ResponseHandoff``.
 public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let session: URLSession

@@ -3,7 +3,7 @@
 
 Generates the manifest, then runs `batchfetch validate` and `batchfetch plan --format json` on a
 release build several times, printing the median wall time and peak RSS of each. Targets
-(DESIGN.md section 8): at most 2 s and 300 MiB each.
+(Docs/Contracts.md section 6): at most 2 s and 300 MiB each.
 
 usage: bench/manifest-100k.py [--jobs N] [--runs N] [--bin PATH]
 """

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// The process exit codes of DESIGN.md §3, so scripts can tell outcomes apart.
+/// The process exit codes of Docs/Contracts.md §1, so scripts can tell outcomes apart.
 public enum ExitStatus: Int32, Sendable {
     /// All jobs succeeded / the manifest is valid.
     case success = 0

@@ -54,7 +54,7 @@ struct PinCommand: AsyncParsableCommand {
     }
 }
 
-/// The run lock for commands that write into output_dir, with DESIGN.md's exit 4.
+/// The run lock for commands that write into output_dir, with exit 4 (Docs/Contracts.md §1).
 enum RunLockOption {
     static func acquire(_ directory: String, wait: Bool) throws -> RunLock {
         do {

@@ -154,7 +154,7 @@ struct RunCommand: AsyncParsableCommand {
         if !written { throw ExitStatus.jobsFailed.exitCode }
     }
 
-    /// DESIGN.md §3: 130/143 for a signal, then 3 for a lock mismatch, then 1 for any failure.
+    /// Docs/Contracts.md §1: 130/143 for a signal, then 3 for a lock mismatch, then 1 for any failure.
     static func exitCode(_ result: RunReport, signal: Int32?) -> ExitCode? {
         if let signal { return ExitCode(128 + signal) }
         // Content that differs from the lock on any mirror is drift, even when the last mirror

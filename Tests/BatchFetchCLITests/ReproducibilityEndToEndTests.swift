@@ -3,7 +3,7 @@ import Testing
 import TestOrigin
 
 /// `pin`, `check`, `verify` and `run --locked` as CI and dataset users run them: the built binary,
-/// its exit codes (DESIGN.md §3: 3 for drift and lock mismatch), and reports and lockfiles that
+/// its exit codes (Docs/Contracts.md §1: 3 for drift and lock mismatch), and reports and lockfiles that
 /// validate against their schemas.
 @Suite(.serialized) struct ReproducibilityEndToEndTests {
     private func world() async throws -> (TestOrigin, TemporaryDirectory) {

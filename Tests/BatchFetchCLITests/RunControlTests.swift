@@ -5,7 +5,7 @@ import TestOrigin
 
 /// The built binary under the conditions cron and CI meet: signals, a second run on the same
 /// directory, --fail-fast, the same URL twice, and the machine-readable outputs (--events,
-/// --junit), each with the exit code DESIGN.md §3 gives it.
+/// --junit), each with the exit code Docs/Contracts.md §1 gives it.
 @Suite(.serialized) struct RunControlTests {
     static let size: Int64 = 16 << 20
 

@@ -1,7 +1,7 @@
 import BatchFetchSpec
 import Foundation
 
-/// The lockfile (DESIGN.md §6, `schemas/lock.schema.json`): what each job's content was when
+/// The lockfile (Docs/Contracts.md §4, `schemas/lock.schema.json`): what each job's content was when
 /// `batchfetch pin` ran — size and sha256 per job, and per mirror its URL, size, ETag and
 /// Last-Modified. Deterministic (sorted keys, no timestamps) so it diffs cleanly in git. URLs
 /// are stored redacted (`${VAR}`), since lockfiles are committed.

@@ -5,7 +5,7 @@ import Foundation
 /// events and performs the actions it returns; nothing here touches sockets, files or clocks, so
 /// each rule is tested directly (`DownloadStateMachineTests`).
 ///
-/// Resume rules (DESIGN.md §5): a partial is continued with `Range: bytes=N-` and `If-Range`
+/// Resume rules (Docs/Contracts.md §3): a partial is continued with `Range: bytes=N-` and `If-Range`
 /// carrying a strong ETag, else Last-Modified. A 206 must carry a `Content-Range` that starts at N,
 /// else restart; a 200 to a range request means the server ignored it or the file changed:
 /// restart from zero with that body; 416 with a complete partial: publish after verifying; a weak

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Report v1 (DESIGN.md §4, `schemas/report.schema.json`): what a run did, per job.
+/// Report v1 (Docs/Contracts.md §2, `schemas/report.schema.json`): what a run did, per job.
 public struct RunReport: Codable, Sendable {
     public struct Tool: Codable, Sendable {
         public var name = "batchfetch"

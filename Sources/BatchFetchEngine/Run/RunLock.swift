@@ -1,6 +1,6 @@
 import Foundation
 
-/// The run lock (DESIGN.md §3, §5): an exclusive `flock` on `<output_dir>/.batchfetch.lock`, so
+/// The run lock (Docs/Contracts.md §1, §3): an exclusive `flock` on `<output_dir>/.batchfetch.lock`, so
 /// two runs never write one directory. The file holds the holder's pid for the error message;
 /// the lock itself dies with the process, so a crashed run never leaves a stale lock behind.
 public final class RunLock: @unchecked Sendable {

@@ -1,7 +1,7 @@
 import BatchFetchSpec
 import Foundation
 
-/// Performs a segmented download (DESIGN.md §5): several connections fetch ranges chosen by a
+/// Performs a segmented download (Docs/Contracts.md §3): several connections fetch ranges chosen by a
 /// ``SegmentPlanner`` and write them at their offsets into one preallocated `.part`, each through
 /// its own ``FileSink``; an ``OrderedHasher`` follows the written prefix. The sidecar lists the
 /// written ranges after every write (1 MiB), so a SIGKILL loses at most a write per connection,

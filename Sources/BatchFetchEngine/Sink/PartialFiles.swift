@@ -1,7 +1,7 @@
 import BatchFetchSpec
 import Foundation
 
-/// When published files reach stable storage (DESIGN.md §5).
+/// When published files reach stable storage (Docs/Contracts.md §3).
 public enum Durability: String, Sendable, CaseIterable {
     /// Rename as files complete; one `syncfs` before the report is written (default).
     case batch

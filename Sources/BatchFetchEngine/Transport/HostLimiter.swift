@@ -1,7 +1,7 @@
 /// Keeps the requests in flight to one host at or below `per_host`, across all jobs.
 ///
 /// URLSession would queue extra tasks itself, but queued tasks plus redirects can trap in
-/// FoundationNetworking 6.3.1 (DESIGN.md §7), so the engine never hands it more than the limit.
+/// FoundationNetworking 6.3.1 (Docs/Contracts.md §5), so the engine never hands it more than the limit.
 public actor HostLimiter {
     private let limit: Int
     private var inUse: [String: Int] = [:]

@@ -5,11 +5,11 @@ public enum TransportKind: String, Sendable, CaseIterable {
     /// SwiftNIO's AsyncHTTPClient: backpressure, so whole bodies stream with bounded memory.
     case nio
     /// Foundation's URLSession (libcurl on Linux): no backpressure, so bodies come in bounded
-    /// ranges; the transport DESIGN.md §7 describes.
+    /// ranges; the transport Docs/Contracts.md §5 describes.
     case urlsession
 
     /// `BATCHFETCH_TRANSPORT` (`nio` or `urlsession`) when set, else URLSession, the transport
-    /// DESIGN.md specifies and the one with the longest record here. nio downloads a 1 GiB file
+    /// the contracts (Docs/Contracts.md §5) are written around, and the one with the longest record here. nio downloads a 1 GiB file
     /// in less than half the time on this machine (bench/results/downloads.md).
     public static var `default`: TransportKind {
         ProcessInfo.processInfo.environment["BATCHFETCH_TRANSPORT"].flatMap(TransportKind.init(rawValue:)) ?? .urlsession

@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// ``HTTPTransport`` on URLSession, following the rules measured for FoundationNetworking on
-/// Linux (DESIGN.md §7): one long-lived session per connection limit, no cache, data tasks with a
+/// Linux (Docs/Contracts.md §5): one long-lived session per connection limit, no cache, data tasks with a
 /// session delegate, `Accept-Encoding: identity`, redirects returned to the engine.
 ///
 /// Sessions are created once per process and never invalidated: invalidating a session with

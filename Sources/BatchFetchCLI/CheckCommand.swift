@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchSpec
 import Foundation
 
 /// `batchfetch check`: mirror drift.
@@ -44,7 +45,7 @@ struct CheckCommand: AsyncParsableCommand {
         for job in result.jobs {
             for mirror in job.mirrors ?? [] { Console.error(CheckLine.describe(mirror, job: job.id)) }
         }
-        let path = report ?? loaded.outputDirectory + "/batchfetch-check.json"
+        let path = report ?? loaded.outputDirectory + "/" + ToolFiles.checkReport
         ReportFile.write(result, to: path)
         let summary = result.summary
         Console.error("check: \(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, "

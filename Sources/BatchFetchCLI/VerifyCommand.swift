@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchSpec
 import Foundation
 
 /// `batchfetch verify`: offline integrity check of the published files.
@@ -37,7 +38,7 @@ struct VerifyCommand: AsyncParsableCommand {
             if let error = job.error { line += "  \(error.code.rawValue): \(error.message)" }
             Console.error(line)
         }
-        let path = report ?? loaded.outputDirectory + "/batchfetch-verify.json"
+        let path = report ?? loaded.outputDirectory + "/" + ToolFiles.verifyReport
         ReportFile.write(result, to: path)
         let summary = result.summary
         Console.error("verify: \(summary.ok ?? 0) ok, \(summary.drift ?? 0) mismatched, \(summary.missing ?? 0) missing"

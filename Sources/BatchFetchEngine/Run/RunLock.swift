@@ -1,3 +1,4 @@
+import BatchFetchSpec
 import Foundation
 
 /// The run lock (Docs/Contracts.md §1, §3): an exclusive `flock` on `<output_dir>/.batchfetch.lock`, so
@@ -10,7 +11,7 @@ public final class RunLock: @unchecked Sendable {
         public var pid: Int32?
     }
 
-    public static let fileName = ".batchfetch.lock"
+    public static let fileName = ToolFiles.runLock
     public let path: String
     private let descriptor: Int32
     private let lock = NSLock()

@@ -18,7 +18,7 @@ public final class Runner: Sendable {
     }
 
     /// The default report location: `<output_dir>/batchfetch-report.json`.
-    public var defaultReportPath: String { manifest.outputDirectory + "/batchfetch-report.json" }
+    public var defaultReportPath: String { manifest.outputDirectory + "/" + ToolFiles.runReport }
 
     /// Starts the run in a task of its own and returns its handle: events, interrupt, report.
     public func start() -> RunHandle {

@@ -1,3 +1,4 @@
+import BatchFetchSpec
 import Foundation
 
 /// What batchfetch knows about the files it published, kept in `<output_dir>/.batchfetch-state.json`
@@ -33,7 +34,7 @@ public final class StateCache: @unchecked Sendable {
         var files: [String: Entry]
     }
 
-    public static let fileName = ".batchfetch-state.json"
+    public static let fileName = ToolFiles.stateCache
     private let directory: SafeDirectory?
     private let lock = NSLock()
     private var files: [String: Entry]

@@ -16,20 +16,13 @@ struct ManifestValidator {
         checkSymlinkedParents(manifest)
     }
 
-    /// Files batchfetch itself writes in `output_dir`; a dest with one of these names would be
-    /// overwritten by the tool and then reported up to date.
-    public static let toolFileNames = [
-        "batchfetch-report.json", "batchfetch-check.json", "batchfetch-verify.json", ".batchfetch-state.json",
-        ".batchfetch.lock",
-    ]
-
     /// No dest may be another dest's partial or sidecar (`h.bin` and `h.bin.part` would write
     /// into each other), or one of the tool's own files, or the lockfile when it lies in
     /// `output_dir`.
     private mutating func checkToolFiles(_ manifest: Manifest) {
         let jobs = manifest.jobs
         var reserved: [String: String] = [:]
-        for name in Self.toolFileNames { reserved[name] = "batchfetch's own file" }
+        for name in ToolFiles.all { reserved[name] = "batchfetch's own file" }
         let manifestURL = URL(fileURLWithPath: manifest.path)
         let lockURL = manifestURL.deletingPathExtension().appendingPathExtension("lock.json").standardizedFileURL
         let outputPrefix = URL(fileURLWithPath: manifest.outputDirectory).standardizedFileURL.path + "/"

@@ -127,10 +127,10 @@ final class SegmentedTransfer: @unchecked Sendable {
             sink: sink, finishWithin: setup.planner.pieceSize, progress: setup.progress,
             decide: { [firstHead] head in
                 let verdict = judge.judge(head, for: range)
-                if verdict == .accept { firstHead.open() }
                 verdictBox.set(verdict, status: head.status)
-                if verdict == .accept { return .receive(BodyPlan(offset: range.lowerBound, end: range.upperBound)) }
-                return .fail(DownloadFailure(.httpStatus, "range refused"))
+                guard verdict == .accept else { return .fail(DownloadFailure(.httpStatus, "range refused")) }
+                firstHead.open()
+                return .receive(BodyPlan(offset: range.lowerBound, end: range.upperBound))
             },
             begin: { plan in sink.beginRange(at: plan.offset, end: plan.end ?? range.upperBound) })
         await setup.context.hosts.acquire(host)

@@ -48,8 +48,7 @@ public struct Plan: Sendable {
         if let bytes = LocalFile.regularFileSize(atPath: path) {
             return .present(bytes: bytes, sizeMatches: expectedSize.map { $0 == bytes })
         }
-        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        if let bytes = LocalFile.regularFileSize(atPath: path[..<slash] + DestPath.partName(for: String(path[slash...]))) {
+        if let bytes = LocalFile.regularFileSize(atPath: DestPath.temporaryPaths(beside: path).part) {
             return .partial(bytes: bytes)
         }
         return .missing

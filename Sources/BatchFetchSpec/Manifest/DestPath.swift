@@ -98,6 +98,13 @@ public enum DestPath {
         partName(for: name) + ".json"
     }
 
+    /// The partial's and the sidecar's paths beside the file at `path` (same directory).
+    public static func temporaryPaths(beside path: String) -> (part: String, sidecar: String) {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        let directory = path[..<slash], name = String(path[slash...])
+        return (directory + partName(for: name), directory + sidecarName(for: name))
+    }
+
     /// A hidden temporary name for an atomic replacement of `name`, fitting ``nameMax``.
     public static func temporaryName(for name: String, tag: String) -> String {
         "." + fitted(name, reserving: tag.utf8.count + 6) + "." + tag + ".tmp"

@@ -28,11 +28,9 @@ struct ManifestValidator {
         let outputPrefix = URL(fileURLWithPath: manifest.outputDirectory).standardizedFileURL.path + "/"
         if lockURL.path.hasPrefix(outputPrefix) { reserved[String(lockURL.path.dropFirst(outputPrefix.count))] = "the lockfile" }
         for position in jobs.indices where !jobs[position].dest.resolved.isEmpty {
-            let dest = jobs[position].dest.resolved
-            let slash = dest.lastIndex(of: "/").map { dest.index(after: $0) } ?? dest.startIndex
-            let directory = dest[..<slash], name = String(dest[slash...])
-            for temporary in [DestPath.partName(for: name), DestPath.sidecarName(for: name)] {
-                reserved[directory + temporary] = "the partial download of job '\(jobs[position].id)'"
+            let temporary = DestPath.temporaryPaths(beside: jobs[position].dest.resolved)
+            for path in [temporary.part, temporary.sidecar] {
+                reserved[path] = "the partial download of job '\(jobs[position].id)'"
             }
         }
         for position in jobs.indices {

@@ -8,8 +8,9 @@ import Testing
 
     static func planner(total: Int64 = 10 * mib, piece: Int64 = 4 * mib, done: ByteRanges = ByteRanges(),
                         retries: Int = 2) -> SegmentPlanner {
-        SegmentPlanner(configuration: .init(total: total, pieceSize: piece, ifRange: "\"v1\"", retries: retries,
-                                            backoff: 1, backoffMax: 8), done: done)
+        SegmentPlanner(configuration: .init(total: total, pieceSize: piece, ifRange: "\"v1\"",
+                                            retry: RetryPolicy(retries: retries, backoff: 1, backoffMax: 8, retryAfterMax: 60)),
+                       done: done)
     }
 
     static func head(_ status: Int, _ headers: [String: String] = [:]) -> TransportResponseHead {
@@ -96,8 +97,8 @@ import Testing
 
     @Test func withLastModifiedAsTheValidatorEachRangeMustCarryTheSameDate() {
         let date = "Thu, 01 Jan 2026 00:00:00 GMT"
-        let planner = SegmentPlanner(configuration: .init(total: 1000, pieceSize: 100, ifRange: date, retries: 2,
-                                                          backoff: 1, backoffMax: 8))
+        let planner = SegmentPlanner(configuration: .init(total: 1000, pieceSize: 100, ifRange: date,
+                                                          retry: RetryPolicy(retries: 2, backoff: 1, backoffMax: 8)))
         let range: Range<Int64> = 100..<200
         #expect(planner.judge(Self.head(206, ["Content-Range": "bytes 100-199/1000", "Last-Modified": date]), for: range) == .accept)
         for headers in [["Content-Range": "bytes 100-199/1000", "Last-Modified": "Thu, 01 Jan 2026 01:00:00 GMT"],
@@ -118,16 +119,22 @@ import Testing
         #expect(failure.code == .remoteChanged)
     }
 
-    @Test func retryableStatusesRetryAndRetryAfterIsHonoured() {
-        let planner = Self.planner()
-        #expect(planner.judge(Self.head(503, ["Retry-After": "7"]), for: 0..<10)
-            == .retry(DownloadFailure(.httpStatus, "HTTP 503 for bytes 0-9"), RetryDelay(seconds: 7, jitter: false)))
-        guard case .retry(_, let delay) = planner.judge(Self.head(429), for: 0..<10) else {
-            Issue.record("429 not retried")
+    @Test func retryableStatusesRetryAndRetryAfterIsHonouredUpToItsCap() {
+        var planner = Self.planner()
+        let unavailable = DownloadFailure(.httpStatus, "HTTP 503 for bytes 0-9")
+        #expect(planner.judge(Self.head(503, ["Retry-After": "7"]), for: 0..<10) == .retryable(unavailable, retryAfter: 7))
+        #expect(planner.failed(unavailable, retryAfter: 7) == .retry(unavailable, RetryDelay(seconds: 7, jitter: false)))
+        #expect(planner.judge(Self.head(429), for: 0..<10)
+            == .retryable(DownloadFailure(.httpStatus, "HTTP 429 for bytes 0-9"), retryAfter: nil))
+        // Over retry_after_max (60 s here): segmenting stops; the single stream that follows
+        // meets the same answer and fails over.
+        guard case .stop(let capped) = planner.failed(unavailable, retryAfter: 86_400) else {
+            Issue.record("a day's Retry-After was waited for")
             return
         }
-        #expect(delay == RetryDelay(seconds: 1, jitter: true))
-        guard case .stop(let failure) = planner.judge(Self.head(404), for: 0..<10) else {
+        #expect(capped.message.contains("retry_after_max"))
+        #expect(planner.claim() == nil)
+        guard case .stop(let failure) = Self.planner().judge(Self.head(404), for: 0..<10) else {
             Issue.record("404 retried")
             return
         }

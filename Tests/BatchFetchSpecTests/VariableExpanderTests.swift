@@ -8,14 +8,14 @@ import Testing
         let value = try expander.expand("Bearer ${TOKEN}").get()
         #expect(value.resolved == "Bearer s3cret")
         #expect(value.redacted == "Bearer ${TOKEN}")
-        #expect(value.hasSecrets)
+        #expect(value.secrets == [TemplatedString.Secret(name: "TOKEN", value: "s3cret")])
     }
 
     @Test func defaultsApplyWhenUnsetOrEmptyAndAreNotSecret() throws {
         let unset = try expander.expand("${MISSING:-https://a.example}/x").get()
         #expect(unset.resolved == "https://a.example/x")
         #expect(unset.redacted == "https://a.example/x")
-        #expect(!unset.hasSecrets)
+        #expect(unset.secrets.isEmpty)
         #expect(try expander.expand("${EMPTY:-fallback}").get().resolved == "fallback")
         #expect(try expander.expand("${HOST:-other}").get().resolved == "mirror.example")
     }
@@ -27,7 +27,7 @@ import Testing
     @Test func dollarsThatAreNotReferencesStayLiteral() throws {
         #expect(try expander.expand("price$5").get().resolved == "price$5")
         #expect(try expander.expand("literal $${TOKEN}").get().resolved == "literal ${TOKEN}")
-        #expect(try expander.expand("literal $${TOKEN}").get().hasSecrets == false)
+        #expect(try expander.expand("literal $${TOKEN}").get().secrets.isEmpty)
     }
 
     @Test func malformedReferences() throws {

@@ -31,11 +31,12 @@ public final class Checker: Sendable {
 
     private func check(_ job: Job, transport: any HTTPTransport, hosts: HostLimiter) async -> JobResult {
         let started = DispatchTime.now()
-        let probe = MirrorProbe(job: job, transport: transport, hosts: hosts)
+        let network = JobNetwork(job: job, transport: transport, perHost: manifest.perHost, environment: options.environment)
+        let probe = MirrorProbe(job: job, network: network, hosts: hosts)
         let entry = lock?.jobs[job.id]
         var mirrors: [MirrorCheck] = []
         for (index, url) in job.urls.enumerated() {
-            let observation = await probe.observe(url.resolved, deep: deep)
+            let observation = await probe.observe(mirror: index, deep: deep)
             let locked = entry?.mirrors.first { $0.url == url.redacted }
             let expected = MirrorExpectation(
                 size: entry?.size ?? job.size,
@@ -51,7 +52,7 @@ public final class Checker: Sendable {
             result.checksums = ["sha256": sha256]
         }
         result.duration = DispatchTime.now().seconds(since: started)
-        return result
+        return result.redacted(by: network.redactor)
     }
 
     /// A job's status: its most serious mirror verdict.

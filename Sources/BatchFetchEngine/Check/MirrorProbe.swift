@@ -3,48 +3,53 @@ import Foundation
 
 /// Asks one mirror what it serves, for `check` and `pin`: `HEAD` (or, when HEAD is refused
 /// with 405/501, `GET` with `Range: bytes=0-0`), following redirects; with `deep`, the whole
-/// body streamed through sha256 in bounded ranges, never written to disk. Transient failures
-/// (connection, timeout, 408, 429, 5xx) are retried with the job's backoff and Retry-After.
+/// body streamed through sha256 in bounded ranges, never written to disk.
+///
+/// It follows the same rules as a download, from the job's ``JobNetwork``: the same redirect
+/// policy (no scheme but http and https, no https→http unless allowed), the same credential
+/// policy (nothing secret to another origin), the same retry policy (connection, timeout, 408,
+/// 429, 5xx retried with backoff and a capped Retry-After; TLS failures and refused redirects
+/// not retried), and messages through the job's redactor.
 struct MirrorProbe: Sendable {
-    var transport: any HTTPTransport
+    var network: JobNetwork
     var hosts: HostLimiter
-    var headers: [(name: String, value: String)]
-    var retries: Int
-    var backoff: Double
-    var backoffMax: Double
     var timeout: Double
     /// Bytes per range when hashing with --deep (bounded memory).
     var rangeSize: Int64 = 8 << 20
 
-    /// A probe with the job's headers, retries, backoff and idle timeout.
-    init(job: Job, transport: any HTTPTransport, hosts: HostLimiter) {
-        self.transport = transport
+    /// A probe with the job's network rules and idle timeout.
+    init(job: Job, network: JobNetwork, hosts: HostLimiter) {
+        self.network = network
         self.hosts = hosts
-        headers = job.requestHeaders
-        retries = job.settings.retries
-        backoff = job.settings.backoff
-        backoffMax = job.settings.backoffMax
         timeout = job.settings.timeout
     }
 
-    func observe(_ url: String, deep: Bool) async -> MirrorObservation {
+    /// What mirror `mirrorIndex` of the job serves.
+    func observe(mirror mirrorIndex: Int, deep: Bool) async -> MirrorObservation {
+        guard network.mirrors.indices.contains(mirrorIndex) else {
+            return MirrorObservation(outcome: .unreachable("invalid URL"), httpStatus: nil, method: deep ? "GET" : "HEAD")
+        }
+        let url = network.mirrors[mirrorIndex]
         var failures = 0
         var method = "HEAD"
         while true {
-            let attempt = deep ? await hashWhole(url) : await ask(url, method: method)
+            let attempt = deep ? await hashWhole(url, mirror: mirrorIndex) : await ask(url, mirror: mirrorIndex, method: method)
             switch attempt {
             case .done(let observation):
                 return observation
             case .headRefused:
                 method = "GET"
-            case .retry(let reason, let status, let retryAfter):
+            case .fail(let failure, let status):
+                return MirrorObservation(outcome: .unreachable(failure.errorDescription ?? failure.message), httpStatus: status,
+                                         method: deep ? "GET" : method)
+            case .retry(let failure, let status, let retryAfter):
                 failures += 1
-                guard failures <= retries else {
-                    return MirrorObservation(outcome: .unreachable(reason), httpStatus: status, method: deep ? "GET" : method)
+                switch network.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: nil) {
+                case .giveUp(let reason):
+                    return MirrorObservation(outcome: .unreachable(reason.message), httpStatus: status, method: deep ? "GET" : method)
+                case .wait(let delay):
+                    try? await Task.sleep(nanoseconds: UInt64(delay.draw() * 1e9))
                 }
-                let delay = retryAfter.map { RetryDelay(seconds: $0, jitter: false) }
-                    ?? .backoff(failure: failures, base: backoff, cap: backoffMax)
-                try? await Task.sleep(nanoseconds: UInt64(min(delay.draw(), 3600) * 1e9))
             }
         }
     }
@@ -52,14 +57,17 @@ struct MirrorProbe: Sendable {
     private enum Attempt {
         case done(MirrorObservation)
         case headRefused
-        case retry(String, status: Int?, retryAfter: Double?)
+        /// Not worth retrying: a refused redirect, a TLS failure.
+        case fail(DownloadFailure, status: Int?)
+        case retry(DownloadFailure, status: Int?, retryAfter: Double?)
     }
 
     /// One HEAD (or `GET bytes=0-0`), following redirects.
-    private func ask(_ url: String, method: String) async -> Attempt {
+    private func ask(_ url: URL, mirror: Int, method: String) async -> Attempt {
         let range = method == "GET" ? [(name: "Range", value: "bytes=0-0")] : []
-        let (head, failure, _) = await exchange(url, method: method, extra: range, body: nil)
-        guard let head else { return .retry(failure ?? "no response", status: nil, retryAfter: nil) }
+        let exchange = await exchange(url, mirror: mirror, method: method, extra: range, body: nil)
+        if let failed = exchange.failed { return failed }
+        guard let head = exchange.head else { return .retry(DownloadFailure(.connection, "no response"), status: nil, retryAfter: nil) }
         if let other = classify(head, method: method) { return other }
         var observation = MirrorObservation(outcome: .answered, httpStatus: head.status, method: method)
         observation.etag = head.header("etag")
@@ -76,7 +84,7 @@ struct MirrorProbe: Sendable {
     }
 
     /// --deep: the whole content through sha256, range by range, each validated by If-Range.
-    private func hashWhole(_ url: String) async -> Attempt {
+    private func hashWhole(_ url: URL, mirror: Int) async -> Attempt {
         let digest = DigestBox()
         var offset: Int64 = 0
         var total: Int64?
@@ -86,17 +94,20 @@ struct MirrorProbe: Sendable {
             var extra = [(name: "Range", value: "bytes=\(offset)-\(offset + rangeSize - 1)")]
             if let validator, offset > 0 { extra.append((name: "If-Range", value: validator)) }
             let saved = digest.state
-            let (head, failure, received) = await exchange(url, method: "GET", extra: extra, body: digest)
-            guard let head else { return .retry(failure ?? "no response", status: nil, retryAfter: nil) }
-            if let other = classify(head, method: "GET") { return other }
-            if let failure {
+            let exchange = await exchange(url, mirror: mirror, method: "GET", extra: extra, body: digest)
+            if let failed = exchange.failed {
                 digest.state = saved
-                return .retry(failure, status: head.status, retryAfter: nil)
+                return failed
             }
+            guard let head = exchange.head else {
+                return .retry(DownloadFailure(.connection, "no response"), status: nil, retryAfter: nil)
+            }
+            if let other = classify(head, method: "GET") { return other }
+            let received = exchange.received
             if head.status == 200 {
                 // Ranges ignored, or the content changed under If-Range: this body is all of it.
                 guard received == ResponseHeaders.contentLength(head) ?? received else {
-                    return .retry("short body", status: 200, retryAfter: nil)
+                    return .retry(DownloadFailure(.connection, "short body"), status: 200, retryAfter: nil)
                 }
                 first = head
                 total = received
@@ -106,7 +117,7 @@ struct MirrorProbe: Sendable {
             guard let range = ResponseHeaders.contentRange(head.header("content-range")), range.first == offset,
                   let last = range.last, last - offset + 1 == received else {
                 digest.state = saved
-                return .retry("206 that does not match bytes \(offset)-", status: 206, retryAfter: nil)
+                return .retry(DownloadFailure(.rangeNotHonoured, "206 that does not match bytes \(offset)-"), status: 206, retryAfter: nil)
             }
             if first == nil {
                 first = head
@@ -131,34 +142,59 @@ struct MirrorProbe: Sendable {
         case 404, 410: return .done(MirrorObservation(outcome: .missing, httpStatus: head.status, method: method))
         case 405 where method == "HEAD", 501 where method == "HEAD": return .headRefused
         case 408, 429, 500...599:
-            return .retry("HTTP \(head.status)", status: head.status,
+            return .retry(DownloadFailure(.httpStatus, "HTTP \(head.status)"), status: head.status,
                           retryAfter: ResponseHeaders.retryAfter(head.header("retry-after"), now: Date()))
         default:
             return .done(MirrorObservation(outcome: .unreachable("HTTP \(head.status)"), httpStatus: head.status, method: method))
         }
     }
 
-    /// One request with up to 10 redirects; returns the final head, a failure, and body bytes
-    /// received (fed to `body` when given; otherwise the body is not read).
-    private func exchange(_ url: String, method: String, extra: [(name: String, value: String)], body: DigestBox?) async
-        -> (TransportResponseHead?, String?, Int64) {
+    /// How one request ended, redirects followed.
+    private struct Exchange {
+        var head: TransportResponseHead?
+        /// The attempt's end when it got no usable head: retry or not.
+        var failed: Attempt?
+        /// Body bytes received (fed to the digest when one was given).
+        var received: Int64 = 0
+    }
+
+    /// One request, following redirects as the job's redirect policy allows; the body is read
+    /// only when `body` is given.
+    private func exchange(_ url: URL, mirror: Int, method: String, extra: [(name: String, value: String)],
+                          body: DigestBox?) async -> Exchange {
         var current = url
-        for _ in 0...10 {
-            guard let target = URL(string: current), let host = target.host else { return (nil, "invalid URL \(current)", 0) }
-            let request = TransportRequest(url: target, method: method, headers: headers + extra, timeout: timeout + 30)
+        var followed = 0
+        while true {
+            let request = network.request(current, mirrorIndex: mirror, method: method, extra: extra, timeout: timeout)
             let handler = ProbeHandler(body: body)
+            let host = request.url.host ?? ""
             await hosts.acquire(host)
-            handler.attach(transport.start(request, handler: handler))
+            handler.attach(network.transport.start(request, handler: handler))
             let (head, failure, received) = await handler.finished(idleTimeout: timeout)
             await hosts.release(host)
-            if let head, [301, 302, 303, 307, 308].contains(head.status), let location = head.header("location"),
-               let next = URL(string: location, relativeTo: target)?.absoluteURL.absoluteString {
-                current = next
-                continue
+            if let head, RedirectPolicy.statuses.contains(head.status) {
+                switch network.redirect.decide(status: head.status, location: head.header("location"), from: current, followed: followed) {
+                case .follow(let target):
+                    current = target
+                    followed += 1
+                    continue
+                case .refuse(let failure):
+                    return Exchange(head: nil, failed: .fail(failure, status: head.status))
+                }
             }
-            return (head, failure, received)
+            switch failure {
+            case .tls(let reason)?:
+                return Exchange(head: nil, failed: .fail(DownloadFailure(.tls, reason), status: nil))
+            case .timedOut?:
+                return Exchange(head: head, failed: .retry(DownloadFailure(.timeout, "no data within the idle timeout"),
+                                                           status: head?.status, retryAfter: nil), received: received)
+            case let failure? where head == nil || (body != nil && (200...299).contains(head!.status)):
+                return Exchange(head: head, failed: .retry(DownloadFailure(.connection, "\(failure)"), status: head?.status,
+                                                           retryAfter: nil), received: received)
+            default:
+                return Exchange(head: head, received: received)
+            }
         }
-        return (nil, "more than 10 redirects", 0)
     }
 
     /// The hex sha256 in an RFC 9530 `Repr-Digest`/`Content-Digest` value (`sha-256=:<base64>:`).
@@ -201,7 +237,7 @@ private final class ProbeHandler: TransportResponseHandler, @unchecked Sendable 
     private var task: (any TransportTask)?
     private var head: TransportResponseHead?
     private var received: Int64 = 0
-    private var failure: String?
+    private var failure: TransportFailure?
     private var lastActivity = DispatchTime.now()
     private var timedOut = false
     private var done = false
@@ -236,9 +272,9 @@ private final class ProbeHandler: TransportResponseHandler, @unchecked Sendable 
         let continuation = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             done = true
             if timedOut {
-                self.failure = "no data within the idle timeout"
+                self.failure = .timedOut
             } else if let failure, !(failure == .cancelled && head != nil && body == nil) {
-                self.failure = "\(failure)"
+                self.failure = failure
             }
             let continuation = self.continuation
             self.continuation = nil
@@ -250,7 +286,7 @@ private final class ProbeHandler: TransportResponseHandler, @unchecked Sendable 
     /// Probes never need shedding: a HEAD has no body and --deep ranges are bounded.
     var allowsShedding: Bool { false }
 
-    func finished(idleTimeout: Double) async -> (TransportResponseHead?, String?, Int64) {
+    func finished(idleTimeout: Double) async -> (TransportResponseHead?, TransportFailure?, Int64) {
         let watchdog = Task { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: UInt64(min(1.0, idleTimeout / 4) * 1e9))

@@ -26,7 +26,9 @@ public final class Pinner: Sendable {
         let hosts = HostLimiter(limit: manifest.perHost)
         let jobs = manifest.jobs
         let found = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
-            await Self.entry(jobs[index], report.jobs[index], transport: transport, hosts: hosts)
+            await Self.entry(jobs[index], report.jobs[index], network: JobNetwork(
+                job: jobs[index], transport: transport, perHost: self.manifest.perHost, environment: self.options.environment),
+                hosts: hosts)
         }
         var entries: [String: LockFile.Entry] = [:]
         for (job, entry) in zip(jobs, found) { entries[job.id] = entry }
@@ -34,19 +36,20 @@ public final class Pinner: Sendable {
         return (complete ? LockFile(manifest: (manifest.path as NSString).lastPathComponent, jobs: entries) : nil, report)
     }
 
-    private static func entry(_ job: Job, _ result: RunReport.Job, transport: any HTTPTransport, hosts: HostLimiter) async
+    private static func entry(_ job: Job, _ result: RunReport.Job, network: JobNetwork, hosts: HostLimiter) async
         -> LockFile.Entry? {
         guard let sha256 = result.checksums?["sha256"], let size = result.size else { return nil }
-        let probe = MirrorProbe(job: job, transport: transport, hosts: hosts)
+        let probe = MirrorProbe(job: job, network: network, hosts: hosts)
+        let redact = network.redactor.redact
         var mirrors: [LockFile.Mirror] = []
-        for url in job.urls {
-            let seen = await probe.observe(url.resolved, deep: false)
+        for (index, url) in job.urls.enumerated() {
+            let seen = await probe.observe(mirror: index, deep: false)
             let answered = seen.outcome == .answered
             // A mirror's own sha256 only as it announced it (Repr-Digest): which mirror served the
             // bytes depends on the run, and the lockfile must not.
             mirrors.append(LockFile.Mirror(
-                url: url.redacted, size: answered ? seen.size : nil, etag: answered ? seen.etag : nil,
-                lastModified: answered ? seen.lastModified : nil, sha256: answered ? seen.sha256 : nil))
+                url: url.redacted, size: answered ? seen.size : nil, etag: answered ? seen.etag.map(redact) : nil,
+                lastModified: answered ? seen.lastModified.map(redact) : nil, sha256: answered ? seen.sha256 : nil))
         }
         return LockFile.Entry(dest: job.dest.redacted, size: size, sha256: sha256, mirrors: mirrors)
     }

@@ -85,6 +85,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case unsafePath = "unsafe_path"
     /// Another process holds the lock on the dest's partial.
     case inUse = "in_use"
+    /// The TLS handshake failed: the server's certificate is untrusted, expired or for another
+    /// host, or it refused the client certificate. Not retried.
+    case tls
 }
 
 /// A failure with a code from the closed set and a message for people.

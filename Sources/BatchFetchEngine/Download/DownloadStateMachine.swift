@@ -39,11 +39,10 @@ public struct DownloadStateMachine: Sendable {
         public var displayMirrors: [String]
         public var expectedSize: Int64?
         public var checksumPinned: Bool
-        public var retries: Int
-        public var backoff: Double
-        public var backoffMax: Double
-        public var allowInsecureRedirect: Bool
-        public var maxRedirects = 10
+        /// Retries, backoff and the Retry-After cap, shared with the mirror probe.
+        public var retry: RetryPolicy
+        /// Which redirects are followed, shared with the mirror probe.
+        public var redirect: RedirectPolicy
         /// Size of the bounded ranges (the per-job memory cap).
         public var pauseChunk: Int64 = 8 << 20
         /// Fetch bodies larger than ``pauseChunk`` in bounded ranges from the start, instead of
@@ -58,7 +57,7 @@ public struct DownloadStateMachine: Sendable {
         public var pieceSize: Int64
 
         public init(mirrors: [String], mirrorIdentities: [String], displayMirrors: [String]? = nil, expectedSize: Int64?,
-                    checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool,
+                    checksumPinned: Bool, retry: RetryPolicy, redirect: RedirectPolicy,
                     pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
                     boundedBodies: Bool = false) {
             self.boundedBodies = boundedBodies
@@ -71,10 +70,23 @@ public struct DownloadStateMachine: Sendable {
             self.displayMirrors = displayMirrors ?? mirrors
             self.expectedSize = expectedSize
             self.checksumPinned = checksumPinned
-            self.retries = retries
-            self.backoff = backoff
-            self.backoffMax = backoffMax
-            self.allowInsecureRedirect = allowInsecureRedirect
+            self.retry = retry
+            self.redirect = redirect
+        }
+
+        /// A configuration with policies made of the plain settings (tests and simple callers).
+        public init(mirrors: [String], mirrorIdentities: [String], displayMirrors: [String]? = nil, expectedSize: Int64?,
+                    checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool,
+                    retryAfterMax: Double = 300,
+                    pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
+                    boundedBodies: Bool = false) {
+            self.init(
+                mirrors: mirrors, mirrorIdentities: mirrorIdentities, displayMirrors: displayMirrors, expectedSize: expectedSize,
+                checksumPinned: checksumPinned,
+                retry: RetryPolicy(retries: retries, backoff: backoff, backoffMax: backoffMax, retryAfterMax: retryAfterMax),
+                redirect: RedirectPolicy(allowInsecure: allowInsecureRedirect),
+                pauseChunk: pauseChunk, pacedChunk: pacedChunk, segments: segments, pieceSize: pieceSize,
+                boundedBodies: boundedBodies)
         }
     }
 
@@ -209,7 +221,7 @@ public struct DownloadStateMachine: Sendable {
             // The first change is simply new content; content that keeps changing uses retries.
             if changedRestarts > 0 { failuresOnMirror += 1 }
             changedRestarts += 1
-            guard failuresOnMirror <= configuration.retries else { return failMirror(failure) }
+            guard failuresOnMirror <= configuration.retry.retries else { return failMirror(failure) }
             segmentingOffered = false
         }
         return send(nextRequest())
@@ -309,6 +321,10 @@ public struct DownloadStateMachine: Sendable {
         case .failed(.connection(let reason)), .failed(.other(let reason)):
             return retry(DownloadFailure(.connection, "\(servedURL): \(reason)"), status: nil, retryAfter: nil,
                          remaining: remaining, recorded: true)
+        case .failed(.tls(let reason)):
+            let failure = DownloadFailure(.tls, "\(servedURL): \(reason)")
+            amendLastAttempt(failure)
+            return failMirror(failure)
         case .diskError(let failure):
             amendLastAttempt(failure)
             return .fail(failure)
@@ -326,6 +342,11 @@ public struct DownloadStateMachine: Sendable {
         case .connection(let reason), .other(let reason):
             return retry(DownloadFailure(.connection, "\(servedURL): \(reason)"), status: nil, retryAfter: nil,
                          remaining: remaining)
+        case .tls(let reason):
+            // The next attempt would meet the same certificate; another mirror may not.
+            let failure = DownloadFailure(.tls, "\(servedURL): \(reason)")
+            record(status: nil, failure: failure)
+            return failMirror(failure)
         case .overloaded:
             return send(nextRequest())
         }
@@ -346,29 +367,21 @@ public struct DownloadStateMachine: Sendable {
     // MARK: - Decisions
 
     private mutating func redirect(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
-        guard let location = head.header("location"),
-              let target = URL(string: location, relativeTo: URL(string: currentURL))?.absoluteURL.absoluteString else {
-            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) without a usable Location from \(servedURL)")
+        let decision = URL(string: currentURL).map {
+            configuration.redirect.decide(status: head.status, location: head.header("location"), from: $0, followed: redirects.count)
+        } ?? .refuse(DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL), whose URL cannot be parsed"))
+        switch decision {
+        case .refuse(let failure):
             record(status: head.status, failure: failure)
             return failMirror(failure)
+        case .follow(let target):
+            redirects.append(configuration.redirect.redactor.redact(target.absoluteString))
+            currentURL = target.absoluteString
+            var next = request
+            next.url = currentURL
+            pending = next
+            return .send(next)
         }
-        guard redirects.count < configuration.maxRedirects else {
-            let failure = DownloadFailure(.tooManyRedirects, "more than \(configuration.maxRedirects) redirects from \(configuration.displayMirrors[mirrorIndex])")
-            record(status: head.status, failure: failure)
-            return failMirror(failure)
-        }
-        if currentURL.lowercased().hasPrefix("https:") && target.lowercased().hasPrefix("http:")
-            && !configuration.allowInsecureRedirect {
-            let failure = DownloadFailure(.redirectRefused, "refusing redirect from https to \(target) (set allow_insecure_redirect to allow)")
-            record(status: head.status, failure: failure)
-            return failMirror(failure)
-        }
-        redirects.append(target)
-        currentURL = target
-        var next = request
-        next.url = target
-        pending = next
-        return .send(next)
     }
 
     private mutating func acceptFullBody(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
@@ -447,28 +460,23 @@ public struct DownloadStateMachine: Sendable {
         return .receive(BodyPlan(offset: start, end: bodyEnd, sidecar: nil))
     }
 
-    /// Retries on the current mirror with backoff, or hands over to the next mirror when the
-    /// retries are used up.
+    /// Retries on the current mirror after the retry policy's wait, or hands over to the next
+    /// mirror when it gives up (retries used up, a Retry-After over the cap or past the deadline).
     private mutating func retry(
         _ failure: DownloadFailure, status: Int?, retryAfter: Double?, remaining: Double?, recorded: Bool = false
     ) -> Action {
         if !recorded { record(status: status, failure: failure) } else { amendLastAttempt(failure) }
         resuming = true
         failuresOnMirror += 1
-        guard failuresOnMirror <= configuration.retries else { return failMirror(failure) }
-        let delay: RetryDelay
-        if let retryAfter {
-            delay = RetryDelay(seconds: retryAfter, jitter: false)
-        } else {
-            delay = .backoff(failure: failuresOnMirror, base: configuration.backoff, cap: configuration.backoffMax)
+        switch configuration.retry.decide(after: failure, failures: failuresOnMirror, retryAfter: retryAfter, remaining: remaining) {
+        case .giveUp(let reason):
+            amendLastAttempt(reason)
+            return failMirror(reason)
+        case .wait(let delay):
+            let next = nextRequest()
+            pending = next
+            return .sendAfter(next, delay)
         }
-        if let remaining, delay.seconds > remaining && !delay.jitter {
-            return .fail(DownloadFailure(
-                .deadlineExceeded, "\(failure.message); Retry-After \(Int(delay.seconds))s is past the job deadline"))
-        }
-        let next = nextRequest()
-        pending = next
-        return .sendAfter(next, delay)
     }
 
     /// Gives up on the current mirror: the next one, or the job fails with `failure`.

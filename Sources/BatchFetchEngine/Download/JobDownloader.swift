@@ -21,6 +21,10 @@ final class JobDownloader: @unchecked Sendable {
         var interruption: Interruption
         /// What earlier runs verified (digests and validators by dest).
         var state: StateCache
+        /// `per_host`, for transports made for a job's TLS settings.
+        var perHost: Int
+        /// Where `SSL_CERT_FILE`, `NETRC` and the like are read.
+        var environment: [String: String]
     }
 
     private let job: Job
@@ -32,6 +36,8 @@ final class JobDownloader: @unchecked Sendable {
     /// `lock_mismatch`.
     private let locked: Bool
     private let files: PartialFiles
+    /// Transport, credentials, redirect and retry policies, redaction.
+    private let network: JobNetwork
     private let machine: MachineBox
     private let algorithms: [Checksum.Algorithm]
     private let started = DispatchTime.now()
@@ -50,19 +56,19 @@ final class JobDownloader: @unchecked Sendable {
         self.copyFrom = copyFrom
         files = PartialFiles(root: context.root, dest: job.dest.resolved)
         algorithms = job.checksums.map(\.algorithm).filter { $0 != .sha256 }
+        let network = JobNetwork(job: job, transport: context.transport, perHost: context.perHost, environment: context.environment)
+        self.network = network
         let mirrors = job.urls.map(\.resolved)
         let segments = Self.segmentCount(job, rateLimited: context.rateLimiter != nil)
         machine = MachineBox(DownloadStateMachine(configuration: .init(
             mirrors: mirrors, mirrorIdentities: mirrors.map(Digester.sha256Hex), displayMirrors: job.urls.map(\.redacted),
-            expectedSize: job.size,
-            checksumPinned: !job.checksums.isEmpty, retries: job.settings.retries, backoff: job.settings.backoff,
-            backoffMax: job.settings.backoffMax, allowInsecureRedirect: job.settings.allowInsecureRedirect,
+            expectedSize: job.size, checksumPinned: !job.checksums.isEmpty, retry: network.retry, redirect: network.redirect,
             pauseChunk: Int64(context.memoryCap), pacedChunk: context.rateLimiter?.chunkSize(cap: Int64(context.memoryCap)),
             segments: segments,
             pieceSize: context.segmentRangeSize
                 ?? Self.pieceSize(memoryCap: context.memoryCap, segments: segments, total: job.size,
-                                  backpressure: context.transport.hasBackpressure),
-            boundedBodies: !context.transport.hasBackpressure)))
+                                  backpressure: network.transport.hasBackpressure),
+            boundedBodies: !network.transport.hasBackpressure)))
         deadline = job.settings.deadline.map { .now() + .nanoseconds(Int($0 * 1e9)) }
     }
 
@@ -231,7 +237,7 @@ final class JobDownloader: @unchecked Sendable {
                 result.url = state.servedURL
                 result.mirrorIndex = state.mirrorIndex
                 files.removePartial()
-                return result
+                return result.redacted(by: network.redactor)
             case .segment(let start):
                 switch await performSegments(start, sink: sink) {
                 case .published(let digests, let bytes):
@@ -281,16 +287,15 @@ final class JobDownloader: @unchecked Sendable {
     /// The HTTP request for `planned`: the job's method, headers and body, plus Range/If-Range.
     private func request(for planned: PlannedRequest) -> TransportRequest? {
         guard let url = URL(string: planned.url) else { return nil }
-        var headers = job.requestHeaders
+        var headers: [(name: String, value: String)] = []
         if let range = planned.rangeHeader {
             headers.append((name: "Range", value: range))
             if let ifRange = planned.ifRange { headers.append((name: "If-Range", value: ifRange)) }
         }
         if let etag = planned.ifNoneMatch { headers.append((name: "If-None-Match", value: etag)) }
         if let date = planned.ifModifiedSince { headers.append((name: "If-Modified-Since", value: date)) }
-        return TransportRequest(
-            url: url, method: job.method.rawValue, headers: headers, body: job.body.map { Data($0.resolved.utf8) },
-            timeout: job.settings.timeout + 30)
+        return network.request(url, mirrorIndex: planned.mirrorIndex, method: job.method.rawValue, extra: headers,
+                               body: job.body.map { Data($0.resolved.utf8) }, timeout: job.settings.timeout)
     }
 
     /// Runs a segmented transfer and returns what to do next: verify and publish, continue as one
@@ -300,11 +305,11 @@ final class JobDownloader: @unchecked Sendable {
         let connections = state.configuration.segments
         let transfer = SegmentedTransfer(.init(
             start: start, connections: connections, mirrorIndex: state.mirrorIndex, displayURL: state.servedURL,
-            files: files, algorithms: algorithms, context: context, progress: progress, idleTimeout: job.settings.timeout,
+            files: files, algorithms: algorithms, context: context, transport: network.transport, progress: progress,
+            idleTimeout: job.settings.timeout,
             deadline: deadline,
             planner: .init(total: start.total, pieceSize: state.configuration.pieceSize,
-                           ifRange: start.sidecar.ifRangeValue ?? "", retries: job.settings.retries,
-                           backoff: job.settings.backoff, backoffMax: job.settings.backoffMax),
+                           ifRange: start.sidecar.ifRangeValue ?? "", retry: network.retry),
             request: { [self] range in
                 request(for: PlannedRequest(mirrorIndex: state.mirrorIndex, url: start.url, rangeStart: range.lowerBound,
                                             rangeEnd: range.upperBound - 1, ifRange: start.sidecar.ifRangeValue))
@@ -347,7 +352,9 @@ final class JobDownloader: @unchecked Sendable {
         let progress = self.progress
         let handler = AttemptHandler(
             sink: sink, finishWithin: Int64(context.memoryCap), progress: progress,
-            decide: { head in machine.with { $0.headReceived(head, remaining: nil) } },
+            decide: { [deadline] head in
+                machine.with { $0.headReceived(head, remaining: deadline.map { $0.seconds(since: .now()) }) }
+            },
             begin: { plan in
                 // Small files are cheaper to fetch again than to make resumable.
                 if let sidecar = plan.sidecar, (sidecar.totalSize ?? plan.end ?? .max) > Self.resumableSize {
@@ -362,7 +369,7 @@ final class JobDownloader: @unchecked Sendable {
             await context.hosts.release(host)
             return .fail(DownloadFailure(.interrupted, "the run was interrupted"))
         }
-        handler.attach(context.transport.start(request, handler: handler))
+        handler.attach(network.transport.start(request, handler: handler))
         let outcome = await handler.finished(idleTimeout: job.settings.timeout, deadline: deadline)
         context.interruption.unregister(handler)
         await context.hosts.release(host)
@@ -470,7 +477,7 @@ final class JobDownloader: @unchecked Sendable {
             result.etag = state.etag
             result.lastModified = state.lastModified
         }
-        return result
+        return result.redacted(by: network.redactor)
     }
 }
 

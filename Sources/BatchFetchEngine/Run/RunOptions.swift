@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a run behaves beyond what the manifest says.
 public struct RunOptions: Sendable {
     public var durability = Durability.batch
@@ -24,6 +26,8 @@ public struct RunOptions: Sendable {
     public var progressInterval = 0.25
     /// sha256 of the manifest file, for the report; read from the manifest's path when nil.
     public var manifestSHA256: String?
+    /// Where `SSL_CERT_FILE`, `SSL_CERT_DIR`, `CURL_CA_BUNDLE`, `NETRC` and `HOME` are read.
+    public var environment = ProcessInfo.processInfo.environment
 
     public init() {}
 

@@ -70,7 +70,7 @@ public final class Runner: Sendable {
             rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability,
             memoryCap: options.memoryCapPerJob, writeSize: options.writeSize, simulatedDiskRate: options.simulatedDiskRate,
             segmentRangeSize: options.segmentRangeSize,
-            interruption: interruption, state: state)
+            interruption: interruption, state: state, perHost: manifest.perHost, environment: options.environment)
     }
 
     private func execute(interruption: Interruption, emit: @escaping @Sendable (RunEvent) -> Void) async -> RunReport {

@@ -16,23 +16,23 @@ public struct SegmentPlanner: Sendable {
         /// The validator every range request carries in `If-Range`; a strong ETag is also compared
         /// with each 206's ETag.
         public var ifRange: String
-        public var retries: Int
-        public var backoff: Double
-        public var backoffMax: Double
+        /// The job's retries, backoff and Retry-After cap.
+        public var retry: RetryPolicy
 
-        public init(total: Int64, pieceSize: Int64, ifRange: String, retries: Int, backoff: Double, backoffMax: Double) {
+        public init(total: Int64, pieceSize: Int64, ifRange: String, retry: RetryPolicy) {
             self.total = total
             self.pieceSize = max(1, pieceSize)
             self.ifRange = ifRange
-            self.retries = retries
-            self.backoff = backoff
-            self.backoffMax = backoffMax
+            self.retry = retry
         }
     }
 
     /// What to make of the response to one range request.
     public enum Verdict: Sendable, Equatable {
         case accept
+        /// A response worth retrying (408, 429, 5xx), with the server's `Retry-After` in seconds:
+        /// pass it to ``failed(_:retryAfter:)``, which decides.
+        case retryable(DownloadFailure, retryAfter: Double?)
         /// A transient failure: retry this range after the delay.
         case retry(DownloadFailure, RetryDelay)
         /// Segmenting cannot go on (ranges not honoured, content changed, a hard error, or
@@ -94,31 +94,29 @@ public struct SegmentPlanner: Sendable {
             return .stop(DownloadFailure(.remoteChanged,
                 "200 to a range request with If-Range: the file changed or the server ignores ranges now"))
         case 408, 429, 500...599:
-            let after = ResponseHeaders.retryAfter(head.header("retry-after"), now: now)
-            return .retry(DownloadFailure(.httpStatus, "HTTP \(head.status) for bytes \(range.lowerBound)-\(range.upperBound - 1)"),
-                          after.map { RetryDelay(seconds: $0, jitter: false) } ?? backoff)
+            return .retryable(DownloadFailure(.httpStatus, "HTTP \(head.status) for bytes \(range.lowerBound)-\(range.upperBound - 1)"),
+                              retryAfter: ResponseHeaders.retryAfter(head.header("retry-after"), now: now))
         default:
             return .stop(DownloadFailure(.httpStatus, "HTTP \(head.status) for bytes \(range.lowerBound)-\(range.upperBound - 1)"))
         }
     }
 
     /// A range request failed in a way worth retrying (connection, timeout, a retryable status):
-    /// retry after the returned delay, or stop when the job's retries are used up.
-    public mutating func failed(_ failure: DownloadFailure, delay: RetryDelay? = nil) -> Verdict {
+    /// retry after the job's retry policy's wait, or stop when it gives up (retries used up, a
+    /// Retry-After over `retry_after_max`); the single stream that continues then fails over.
+    public mutating func failed(_ failure: DownloadFailure, retryAfter: Double? = nil) -> Verdict {
         failures += 1
-        guard failures <= configuration.retries else {
-            stop(failure)
-            return .stop(failure)
+        switch configuration.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: nil) {
+        case .wait(let delay):
+            return .retry(failure, delay)
+        case .giveUp(let reason):
+            stop(reason)
+            return .stop(reason)
         }
-        return .retry(failure, delay ?? backoff)
     }
 
     /// Ends segmenting: nothing more is handed out.
     public mutating func stop(_ failure: DownloadFailure) {
         if stopReason == nil { stopReason = failure }
-    }
-
-    private var backoff: RetryDelay {
-        RetryDelay.backoff(failure: max(1, failures), base: configuration.backoff, cap: configuration.backoffMax)
     }
 }

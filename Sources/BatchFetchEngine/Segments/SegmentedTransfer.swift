@@ -24,6 +24,8 @@ final class SegmentedTransfer: @unchecked Sendable {
         var files: PartialFiles
         var algorithms: [Checksum.Algorithm]
         var context: JobDownloader.Context
+        /// The job's transport (the run's, or one made for its TLS settings).
+        var transport: any HTTPTransport
         var progress: JobProgress
         var idleTimeout: Double
         var deadline: DispatchTime?
@@ -136,7 +138,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         await setup.context.hosts.acquire(host)
         if !setup.context.interruption.register(handler) { stop(DownloadFailure(.interrupted, "the run was interrupted")) }
         let stopped = lock.withLock { planner.stopReason != nil }
-        if !stopped { handler.attach(setup.context.transport.start(request, handler: handler)) }
+        if !stopped { handler.attach(setup.transport.start(request, handler: handler)) }
         let outcome = stopped ? nil : await handler.finished(idleTimeout: setup.idleTimeout, deadline: setup.deadline)
         setup.context.interruption.unregister(handler)
         await setup.context.hosts.release(host)
@@ -160,9 +162,11 @@ final class SegmentedTransfer: @unchecked Sendable {
         case .stop(let failure)?:
             record(status: verdictBox.status, failure)
             return stop(failure)
-        case .retry(let failure, let delay)?:
+        case .retryable(let failure, let retryAfter)?:
             record(status: verdictBox.status, failure)
-            return lock.withLock { planner.failed(failure, delay: delay) }.stoppingOthers(self)
+            return lock.withLock { planner.failed(failure, retryAfter: retryAfter) }.stoppingOthers(self)
+        case .retry?:
+            break
         case .accept?:
             break
         case nil:
@@ -174,6 +178,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         case .timedOut?: failure = DownloadFailure(.timeout, "no data for bytes \(written)-\(range.upperBound - 1) within the idle timeout")
         case .cancelled?: return lock.withLock { planner.stopReason }.map { .stop($0) } ?? .stop(DownloadFailure(.interrupted, "cancelled"))
         case .connection(let reason)?, .other(let reason)?: failure = DownloadFailure(.connection, reason)
+        case .tls(let reason)?: return stop(DownloadFailure(.tls, reason))
         case .overloaded?, nil: failure = DownloadFailure(.connection, "connection closed at \(written) of bytes \(range.lowerBound)-\(range.upperBound - 1)")
         }
         record(status: verdictBox.status, failure)

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// The HTTP transport on SwiftNIO (AsyncHTTPClient): one client per process, never shut down;
 /// redirects and decompression off (the engine follows redirects itself and needs the bytes of
@@ -9,6 +10,10 @@ import NIOHTTP1
 /// `http_proxy`, `https_proxy` and `no_proxy` honoured as curl and URLSession do — except that
 /// AsyncHTTPClient reaches every origin through a proxy with CONNECT, also for http:// URLs,
 /// which proxies that allow CONNECT only to port 443 refuse.
+///
+/// A failed connection fails its request at once (no retrying inside the pool): a refused
+/// connection or a failed TLS handshake is reported as itself, not as the idle timeout it would
+/// otherwise turn into. TLS failures are ``TransportFailure/tls(_:)``.
 ///
 /// Unlike URLSession it has backpressure: the response delegate returns a future per body part,
 /// and the transport hands the handler a `ready` callback that completes it, so reads stop while
@@ -18,49 +23,63 @@ import NIOHTTP1
 public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable {
     private let maximumConnectionsPerHost: Int
     private let proxies: ProxySettings
+    /// The TLS trust and client certificate; nil for the system's.
+    private let tls: TLSOptions?
     private let lock = NSLock()
     /// One client per proxy (nil: direct), made on first use and kept for the process.
     private var clients: [ProxySettings.Proxy?: HTTPClient] = [:]
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var transports: [Int: AsyncHTTPClientTransport] = [:]
+    private struct Key: Hashable {
+        var perHost: Int
+        var tls: TLSOptions?
+    }
 
-    /// The process's transport for a `per_host` limit, with the proxies of the environment.
-    public static func shared(maximumConnectionsPerHost: Int) -> AsyncHTTPClientTransport {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var transports: [Key: AsyncHTTPClientTransport] = [:]
+
+    /// The process's transport for a `per_host` limit and TLS options, with the proxies of the
+    /// environment.
+    public static func shared(maximumConnectionsPerHost: Int, tls: TLSOptions? = nil) -> AsyncHTTPClientTransport {
         Self.lock.withLock {
-            if let existing = transports[maximumConnectionsPerHost] { return existing }
+            let key = Key(perHost: maximumConnectionsPerHost, tls: tls)
+            if let existing = transports[key] { return existing }
             let transport = AsyncHTTPClientTransport(
                 maximumConnectionsPerHost: maximumConnectionsPerHost,
-                proxies: ProxySettings(environment: ProcessInfo.processInfo.environment))
-            transports[maximumConnectionsPerHost] = transport
+                proxies: ProxySettings(environment: ProcessInfo.processInfo.environment), tls: tls)
+            transports[key] = transport
             return transport
         }
     }
 
     /// A transport of its own; its clients live as long as the process.
-    public init(maximumConnectionsPerHost: Int, proxies: ProxySettings) {
+    public init(maximumConnectionsPerHost: Int, proxies: ProxySettings, tls: TLSOptions? = nil) {
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         self.proxies = proxies
+        self.tls = tls
     }
 
-    private func client(for url: URL) -> HTTPClient {
+    private func client(for url: URL) throws(TLSLoadError) -> HTTPClient {
         let proxy = proxies.proxy(for: url)
-        return lock.withLock {
-            if let client = clients[proxy] { return client }
-            let configuration = HTTPClient.Configuration(
-                redirectConfiguration: .disallow,
-                timeout: .init(connect: .seconds(30)),
-                connectionPool: .init(idleTimeout: .seconds(60),
-                                      concurrentHTTP1ConnectionsPerHostSoftLimit: maximumConnectionsPerHost),
-                proxy: proxy.map { proxy in
-                    .server(host: proxy.host, port: proxy.port,
-                            authorization: proxy.credentials.map { .basic(credentials: Data($0.utf8).base64EncodedString()) })
-                },
-                decompression: .disabled)
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            clients[proxy] = client
-            return client
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        if let client = clients[proxy] { return client }
+        // Loaded when the client is made: a file fixed later takes a new process.
+        let tlsConfiguration = try tls?.configuration()
+        var configuration = HTTPClient.Configuration(
+            tlsConfiguration: tlsConfiguration,
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(30)),
+            connectionPool: .init(idleTimeout: .seconds(60),
+                                  concurrentHTTP1ConnectionsPerHostSoftLimit: maximumConnectionsPerHost),
+            proxy: proxy.map { proxy in
+                .server(host: proxy.host, port: proxy.port,
+                        authorization: proxy.credentials.map { .basic(credentials: Data($0.utf8).base64EncodedString()) })
+            },
+            decompression: .disabled)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        clients[proxy] = client
+        return client
     }
 
     public var hasBackpressure: Bool { true }
@@ -73,8 +92,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
             let outgoing = try HTTPClient.Request(
                 url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers,
                 body: request.body.map { .bytes($0) })
-            let task = client(for: request.url).execute(request: outgoing, delegate: delegate)
+            let task = try client(for: request.url).execute(request: outgoing, delegate: delegate)
             return Task(task: task)
+        } catch let error as TLSLoadError {
+            delegate.complete(.tls(error.description))
+            return Task(task: nil)
         } catch {
             delegate.complete(.other("\(error)"))
             return Task(task: nil)
@@ -138,6 +160,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         }
 
         static func failure(_ error: any Error) -> TransportFailure {
+            if let tls = tlsFailure(error) { return .tls(tls) }
             if let error = error as? HTTPClientError {
                 switch error {
                 case .cancelled: return .cancelled
@@ -147,6 +170,28 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
                 }
             }
             return .connection("\(error)")
+        }
+
+        /// A message for a failed TLS handshake or certificate check, nil for other errors.
+        static func tlsFailure(_ error: any Error) -> String? {
+            switch error {
+            case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+                return "the server's certificate does not match the host name"
+            case let error as NIOSSLExtraError:
+                return "TLS: \(error)"
+            case NIOSSLError.handshakeFailed(let reason):
+                let text = "\(reason)"
+                if text.contains("CERTIFICATE_VERIFY_FAILED") {
+                    return "the server's certificate is not trusted (\(text)); see 'tls: ca_file' for a private CA"
+                }
+                return "TLS handshake failed: \(text)"
+            case let error as NIOSSLError:
+                return "TLS: \(error)"
+            case let error as BoringSSLError:
+                return "TLS: \(error)"
+            default:
+                return nil
+            }
         }
     }
 }

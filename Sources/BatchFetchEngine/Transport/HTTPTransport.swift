@@ -43,6 +43,9 @@ public enum TransportFailure: Error, Sendable, Equatable {
     /// The transport cancelled the transfer because data it had received but not yet delivered
     /// piled up past its limit (no backpressure in URLSession): resume it, in smaller pieces.
     case overloaded
+    /// The TLS handshake failed: an untrusted or mismatched certificate, a client certificate
+    /// refused. Not retried: the next attempt would meet the same certificate.
+    case tls(String)
     case other(String)
 }
 

@@ -71,6 +71,9 @@ public struct JobSettings: Sendable, Equatable {
     public var backoff = 1.0
     /// Upper bound of one backoff wait, in seconds.
     public var backoffMax = 60.0
+    /// Longest `Retry-After` honoured, in seconds: a server asking for a longer wait fails over
+    /// to the next mirror instead of holding the run (and its lock) for hours.
+    public var retryAfterMax = 300.0
     /// Idle timeout: no bytes for this long fails the attempt. Seconds.
     public var timeout = 30.0
     /// Total time allowed for the job, in seconds.
@@ -78,6 +81,31 @@ public struct JobSettings: Sendable, Equatable {
     public var segments = Segments.auto
     public var refresh = Refresh.never
     public var allowInsecureRedirect = false
+    /// Header names (lowercased) still sent after a redirect to another origin; by default
+    /// `Authorization`, `Proxy-Authorization` and `Cookie` are dropped there, as curl does.
+    public var crossOriginHeaders: [String] = []
+    /// Look up Basic credentials for the mirrors' hosts in `.netrc` (`NETRC`, else `~/.netrc`).
+    public var netrc = false
+    public var tls = TLSSettings()
 
     public init() {}
+}
+
+/// Certificates for HTTPS beyond the system's trust store (`tls:` in the manifest). Paths are
+/// absolute (relative ones are resolved against the manifest's directory when decoding).
+public struct TLSSettings: Sendable, Hashable {
+    /// PEM bundle of the CAs to trust instead of the system store, as curl's `--cacert`.
+    public var caFile: String?
+    /// PEM client certificate (chain) and its key, for servers that require mutual TLS.
+    public var clientCertificate: String?
+    public var clientKey: String?
+
+    public init(caFile: String? = nil, clientCertificate: String? = nil, clientKey: String? = nil) {
+        self.caFile = caFile
+        self.clientCertificate = clientCertificate
+        self.clientKey = clientKey
+    }
+
+    /// Whether anything differs from the system defaults.
+    public var isDefault: Bool { self == TLSSettings() }
 }

@@ -15,11 +15,24 @@ public struct TemplatedString: Hashable, Sendable {
     public let resolved: String
     /// The value with every environment-derived part shown as `${NAME}`; safe to print.
     public let redacted: String
-    /// Whether any part came from the environment.
-    public let hasSecrets: Bool
+    /// The parts that came from the environment, as `${NAME}` and value: what a ``Redactor``
+    /// hides wherever it reappears (in a URL a server sent back, in an error message).
+    public let secrets: [Secret]
+
+    /// One value read from the environment.
+    public struct Secret: Hashable, Sendable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
 
     public init(parts: [Part]) {
-        var resolved = "", redacted = "", hasSecrets = false
+        var resolved = "", redacted = ""
+        var secrets: [Secret] = []
         for part in parts {
             switch part {
             case .literal(let text):
@@ -28,18 +41,18 @@ public struct TemplatedString: Hashable, Sendable {
             case .environment(let name, let value):
                 resolved += value
                 redacted += "${\(name)}"
-                hasSecrets = true
+                secrets.append(Secret(name: name, value: value))
             }
         }
         self.resolved = resolved
         self.redacted = redacted
-        self.hasSecrets = hasSecrets
+        self.secrets = secrets
     }
 
     public init(literal: String) {
         resolved = literal
         redacted = literal
-        hasSecrets = false
+        secrets = []
     }
 }
 

@@ -8,9 +8,10 @@ import Foundation
 struct ManifestDecoder {
     static let topLevelKeys = ["version", "output_dir", "concurrency", "per_host", "rate_limit", "defaults", "jobs"]
     static let settingKeys = [
-        "retries", "backoff", "backoff_max", "timeout", "deadline", "segments", "refresh",
-        "allow_insecure_redirect",
+        "retries", "backoff", "backoff_max", "retry_after_max", "timeout", "deadline", "segments", "refresh",
+        "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls",
     ]
+    static let tlsKeys = ["ca_file", "client_cert", "client_key"]
     static let defaultsKeys = settingKeys + ["headers"]
     static let jobKeys = [
         "id", "url", "urls", "dest", "size", "checksum", "checksums_from", "depends_on", "method", "body",
@@ -19,6 +20,8 @@ struct ManifestDecoder {
 
     let expander: VariableExpander
     var problems = ProblemCollector()
+    /// The manifest's directory: relative `output_dir` and `tls` paths start here.
+    private var baseDirectory = ""
 
     init(environment: [String: String]) {
         expander = VariableExpander(environment: environment)
@@ -32,6 +35,7 @@ struct ManifestDecoder {
                 "a manifest is a mapping with 'version' and 'jobs', found \(root.kindDescription)", at: root.location)
             return nil
         }
+        self.baseDirectory = baseDirectory
         checkKeys(entries, allowed: Self.topLevelKeys, context: "")
         let fields = Fields(entries)
 
@@ -438,12 +442,60 @@ struct ManifestDecoder {
                     at: entry.value.location)
             }
         }
+        if let entry = fields["retry_after_max"], let value = duration(entry, context: context) {
+            settings.retryAfterMax = value
+        }
         if let entry = fields["allow_insecure_redirect"], let value = boolean(entry, context: context) {
             settings.allowInsecureRedirect = value
+        }
+        if let entry = fields["cross_origin_headers"] {
+            settings.crossOriginHeaders = []
+            for (name, location) in stringList(entry, context: context) {
+                if Self.isToken(name) {
+                    settings.crossOriginHeaders.append(name.lowercased())
+                } else {
+                    problems.error("\(context)'\(name)' in 'cross_origin_headers' is not a valid HTTP header name", at: location)
+                }
+            }
+        }
+        if let entry = fields["netrc"], let value = boolean(entry, context: context) {
+            settings.netrc = value
+        }
+        if let entry = fields["tls"] {
+            decodeTLS(entry, into: &settings.tls, context: context)
         }
         if settings.backoffMax < settings.backoff, let entry = fields["backoff_max"] ?? fields["backoff"] {
             problems.error("\(context)'backoff_max' (\(settings.backoffMax)s) is below 'backoff' (\(settings.backoff)s)",
                            at: entry.value.location)
+        }
+    }
+
+    /// The `tls` mapping, key by key over what `defaults` gave: paths to PEM files that must
+    /// exist now (a typo found by `validate`, not by a failed handshake at 3 a.m.).
+    private mutating func decodeTLS(_ entry: YAMLMappingEntry, into tls: inout TLSSettings, context: String) {
+        guard let mapping = entry.value.mapping else {
+            problems.error("\(context)'tls' must be a mapping with \(Self.tlsKeys.map { "'\($0)'" }.joined(separator: ", ")), found \(entry.value.kindDescription)",
+                           at: entry.value.location)
+            return
+        }
+        checkKeys(mapping, allowed: Self.tlsKeys, context: context + "tls: ")
+        let fields = Fields(mapping)
+        func path(_ key: String) -> String?? {
+            guard let entry = fields[key] else { return .none }
+            guard let text = templated(entry, context: context + "tls: ")?.resolved else { return .some(nil) }
+            let url = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
+            let absolute = url.standardizedFileURL.path
+            var isDirectory: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) || isDirectory.boolValue {
+                problems.error("\(context)tls: '\(key)' names '\(absolute)', which is not a file", at: entry.value.location)
+            }
+            return .some(absolute)
+        }
+        if let value = path("ca_file") { tls.caFile = value }
+        if let value = path("client_cert") { tls.clientCertificate = value }
+        if let value = path("client_key") { tls.clientKey = value }
+        if (tls.clientCertificate == nil) != (tls.clientKey == nil) {
+            problems.error("\(context)tls: 'client_cert' and 'client_key' go together; give both", at: entry.value.location)
         }
     }
 

@@ -1,0 +1,52 @@
+import BatchFetchSpec
+import Foundation
+
+/// How one job talks to the network, for every command that does (run, pin, check): the
+/// transport its TLS settings need, what each request carries (``CredentialPolicy``), which
+/// redirects and retries it accepts (``RedirectPolicy``, ``RetryPolicy``), and how its secrets
+/// are hidden in everything printed (``Redactor``). Built once per job from the manifest, so the
+/// download engine and the mirror probe cannot disagree.
+struct JobNetwork: Sendable {
+    let transport: any HTTPTransport
+    let credentials: CredentialPolicy
+    let redirect: RedirectPolicy
+    let retry: RetryPolicy
+    let redactor: Redactor
+    /// Mirror URLs as the manifest resolved them (userinfo included), in order.
+    let mirrors: [URL]
+
+    /// `transport` is the run's; a job with an https mirror and its own TLS trust or a client
+    /// certificate (or with `CURL_CA_BUNDLE`, `SSL_CERT_FILE` or `SSL_CERT_DIR` naming other
+    /// than the system's) uses the AsyncHTTPClient transport configured for it, since URLSession
+    /// on Linux cannot take either (``TLSOptions``). An http mirror redirected to https keeps
+    /// the run's transport and the system's trust.
+    init(job: Job, transport: any HTTPTransport, perHost: Int, environment: [String: String]) {
+        let https = job.urls.contains { $0.resolved.lowercased().hasPrefix("https:") }
+        if https, let tls = TLSOptions(job.settings.tls, environment: environment) {
+            self.transport = AsyncHTTPClientTransport.shared(maximumConnectionsPerHost: perHost, tls: tls)
+        } else {
+            self.transport = transport
+        }
+        let netrc = job.settings.netrc ? Netrc.load(environment: environment) : nil
+        var headers = job.headers.map { (name: $0.name, value: $0.value) }
+        if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
+            headers.append((name: "User-Agent", value: TemplatedString(literal: "batchfetch/\(Runner.version)")))
+        }
+        credentials = CredentialPolicy(headers: headers, crossOrigin: job.settings.crossOriginHeaders, netrc: netrc)
+        mirrors = job.urls.compactMap { URL(string: $0.resolved) }
+        let netrcPasswords = mirrors.compactMap { url in
+            url.host.flatMap { netrc?.credentials(forHost: $0) }.map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
+        }
+        redactor = job.redactor(extra: netrcPasswords)
+        redirect = RedirectPolicy(allowInsecure: job.settings.allowInsecureRedirect, redactor: redactor)
+        retry = RetryPolicy(job.settings)
+    }
+
+    /// The transport request for `target`, asked on behalf of mirror `mirrorIndex`: the job's
+    /// method and body, the headers the credential policy allows there, plus `extra`.
+    func request(_ target: URL, mirrorIndex: Int, method: String, extra: [(name: String, value: String)] = [],
+                 body: Data? = nil, timeout: Double) -> TransportRequest {
+        let (url, headers) = credentials.request(to: target, forMirror: mirrors[min(mirrorIndex, mirrors.count - 1)])
+        return TransportRequest(url: url, method: method, headers: headers + extra, body: body, timeout: timeout + 30)
+    }
+}

@@ -1,0 +1,72 @@
+import BatchFetchSpec
+import Foundation
+
+/// Which redirects a request follows, for every command (run, pin, check, check --deep): a pure
+/// rule, tested without sockets (`RedirectPolicyTests`).
+///
+/// Followed: a 301, 302, 303, 307 or 308 whose `Location` (absolute or relative) names an http or
+/// https URL with a host, at most ``maxRedirects`` times. Refused with `redirect_refused` and not
+/// retried: any other scheme (`ftp:`, `file:`, `http+unix:`, `data:` …) and, unless
+/// `allow_insecure_redirect`, https to http. A target's userinfo and fragment are dropped: the
+/// server does not get to choose credentials, and ``CredentialPolicy`` decides what each request
+/// carries. Messages show targets through the job's ``Redactor``, since a server may echo a
+/// secret back in its `Location` (Docs/Contracts.md §3).
+public struct RedirectPolicy: Sendable, Equatable {
+    public static let statuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    public var maxRedirects = 10
+    public var allowInsecure = false
+    public var redactor = Redactor()
+
+    public init(maxRedirects: Int = 10, allowInsecure: Bool = false, redactor: Redactor = Redactor()) {
+        self.maxRedirects = maxRedirects
+        self.allowInsecure = allowInsecure
+        self.redactor = redactor
+    }
+
+    public enum Decision: Sendable, Equatable {
+        /// Ask this URL next (no userinfo, no fragment).
+        case follow(URL)
+        /// Not followed; the mirror failed with this.
+        case refuse(DownloadFailure)
+    }
+
+    /// The decision on a redirect response with status `status` and `Location` header `location`
+    /// to a request for `current`, after `followed` redirects of this request.
+    public func decide(status: Int, location: String?, from current: URL, followed: Int) -> Decision {
+        let from = shown(current)
+        guard let location, !location.isEmpty,
+              let resolved = URL(string: location, relativeTo: current)?.absoluteURL,
+              var components = URLComponents(url: resolved, resolvingAgainstBaseURL: false) else {
+            return .refuse(DownloadFailure(.httpStatus, "HTTP \(status) without a usable Location from \(from)"))
+        }
+        components.user = nil
+        components.password = nil
+        components.fragment = nil
+        guard let target = components.url else {
+            return .refuse(DownloadFailure(.httpStatus, "HTTP \(status) without a usable Location from \(from)"))
+        }
+        let to = shown(target)
+        guard followed < maxRedirects else {
+            return .refuse(DownloadFailure(.tooManyRedirects, "more than \(maxRedirects) redirects, the last from \(from)"))
+        }
+        let scheme = target.scheme?.lowercased() ?? ""
+        guard scheme == "http" || scheme == "https" else {
+            return .refuse(DownloadFailure(
+                .redirectRefused, "refusing redirect from \(from) to \(to): only http and https targets are followed"))
+        }
+        guard let host = target.host, !host.isEmpty else {
+            return .refuse(DownloadFailure(.redirectRefused, "refusing redirect from \(from) to \(to): the target has no host"))
+        }
+        if current.scheme?.lowercased() == "https", scheme == "http", !allowInsecure {
+            return .refuse(DownloadFailure(
+                .redirectRefused, "refusing redirect from https to \(to) (set allow_insecure_redirect to allow)"))
+        }
+        return .follow(target)
+    }
+
+    /// A URL as it may be printed.
+    private func shown(_ url: URL) -> String {
+        redactor.redact(url.absoluteString)
+    }
+}

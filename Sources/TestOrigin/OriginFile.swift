@@ -47,14 +47,16 @@ public struct OriginFile: Sendable {
     public var contentLengthError: Int64 = 0
     /// Answer every request with this status (e.g. 403, 404, 500) and no content.
     public var fixedStatus: Int?
-    /// Redirect to this location (absolute URL or path) with `redirectStatus`.
+    /// Redirect to this location (absolute URL or path) with `redirectStatus`; `{uri}` in it is
+    /// replaced by the request target (path and query), as servers that echo it do.
     public var redirectTo: String?
     public var redirectStatus = 302
     /// Send no Content-Length (the body goes chunked).
     public var omitsContentLength = false
     /// Refuse HEAD with 405.
     public var refusesHead = false
-    /// Extra response headers (e.g. `Content-Digest`).
+    /// Extra response headers (e.g. `Content-Digest`), also on a ``fixedStatus`` answer (e.g.
+    /// `WWW-Authenticate` on a 401).
     public var extraHeaders: [(String, String)] = []
 
     public init(content: OriginContent) {

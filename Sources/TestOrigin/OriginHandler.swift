@@ -66,7 +66,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let path = String(target.split(separator: "?", maxSplits: 1).first ?? "")
         let requestHeaders = head.headers.map { ($0.name, $0.value) }
-        let response = state.respond(method: head.method.rawValue, path: path, headers: requestHeaders)
+        let response = state.respond(method: head.method.rawValue, path: path, uri: String(target), headers: requestHeaders)
         responding = true
         state.responseStarted()
         var headers = HTTPHeaders(response.headers)

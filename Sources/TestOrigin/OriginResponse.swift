@@ -8,10 +8,10 @@ struct OriginResponse {
     var body: Range<Int64>
     var fault: OriginFile.Fault?
 
-    /// The answer of `file` to `method` with `requestHeaders`; `fault` is the one consumed for
-    /// this request, if any.
+    /// The answer of `file` to `method` for the request target `uri` with `requestHeaders`;
+    /// `fault` is the one consumed for this request, if any.
     static func make(
-        for file: OriginFile?, method: String, requestHeaders: [(String, String)], fault: OriginFile.Fault?
+        for file: OriginFile?, method: String, uri: String = "", requestHeaders: [(String, String)], fault: OriginFile.Fault?
     ) -> OriginResponse {
         func header(_ name: String) -> String? {
             requestHeaders.first { $0.0.lowercased() == name }?.1
@@ -28,11 +28,12 @@ struct OriginResponse {
             return OriginResponse(status: status, headers: headers, body: 0..<0, fault: nil)
         }
         if let status = file.fixedStatus {
-            return OriginResponse(status: status, headers: [("Content-Length", "0")], body: 0..<0, fault: nil)
+            return OriginResponse(status: status, headers: [("Content-Length", "0")] + file.extraHeaders, body: 0..<0, fault: nil)
         }
         if let location = file.redirectTo {
             return OriginResponse(
-                status: file.redirectStatus, headers: [("Location", location), ("Content-Length", "0")], body: 0..<0,
+                status: file.redirectStatus,
+                headers: [("Location", location.replacingOccurrences(of: "{uri}", with: uri)), ("Content-Length", "0")], body: 0..<0,
                 fault: nil)
         }
 

@@ -14,6 +14,8 @@ public final class TestOrigin: Sendable {
     public struct RecordedRequest: Sendable {
         public var method: String
         public var path: String
+        /// The request target as sent: path and query.
+        public var uri: String
         public var headers: [(String, String)]
 
         public func header(_ name: String) -> String? {
@@ -144,9 +146,9 @@ final class OriginState: @unchecked Sendable {
     }
 
     /// Records the request, consumes one fault, and decides the response.
-    func respond(method: String, path: String, headers: [(String, String)]) -> OriginResponse {
+    func respond(method: String, path: String, uri: String, headers: [(String, String)]) -> OriginResponse {
         withLock { values in
-            values.requests.append(TestOrigin.RecordedRequest(method: method, path: path, headers: headers))
+            values.requests.append(TestOrigin.RecordedRequest(method: method, path: path, uri: uri, headers: headers))
             var fault: OriginFile.Fault?
             if var file = values.files[path], !file.faults.isEmpty {
                 fault = file.faults.removeFirst()
@@ -158,7 +160,7 @@ final class OriginState: @unchecked Sendable {
                 file.ignoresRange = left <= 0
                 values.files[path] = file
             }
-            return OriginResponse.make(for: values.files[path], method: method, requestHeaders: headers, fault: fault)
+            return OriginResponse.make(for: values.files[path], method: method, uri: uri, requestHeaders: headers, fault: fault)
         }
     }
 

@@ -31,15 +31,31 @@ final class Harness: @unchecked Sendable {
 
     /// Loads manifest text as ``run(_:options:environment:)`` does and starts it.
     func start(_ yaml: String, options: RunOptions = RunOptions(), environment: [String: String] = [:]) throws -> RunHandle {
+        let manifest = try manifest(yaml, environment: environment)
+        return Runner(manifest: manifest, options: self.options(options, for: manifest)).start()
+    }
+
+    /// Manifest text with `{origin}` replaced by the origin's base URL, loaded.
+    func manifest(_ yaml: String, environment: [String: String] = [:]) throws -> Manifest {
         let text = yaml.replacingOccurrences(of: "{origin}", with: origin.url(""))
-        let manifest = try ManifestLoader(environment: environment).load(
+        return try ManifestLoader(environment: environment).load(
             bytes: Array(text.utf8), displayPath: "test.yaml", baseDirectory: directory.path)
+    }
+
+    /// `options` with the transport under test and a fixed manifest digest.
+    func options(_ options: RunOptions = RunOptions(), for manifest: Manifest) -> RunOptions {
         var options = options
         options.manifestSHA256 = String(repeating: "0", count: 64)
         if options.transport == nil, TransportKind.default == .urlsession {
             options.transport = URLSessionTransport.shared(maximumConnectionsPerHost: manifest.perHost, guardsBacklog: false)
         }
-        return Runner(manifest: manifest, options: options).start()
+        return options
+    }
+
+    /// `check` (or `check --deep`) of manifest text, as ``run(_:options:environment:)`` runs it.
+    func check(_ yaml: String, deep: Bool = false, environment: [String: String] = [:]) async throws -> RunReport {
+        let manifest = try manifest(yaml, environment: environment)
+        return await Checker(manifest: manifest, lock: nil, deep: deep, options: options(for: manifest)).run()
     }
 
     /// A single-job manifest for `path` with extra job keys.

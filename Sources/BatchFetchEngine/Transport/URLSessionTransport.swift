@@ -243,6 +243,18 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         completionHandler(nil)
     }
 
+    /// A 401 (or 407) with a challenge: batchfetch sends its credentials up front (Basic from
+    /// userinfo or `.netrc`, or the job's headers), so there is nothing to answer with, and the
+    /// response is the job's to judge. Without this method — or with `.performDefaultHandling` —
+    /// FoundationNetworking 6.3 holds the response until the idle timeout (10 s for a 401 with
+    /// `timeout: 8s`); rejecting the protection space delivers it at once.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        completionHandler(.rejectProtectionSpace, nil)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let wasShed = lock.withLock {
             receiving[task.taskIdentifier] = nil

@@ -1,0 +1,154 @@
+@testable import BatchFetchEngine
+import BatchFetchSpec
+import Foundation
+import Testing
+
+/// The redirect, retry and credential rules every command shares, without sockets.
+@Suite struct RedirectPolicyTests {
+    let from = URL(string: "https://user:pw@a.example/dir/file.bin")!
+
+    func decide(_ location: String?, from: URL? = nil, policy: RedirectPolicy = RedirectPolicy(), followed: Int = 0)
+        -> RedirectPolicy.Decision {
+        policy.decide(status: 302, location: location, from: from ?? self.from, followed: followed)
+    }
+
+    @Test func relativeAndAbsoluteHTTPTargetsAreFollowedWithoutUserinfoOrFragment() {
+        #expect(decide("other.bin#part") == .follow(URL(string: "https://a.example/dir/other.bin")!))
+        #expect(decide("/top?x=1") == .follow(URL(string: "https://a.example/top?x=1")!))
+        #expect(decide("https://evil:creds@b.example:8443/f") == .follow(URL(string: "https://b.example:8443/f")!))
+        #expect(decide("//c.example/f") == .follow(URL(string: "https://c.example/f")!))
+    }
+
+    @Test(arguments: ["ftp://mirror.example/f.bin", "file:///etc/passwd", "http+unix://%2Frun%2Fd.sock/f",
+                      "data:text/plain,hello", "gopher://g.example/1"])
+    func onlyHTTPAndHTTPSTargetsAreFollowed(location: String) {
+        guard case .refuse(let failure) = decide(location) else {
+            Issue.record("followed \(location)")
+            return
+        }
+        #expect(failure.code == .redirectRefused)
+        #expect(failure.message.contains("only http and https"))
+    }
+
+    @Test func httpsToHTTPIsRefusedUnlessAllowed() {
+        guard case .refuse(let failure) = decide("http://a.example/dir/file.bin") else {
+            Issue.record("followed a downgrade")
+            return
+        }
+        #expect(failure.code == .redirectRefused)
+        #expect(failure.message.contains("allow_insecure_redirect"))
+        #expect(decide("http://a.example/f", policy: RedirectPolicy(allowInsecure: true)) == .follow(URL(string: "http://a.example/f")!))
+        #expect(decide("https://a.example/f", from: URL(string: "http://a.example/")!) == .follow(URL(string: "https://a.example/f")!))
+    }
+
+    @Test func missingLocationAndTooManyHopsFail() {
+        guard case .refuse(let missing) = decide(nil), case .refuse(let tooMany) = decide("/f", followed: 10) else {
+            Issue.record("followed")
+            return
+        }
+        #expect(missing.code == .httpStatus)
+        #expect(tooMany.code == .tooManyRedirects)
+        #expect(decide("/f", followed: 9) == .follow(URL(string: "https://a.example/f")!))
+    }
+
+    @Test func messagesShowTargetsRedacted() throws {
+        let token = try VariableExpander(environment: ["TOKEN": "t0ps3cret/x"]).expand("https://a.example/f?token=${TOKEN}").get()
+        let policy = RedirectPolicy(redactor: Redactor([token]))
+        guard case .refuse(let failure) = decide("ftp://b.example/f?token=t0ps3cret%2Fx", policy: policy) else {
+            Issue.record("followed")
+            return
+        }
+        #expect(!failure.message.contains("t0ps3cret"))
+        #expect(failure.message.contains("token=${TOKEN}"))
+    }
+}
+
+@Suite struct RetryPolicyTests {
+    let policy = RetryPolicy(retries: 2, backoff: 1, backoffMax: 8, retryAfterMax: 300)
+    let failure = DownloadFailure(.httpStatus, "HTTP 503 from m")
+
+    @Test func backoffDoublesUntilTheRetriesAreUsedUp() {
+        #expect(policy.decide(after: failure, failures: 1, retryAfter: nil, remaining: nil) == .wait(RetryDelay(seconds: 1, jitter: true)))
+        #expect(policy.decide(after: failure, failures: 2, retryAfter: nil, remaining: nil) == .wait(RetryDelay(seconds: 2, jitter: true)))
+        #expect(policy.decide(after: failure, failures: 3, retryAfter: nil, remaining: nil) == .giveUp(failure))
+    }
+
+    @Test func retryAfterIsWaitedExactlyUpToTheCapAndTheDeadline() {
+        #expect(policy.decide(after: failure, failures: 1, retryAfter: 120, remaining: nil) == .wait(RetryDelay(seconds: 120, jitter: false)))
+        guard case .giveUp(let capped) = policy.decide(after: failure, failures: 1, retryAfter: 86_400, remaining: nil) else {
+            Issue.record("waited a day")
+            return
+        }
+        #expect(capped.code == .httpStatus)
+        #expect(capped.message.contains("86400s") && capped.message.contains("retry_after_max (300s)"))
+        guard case .giveUp(let late) = policy.decide(after: failure, failures: 1, retryAfter: 120, remaining: 30) else {
+            Issue.record("waited past the deadline")
+            return
+        }
+        #expect(late.code == .deadlineExceeded)
+        #expect(policy.decide(after: failure, failures: 1, retryAfter: 20, remaining: 30) == .wait(RetryDelay(seconds: 20, jitter: false)))
+    }
+}
+
+@Suite struct CredentialPolicyTests {
+    static let expander = VariableExpander(environment: ["TOKEN": "tok-123456", "KEY": "key-abcdef"])
+
+    static func policy(crossOrigin: [String] = [], netrc: Netrc? = nil) throws -> CredentialPolicy {
+        try CredentialPolicy(headers: [
+            (name: "Authorization", value: expander.expand("Bearer ${TOKEN}").get()),
+            (name: "Cookie", value: TemplatedString(literal: "session=1")),
+            (name: "X-Api-Key", value: expander.expand("${KEY}").get()),
+            (name: "Accept", value: TemplatedString(literal: "*/*")),
+        ], crossOrigin: crossOrigin, netrc: netrc)
+    }
+
+    static func names(_ headers: [(name: String, value: String)]) -> [String] {
+        headers.map(\.name)
+    }
+
+    let mirror = URL(string: "https://a.example/f")!
+
+    @Test func sameOriginGetsEverything() throws {
+        let (url, headers) = try Self.policy().request(to: URL(string: "https://a.example:443/other")!, forMirror: mirror)
+        #expect(url.absoluteString == "https://a.example:443/other")
+        #expect(Self.names(headers) == ["Authorization", "Cookie", "X-Api-Key", "Accept"])
+    }
+
+    @Test(arguments: ["https://b.example/f", "https://a.example:8443/f", "http://a.example/f"])
+    func anotherOriginGetsNoCredentials(target: String) throws {
+        let (_, headers) = try Self.policy().request(to: URL(string: target)!, forMirror: mirror)
+        #expect(Self.names(headers) == ["Accept"])
+    }
+
+    @Test func crossOriginHeadersAreAnOptInButNeverOverHTTPAfterHTTPS() throws {
+        let policy = try Self.policy(crossOrigin: ["authorization"])
+        #expect(Self.names(policy.request(to: URL(string: "https://cdn.example/f")!, forMirror: mirror).headers) == ["Authorization", "Accept"])
+        #expect(Self.names(policy.request(to: URL(string: "http://cdn.example/f")!, forMirror: mirror).headers) == ["Accept"])
+    }
+
+    @Test func userinfoBecomesBasicForItsOriginOnly() throws {
+        let policy = CredentialPolicy(headers: [], crossOrigin: [], netrc: nil)
+        let mirror = URL(string: "https://us%40er:p%3Ass@a.example/f")!
+        let (url, headers) = policy.request(to: mirror, forMirror: mirror)
+        #expect(url.absoluteString == "https://a.example/f")
+        #expect(headers.first { $0.name == "Authorization" }?.value == "Basic " + Data("us@er:p:ss".utf8).base64EncodedString())
+        let (_, elsewhere) = policy.request(to: URL(string: "https://b.example/f")!, forMirror: mirror)
+        #expect(elsewhere.isEmpty)
+    }
+
+    @Test func netrcCredentialsGoToTheirHostOnly() throws {
+        let netrc = Netrc(text: """
+            machine a.example login alice password "pass word"
+            macdef init
+            cd /pub
+
+            default login anonymous password guest
+            """)
+        #expect(netrc.credentials(forHost: "A.EXAMPLE") == Netrc.Entry(login: "alice", password: "pass word"))
+        #expect(netrc.credentials(forHost: "other.example") == Netrc.Entry(login: "anonymous", password: "guest"))
+        let policy = CredentialPolicy(headers: [], crossOrigin: [], netrc: netrc)
+        let (_, headers) = policy.request(to: mirror, forMirror: mirror)
+        #expect(headers.first?.value == "Basic " + Data("alice:pass word".utf8).base64EncodedString())
+        #expect(policy.request(to: URL(string: "http://a.example/f")!, forMirror: mirror).headers.isEmpty)
+    }
+}

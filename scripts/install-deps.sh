@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
 # there: libyaml (headers + pkg-config file) to build; for the tests, nginx-light and lighttpd (real
-# servers of the interop tests, beside python3's http.server) and Python's jsonschema and PyYAML. Needs root (or sudo) only when
-# something is missing.
+# servers of the interop tests, beside python3's http.server), openssl (the TLS tests' throwaway
+# CA) and Python's jsonschema and PyYAML. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
 missing_apt=()
@@ -10,6 +10,7 @@ pkg-config --exists yaml-0.1 2>/dev/null || missing_apt+=(libyaml-dev pkg-config
 command -v python3 >/dev/null || missing_apt+=(python3 python3-pip)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing_apt+=(nginx-light)
 [ -x /usr/sbin/lighttpd ] || command -v lighttpd >/dev/null || missing_apt+=(lighttpd)
+command -v openssl >/dev/null || missing_apt+=(openssl)
 
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null; then

@@ -3,8 +3,17 @@ import Foundation
 /// A real nginx on a free loopback port, serving a temporary directory: the real-world peer of
 /// the interop tests. `.ci/run` installs Debian's nginx-light.
 final class NginxServer {
+    /// HTTPS (with HTTP/2 where the client offers it): the server's certificate and key, and
+    /// the CA whose client certificates it requires, if any.
+    struct TLS {
+        var certificate: String
+        var key: String
+        var clientCA: String?
+    }
+
     let root: URL
     let port: Int
+    let tls: TLS?
     private let prefix: URL
     private let process: Process
 
@@ -17,9 +26,11 @@ final class NginxServer {
     /// Whether tests must fail (rather than skip) when nginx is missing: set in CI.
     static var required: Bool { ProcessInfo.processInfo.environment["BATCHFETCH_REQUIRE_NGINX"] == "1" }
 
-    /// Starts nginx with `limit_rate` applied under `/slow/`.
-    init(slowRate: String = "2m") throws {
+    /// Starts nginx with `limit_rate` applied under `/slow/`, over TLS when `tls` is given, with
+    /// `locations` added to its server block.
+    init(slowRate: String = "2m", tls: TLS? = nil, locations: String = "") throws {
         guard let binary = Self.binary else { throw NginxError.notInstalled }
+        self.tls = tls
         prefix = FileManager.default.temporaryDirectory.appendingPathComponent("batchfetch-nginx-\(UUID().uuidString)")
         root = prefix.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root.appendingPathComponent("slow"), withIntermediateDirectories: true)
@@ -42,9 +53,12 @@ final class NginxServer {
                 scgi_temp_path \(p)/tmp/scgi;
                 sendfile on;
                 server {
-                    listen 127.0.0.1:\(port);
+                    listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl http2");
+                    \(tls.map { "ssl_certificate \($0.certificate); ssl_certificate_key \($0.key);" } ?? "")
+                    \(tls?.clientCA.map { "ssl_client_certificate \($0); ssl_verify_client on;" } ?? "")
                     root \(root.path);
                     location /slow/ { limit_rate \(slowRate); }
+                    \(locations)
                 }
             }
             """
@@ -59,7 +73,7 @@ final class NginxServer {
     }
 
     func url(_ path: String) -> String {
-        "http://127.0.0.1:\(port)\(path)"
+        "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)\(path)"
     }
 
     /// Writes `data` at `path` under the served root.

@@ -266,14 +266,36 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
     static func failure(_ error: any Error) -> TransportFailure {
         guard let urlError = error as? URLError else { return .other(error.localizedDescription) }
+        if isTLSFailure(urlError) {
+            return .tls(urlError.localizedDescription + "; for a private CA set 'tls: ca_file' or SSL_CERT_FILE")
+        }
         switch urlError.code {
         case .cancelled: return .cancelled
         case .timedOut: return .timedOut
         case .networkConnectionLost, .cannotConnectToHost, .notConnectedToInternet, .cannotFindHost,
-             .dnsLookupFailed, .badServerResponse, .secureConnectionFailed, .resourceUnavailable:
+             .dnsLookupFailed, .badServerResponse, .resourceUnavailable:
             return .connection(urlError.localizedDescription)
         default:
             return .other(urlError.localizedDescription)
+        }
+    }
+
+    /// Whether the transfer failed in the TLS handshake. FoundationNetworking 6.3 reports
+    /// libcurl's certificate and handshake errors as `URLError.unknown` carrying only libcurl's
+    /// message ("SSL certificate problem: self-signed certificate", "SSL: no alternative
+    /// certificate subject name matches target host name"), so the message decides when the code
+    /// cannot.
+    static func isTLSFailure(_ error: URLError) -> Bool {
+        switch error.code {
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+             .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+             .clientCertificateRequired:
+            return true
+        case .unknown:
+            let message = error.localizedDescription
+            return message.contains("SSL") || message.contains("TLS") || message.contains("certificate")
+        default:
+            return false
         }
     }
 }

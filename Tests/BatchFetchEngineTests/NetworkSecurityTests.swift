@@ -87,6 +87,49 @@ import Testing
         #expect(report.jobs[1].redirects == [other.url("/file")])
     }
 
+    @Test func pinFollowsTheSamePolicy() async throws {
+        let world = try await Harness()
+        let other = try await Self.other(crossPort: true)
+        defer { Task { try? await other.shutdown() } }
+        other.serve("/file", .text("pinned"))
+        var away = OriginFile.text("")
+        away.redirectTo = other.url("/file")
+        world.origin.serve("/r", away)
+        let manifest = try world.manifest("""
+            version: 1
+            jobs:
+              - {id: file, url: "{origin}/r", dest: f.txt, headers: {Authorization: "Bearer ${TOKEN}"}, retries: 0}
+            """, environment: Self.environment)
+        let (lock, report) = await Pinner(manifest: manifest, options: world.options(for: manifest)).run()
+        #expect(report.status == .succeeded)
+        #expect(lock?.jobs["file"]?.mirrors.first?.size == 6)
+        // The download and the HEAD that pinned the mirror: neither carried the token away.
+        #expect(other.requests("/file").map(\.method) == ["GET", "HEAD"])
+        #expect(other.requests("/file").allSatisfy { $0.header("Authorization") == nil })
+        #expect(world.origin.requests("/r").allSatisfy { $0.header("Authorization") == "Bearer tok-5ecret-77" })
+        await world.close()
+    }
+
+    @Test func netrcIsAnOptInForTheMirrorsHost() async throws {
+        let world = try await Harness()
+        let netrc = world.directory.appendingPathComponent("netrc")
+        try Data("machine 127.0.0.1 login alice password \"n3trc pass\"\n".utf8).write(to: netrc)
+        world.origin.serve("/a", .text("a"))
+        world.origin.serve("/b", .text("b"))
+        var options = RunOptions()
+        options.environment = ["NETRC": netrc.path]
+        let report = try await world.run("""
+            version: 1
+            jobs:
+              - {id: a, url: "{origin}/a", netrc: true}
+              - {id: b, url: "{origin}/b"}
+            """, options: options)
+        #expect(report.jobs.map(\.status) == [.downloaded, .downloaded])
+        #expect(world.origin.requests("/a").first?.header("Authorization") == "Basic " + Data("alice:n3trc pass".utf8).base64EncodedString())
+        #expect(world.origin.requests("/b").first?.header("Authorization") == nil)
+        await world.close()
+    }
+
     @Test(arguments: ["ftp://127.0.0.1:1/f.bin", "file:///etc/passwd", "http+unix://%2Ftmp%2Fbf.sock/f", "data:,hello"])
     func nonHTTPRedirectTargetsAreRefusedAtOnce(target: String) async throws {
         let world = try await Harness()

@@ -111,6 +111,11 @@ enum EmbeddedSchemas {
               "$ref": "#/$defs/duration",
               "default": "60s"
             },
+            "retry_after_max": {
+              "description": "Longest Retry-After honoured; a longer one (or one past the deadline) fails over to the next mirror.",
+              "$ref": "#/$defs/duration",
+              "default": "5m"
+            },
             "timeout": {
               "description": "Idle timeout: no bytes for this long fails the attempt (at least 1s).",
               "$ref": "#/$defs/duration",
@@ -137,6 +142,27 @@ enum EmbeddedSchemas {
               "description": "Follow redirects from https to http.",
               "type": "boolean",
               "default": false
+            },
+            "cross_origin_headers": {
+              "description": "Header names still sent after a redirect to another origin (scheme, host or port); by default Authorization, Proxy-Authorization, Cookie and headers with ${VAR} values are dropped there. Never sent over http after https.",
+              "type": "array",
+              "items": { "type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" }
+            },
+            "netrc": {
+              "description": "Send Basic credentials from .netrc (NETRC, else ~/.netrc) to the mirrors' hosts.",
+              "type": "boolean",
+              "default": false
+            },
+            "tls": {
+              "description": "HTTPS beyond the system trust store; paths are relative to the manifest and expand ${VAR}.",
+              "type": ["object", "null"],
+              "additionalProperties": false,
+              "properties": {
+                "ca_file": { "description": "PEM bundle of the CAs to trust instead of the system store.", "type": "string", "minLength": 1 },
+                "client_cert": { "description": "PEM client certificate (chain) for mutual TLS.", "type": "string", "minLength": 1 },
+                "client_key": { "description": "PEM private key of client_cert.", "type": "string", "minLength": 1 }
+              },
+              "dependentRequired": { "client_cert": ["client_key"], "client_key": ["client_cert"] }
             }
           }
         },
@@ -373,7 +399,8 @@ enum EmbeddedSchemas {
             "lock_mismatch",
             "interrupted",
             "unsafe_path",
-            "in_use"
+            "in_use",
+            "tls"
           ]
         },
         "attempt": {

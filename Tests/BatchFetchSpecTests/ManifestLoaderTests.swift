@@ -68,6 +68,39 @@ import Testing
         #expect(manifest.jobs[1].headers.map { "\($0.name)=\($0.value.resolved)" } == ["Accept=*/*", "user-agent=custom"])
     }
 
+    @Test func networkSettingsMergeKeyByKeyAndResolvePathsAgainstTheManifest() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bf-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("certs"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for name in ["ca.pem", "other-ca.pem", "client.pem", "client.key"] {
+            try Data().write(to: directory.appendingPathComponent("certs/\(name)"))
+        }
+        let manifest = try load("""
+            version: 1
+            defaults:
+              retry_after_max: 10m
+              tls: {ca_file: certs/ca.pem}
+            jobs:
+              - id: a
+                url: https://h.example/a.bin
+              - id: b
+                url: https://h.example/b.bin
+                cross_origin_headers: [Authorization, X-Token]
+                netrc: true
+                tls: {client_cert: "${CERTS}/client.pem", client_key: certs/client.key}
+              - id: c
+                url: https://h.example/c.bin
+                tls: {ca_file: certs/other-ca.pem}
+            """, environment: ["CERTS": "certs"], base: directory.path)
+        let certs = directory.appendingPathComponent("certs").standardizedFileURL.path
+        let (a, b, c) = (manifest.jobs[0].settings, manifest.jobs[1].settings, manifest.jobs[2].settings)
+        #expect(a.retryAfterMax == 600 && !a.netrc && a.crossOriginHeaders.isEmpty)
+        #expect(a.tls == TLSSettings(caFile: certs + "/ca.pem"))
+        #expect(b.netrc && b.crossOriginHeaders == ["authorization", "x-token"])
+        #expect(b.tls == TLSSettings(caFile: certs + "/ca.pem", clientCertificate: certs + "/client.pem", clientKey: certs + "/client.key"))
+        #expect(c.tls == TLSSettings(caFile: certs + "/other-ca.pem"))
+    }
+
     @Test func environmentValuesAreKeptApartFromPrintableText() throws {
         let text = """
             version: 1

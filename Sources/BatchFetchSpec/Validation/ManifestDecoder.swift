@@ -487,7 +487,8 @@ struct ManifestDecoder {
             let absolute = url.standardizedFileURL.path
             var isDirectory: ObjCBool = false
             if !FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) || isDirectory.boolValue {
-                problems.error("\(context)tls: '\(key)' names '\(absolute)', which is not a file", at: entry.value.location)
+                let relative = text.hasPrefix("/") ? "" : " (relative to the manifest's directory)"
+                problems.error("\(context)tls: '\(key)': no file at '\(text)'\(relative)", at: entry.value.location)
             }
             return .some(absolute)
         }

@@ -36,6 +36,42 @@ import TestOrigin
         #expect(status == 0, "\(text)")
     }
 
+    /// A server that echoes the request URI (token and all) in its Location, a relative redirect
+    /// against a URL with a password, a refused ftp target: stderr, the report, the events and
+    /// the JUnit file show `${TOKEN}` and `${PW}`, never the values.
+    @Test func secretsEchoedByAServerAreRedactedInEveryOutput() async throws {
+        let (origin, directory) = try await world()
+        var echo = OriginFile.text("")
+        echo.redirectTo = "/gone{uri}"
+        origin.serve("/echo", echo)
+        var ftp = OriginFile.text("")
+        ftp.redirectTo = "ftp://127.0.0.2/{uri}"
+        origin.serve("/ftp", ftp)
+        let base = "http://u:${PW}@127.0.0.1:\(origin.port)"
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            defaults: {retries: 0}
+            jobs:
+              - {id: echo, url: "\(base)/echo?token=${TOKEN}", dest: a.bin}
+              - {id: ftp, url: "\(base)/ftp?token=${TOKEN}", dest: b.bin}
+            """)
+        let output = try BinaryRunner.run(
+            ["run", "m.yaml", "--events", "events.ndjson", "--junit", "junit.xml", "--progress", "line"], in: directory.url,
+            environment: ["TOKEN": "tok-5ecret-77", "PW": "pw-hunter-42"])
+        try await origin.shutdown()
+        #expect(output.status == 1)
+        #expect(origin.allRequests.contains { $0.uri.contains("tok-5ecret-77") })
+        let files = ["events.ndjson", "junit.xml", "out/batchfetch-report.json"].map {
+            (try? String(contentsOf: directory.url.appendingPathComponent($0), encoding: .utf8)) ?? ""
+        }
+        for (name, text) in zip(["stderr", "events", "junit", "report"], [output.stderr] + files) {
+            #expect(!text.isEmpty, "\(name) is empty")
+            #expect(!text.contains("tok-5ecret-77") && !text.contains("pw-hunter-42"), "\(name): \(text)")
+            #expect(text.contains("${TOKEN}"), "\(name): \(text)")
+        }
+    }
+
     @Test func failedJobExitsOneAndTheReportSaysWhy() async throws {
         let (origin, directory) = try await world()
         try directory.write("m.yaml", """

@@ -200,6 +200,24 @@ import Testing
         #expect(machine.headReceived(Self.head(503, ["Retry-After": "120"]), remaining: 30).failureCode == .deadlineExceeded)
     }
 
+    @Test func aRetryAfterOverTheCapOrTheDeadlineFailsOverToTheNextMirror() {
+        for (retryAfter, remaining, code) in [("86400", nil, ErrorCode.httpStatus), ("120", 30.0, .deadlineExceeded)] {
+            var machine = Self.machine(mirrors: [Self.a, Self.b])
+            _ = machine.start(local: nil)
+            #expect(machine.headReceived(Self.head(503, ["Retry-After": retryAfter]), remaining: remaining)
+                == .send(Self.request(Self.b, mirror: 1)))
+            #expect(machine.attempts.last?.failure?.code == code)
+        }
+    }
+
+    @Test func tlsFailuresAreNotRetriedButFailOver() {
+        var machine = Self.machine(mirrors: [Self.a, Self.b], retries: 4)
+        _ = machine.start(local: nil)
+        #expect(machine.requestFailed(.tls("certificate not trusted")) == .send(Self.request(Self.b, mirror: 1)))
+        #expect(machine.requestFailed(.tls("certificate not trusted")).failureCode == .tls)
+        #expect(machine.attempts.count == 2)
+    }
+
     @Test func announcedLengthOtherThanTheExpectedSizeFailsBeforeDownloading() {
         var machine = Self.machine(size: 1000)
         _ = machine.start(local: nil)

@@ -3,7 +3,9 @@ import Foundation
 /// Every decision of one job's download — resume or restart, retry or fail, which mirror, when a
 /// partial may be published — as a pure state machine. The owner (``JobDownloader``) feeds it
 /// events and performs the actions it returns; nothing here touches sockets, files or clocks, so
-/// each rule is tested directly (`DownloadStateMachineTests`).
+/// each rule is tested directly (`DownloadStateMachineTests`). Whether to retry and how long to
+/// wait, and which redirects to follow, it asks the job's ``RetryPolicy`` and ``RedirectPolicy``,
+/// the same values `check` and `pin` use (Docs/Contracts.md §3).
 ///
 /// Resume rules (Docs/Contracts.md §3): a partial is continued with `Range: bytes=N-` and `If-Range`
 /// carrying a strong ETag, else Last-Modified. A 206 must carry a `Content-Range` that starts at N,
@@ -322,9 +324,7 @@ public struct DownloadStateMachine: Sendable {
             return retry(DownloadFailure(.connection, "\(servedURL): \(reason)"), status: nil, retryAfter: nil,
                          remaining: remaining, recorded: true)
         case .failed(.tls(let reason)):
-            let failure = DownloadFailure(.tls, "\(servedURL): \(reason)")
-            amendLastAttempt(failure)
-            return failMirror(failure)
+            return failTLS(reason, recorded: true)
         case .diskError(let failure):
             amendLastAttempt(failure)
             return .fail(failure)
@@ -343,10 +343,7 @@ public struct DownloadStateMachine: Sendable {
             return retry(DownloadFailure(.connection, "\(servedURL): \(reason)"), status: nil, retryAfter: nil,
                          remaining: remaining)
         case .tls(let reason):
-            // The next attempt would meet the same certificate; another mirror may not.
-            let failure = DownloadFailure(.tls, "\(servedURL): \(reason)")
-            record(status: nil, failure: failure)
-            return failMirror(failure)
+            return failTLS(reason, recorded: false)
         case .overloaded:
             return send(nextRequest())
         }
@@ -477,6 +474,14 @@ public struct DownloadStateMachine: Sendable {
             pending = next
             return .sendAfter(next, delay)
         }
+    }
+
+    /// A failed TLS handshake: not retried — the next attempt would meet the same certificate —
+    /// but another mirror may have a good one.
+    private mutating func failTLS(_ reason: String, recorded: Bool) -> Action {
+        let failure = DownloadFailure(.tls, "\(servedURL): \(reason)")
+        if recorded { amendLastAttempt(failure) } else { record(status: nil, failure: failure) }
+        return failMirror(failure)
     }
 
     /// Gives up on the current mirror: the next one, or the job fails with `failure`.

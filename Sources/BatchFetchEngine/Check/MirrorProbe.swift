@@ -26,10 +26,9 @@ struct MirrorProbe: Sendable {
 
     /// What mirror `mirrorIndex` of the job serves.
     func observe(mirror mirrorIndex: Int, deep: Bool) async -> MirrorObservation {
-        guard network.mirrors.indices.contains(mirrorIndex) else {
+        guard network.mirrors.indices.contains(mirrorIndex), let url = network.mirrors[mirrorIndex] else {
             return MirrorObservation(outcome: .unreachable("invalid URL"), httpStatus: nil, method: deep ? "GET" : "HEAD")
         }
-        let url = network.mirrors[mirrorIndex]
         var failures = 0
         var method = "HEAD"
         while true {

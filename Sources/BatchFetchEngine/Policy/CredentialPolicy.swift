@@ -35,16 +35,17 @@ public struct CredentialPolicy: Sendable {
     }
 
     /// The URL to ask (userinfo removed) and the headers to send, for a request to `target` made
-    /// on behalf of the mirror `mirror` (the URL the manifest gave).
-    public func request(to target: URL, forMirror mirror: URL) -> (url: URL, headers: [(name: String, value: String)]) {
-        let sameOrigin = Origin(target) != nil && Origin(target) == Origin(mirror)
-        let downgrade = mirror.scheme?.lowercased() == "https" && target.scheme?.lowercased() != "https"
+    /// on behalf of the mirror `mirror` (the URL the manifest gave; nil when unknown, which is
+    /// treated as another https origin).
+    public func request(to target: URL, forMirror mirror: URL?) -> (url: URL, headers: [(name: String, value: String)]) {
+        let sameOrigin = Origin(target) != nil && Origin(target) == mirror.flatMap(Origin.init)
+        let downgrade = mirror?.scheme?.lowercased() != "http" && target.scheme?.lowercased() != "https"
         var sent: [(name: String, value: String)] = []
         for header in headers {
             let allowed = sameOrigin || !header.private || (crossOrigin.contains(header.name.lowercased()) && !downgrade)
             if allowed { sent.append((header.name, header.value)) }
         }
-        if sameOrigin, !sent.contains(where: { $0.name.lowercased() == "authorization" }),
+        if sameOrigin, let mirror, !sent.contains(where: { $0.name.lowercased() == "authorization" }),
            let (user, password) = basicCredentials(for: mirror) {
             sent.append(("Authorization", "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()))
         }

@@ -12,8 +12,9 @@ struct JobNetwork: Sendable {
     let redirect: RedirectPolicy
     let retry: RetryPolicy
     let redactor: Redactor
-    /// Mirror URLs as the manifest resolved them (userinfo included), in order.
-    let mirrors: [URL]
+    /// Mirror URLs as the manifest resolved them (userinfo included), in order; nil for one that
+    /// does not parse (validation refuses those, so only a library caller could pass one).
+    let mirrors: [URL?]
 
     /// `transport` is the run's; a job with an https mirror and its own TLS trust or a client
     /// certificate (or with `CURL_CA_BUNDLE`, `SSL_CERT_FILE` or `SSL_CERT_DIR` naming other
@@ -33,9 +34,9 @@ struct JobNetwork: Sendable {
             headers.append((name: "User-Agent", value: TemplatedString(literal: "batchfetch/\(Runner.version)")))
         }
         credentials = CredentialPolicy(headers: headers, crossOrigin: job.settings.crossOriginHeaders, netrc: netrc)
-        mirrors = job.urls.compactMap { URL(string: $0.resolved) }
+        mirrors = job.urls.map { URL(string: $0.resolved) }
         let netrcPasswords = mirrors.compactMap { url in
-            url.host.flatMap { netrc?.credentials(forHost: $0) }.map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
+            url?.host.flatMap { netrc?.credentials(forHost: $0) }.map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
         }
         redactor = job.redactor(extra: netrcPasswords)
         redirect = RedirectPolicy(allowInsecure: job.settings.allowInsecureRedirect, redactor: redactor)
@@ -46,7 +47,8 @@ struct JobNetwork: Sendable {
     /// method and body, the headers the credential policy allows there, plus `extra`.
     func request(_ target: URL, mirrorIndex: Int, method: String, extra: [(name: String, value: String)] = [],
                  body: Data? = nil, timeout: Double) -> TransportRequest {
-        let (url, headers) = credentials.request(to: target, forMirror: mirrors[min(mirrorIndex, mirrors.count - 1)])
+        let mirror = mirrors.indices.contains(mirrorIndex) ? mirrors[mirrorIndex] : nil
+        let (url, headers) = credentials.request(to: target, forMirror: mirror)
         return TransportRequest(url: url, method: method, headers: headers + extra, body: body, timeout: timeout + 30)
     }
 }

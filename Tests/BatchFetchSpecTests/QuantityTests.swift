@@ -15,6 +15,11 @@ import Testing
         #expect(Quantity.bytes(".5MB") == .failure(.malformed))
         #expect(Quantity.bytes("10 parsecs") == .failure(.unknownUnit("parsecs")))
         #expect(Quantity.bytes("99999999999TiB") == .failure(.tooLarge))
+        // 2^63 is one past Int64.max: these trapped (SIGILL) in Int64(Double) before.
+        #expect(Quantity.bytes("9223372036854775808") == .failure(.tooLarge))
+        #expect(Quantity.bytes("8388608TiB") == .failure(.tooLarge))
+        #expect(Quantity.rate("9223372036854775808B/s") == .failure(.tooLarge))
+        #expect(try Quantity.bytes("9223372036854775807").get() == .max)
     }
 
     @Test func rates() throws {
@@ -23,7 +28,8 @@ import Testing
         #expect(Quantity.rate("50MB") == .failure(.missingPerSecond))
     }
 
-    @Test(arguments: [("500ms", 0.5), ("30s", 30.0), ("5m", 300.0), ("2h", 7200.0), ("1h30m", 5400.0), ("5min", 300.0)])
+    @Test(arguments: [("500ms", 0.5), ("30s", 30.0), ("5m", 300.0), ("2h", 7200.0), ("1h30m", 5400.0), ("5min", 300.0),
+                      ("1 hour", 3600.0), ("1h 30m", 5400.0), ("90 Seconds", 90.0), ("2 days", 172_800.0)])
     func durations(text: String, seconds: Double) throws {
         #expect(try Quantity.seconds(text).get() == seconds)
     }
@@ -33,5 +39,7 @@ import Testing
         #expect(Quantity.seconds("30S") == .failure(.unknownUnit("S")))
         #expect(Quantity.seconds("") == .failure(.malformed))
         #expect(Quantity.seconds("s") == .failure(.malformed))
+        #expect(Quantity.seconds("1m30") == .failure(.missingUnit))
+        #expect(Quantity.seconds(String(repeating: "9", count: 400) + "d") == .failure(.tooLarge))
     }
 }

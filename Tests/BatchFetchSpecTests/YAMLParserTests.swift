@@ -73,6 +73,18 @@ import Testing
         #expect(result.problems.first?.message.contains("aliases expand to more than 1000000 nodes") == true)
     }
 
+    @Test func aliasesAreBoundedByBytesAsWellAsNodes() {
+        // One 1 MiB scalar aliased 600 times: 600 nodes, but 600 MiB once decoded.
+        let big = String(repeating: "x", count: 1 << 20)
+        let text = "big: &big \(big)\nlist: [" + Array(repeating: "*big", count: 600).joined(separator: ", ") + "]\n"
+        let result = parse(text)
+        #expect(result.root == nil)
+        #expect(result.problems.map(\.message) == ["aliases expand to more than 16 MiB of text; refusing to expand further"])
+        #expect(result.problems.first?.location == SourceLocation(line: 2, column: 104))
+        let fine = parse("big: &big \(big)\nlist: [" + Array(repeating: "*big", count: 15).joined(separator: ", ") + "]\n")
+        #expect(fine.problems.isEmpty)
+    }
+
     @Test func nestingOfSixtyFourIsAllowedButNotSixtyFive() {
         let ok = parse(String(repeating: "[", count: 64) + String(repeating: "]", count: 64))
         #expect(ok.problems.isEmpty)

@@ -11,8 +11,11 @@ public enum Quantity {
         "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
     ]
 
+    /// Units of durations, with the words people write (`1 hour`, `90 seconds`).
     private static let durationUnits: [String: Double] = [
         "ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400,
+        "sec": 1, "secs": 1, "second": 1, "seconds": 1, "mins": 60, "minute": 60, "minutes": 60,
+        "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600, "day": 86_400, "days": 86_400,
     ]
 
     /// A byte count such as `123`, `10KB` or `1.5GiB`.
@@ -21,7 +24,8 @@ public enum Quantity {
         guard let (number, unit) = split(text) else { return .failure(.malformed) }
         guard let factor = sizeUnits[unit.lowercased()] else { return .failure(.unknownUnit(unit)) }
         let value = (number * factor).rounded()
-        guard value <= Double(Int64.max) else { return .failure(.tooLarge) }
+        // Double(Int64.max) is 2^63, one past the largest Int64: `<`, or Int64(value) traps.
+        guard value < Double(Int64.max) else { return .failure(.tooLarge) }
         return .success(Int64(value))
     }
 
@@ -32,7 +36,7 @@ public enum Quantity {
         return bytes(String(trimmed.dropLast(2)))
     }
 
-    /// A duration such as `500ms`, `30s`, `5m`, `2h` or `1h30m`, in seconds.
+    /// A duration such as `500ms`, `30s`, `5m`, `2h`, `1h30m` or `1 hour`, in seconds.
     public static func seconds(_ text: String) -> Result<Double, QuantityError> {
         var rest = Self.trimmed(text)
         guard !rest.isEmpty else { return .failure(.malformed) }
@@ -44,13 +48,17 @@ public enum Quantity {
             guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty }), let number = Double(digits) else {
                 return .failure(.malformed)
             }
-            rest = rest[numberEnd...]
+            rest = Self.trimmed(rest[numberEnd...])
             let unitEnd = rest.firstIndex { !$0.isLetter } ?? rest.endIndex
             let unit = String(rest[..<unitEnd])
             guard !unit.isEmpty else { return .failure(.missingUnit) }
-            guard let factor = durationUnits[unit] else { return .failure(.unknownUnit(unit)) }
+            // Symbols are case-sensitive (`M` could be months); words are not (`Hours`).
+            guard let factor = durationUnits[unit] ?? (unit.count > 3 ? durationUnits[unit.lowercased()] : nil) else {
+                return .failure(.unknownUnit(unit))
+            }
             total += number * factor
-            rest = rest[unitEnd...]
+            guard total.isFinite else { return .failure(.tooLarge) }
+            rest = Self.trimmed(rest[unitEnd...])
         }
         return .success(total)
     }

@@ -32,14 +32,19 @@ extension ManifestDecoder {
     /// A plain integer within `range`; quoted numbers are strings and rejected.
     mutating func integer(_ entry: YAMLMappingEntry, context: String, range: ClosedRange<Int>) -> Int? {
         guard let text = scalarText(entry, context: context, expected: "an integer") else { return nil }
+        let bounds = range.upperBound == Int.max ? "at least \(range.lowerBound)"
+            : "from \(range.lowerBound) to \(range.upperBound)"
         guard entry.value.scalar?.style == .plain, let value = Int(text) else {
+            if entry.value.scalar?.style == .plain, !text.isEmpty, text.drop(while: { $0 == "-" }).allSatisfy(\.isNumber) {
+                // Digits only, too many for an Int: out of range, not "not an integer".
+                problems.error("\(context)'\(entry.key)' must be \(bounds), found \(text)", at: entry.value.location)
+                return nil
+            }
             let found = entry.value.scalar?.style == .plain ? "'\(text)'" : "the quoted string '\(text)'"
             problems.error("\(context)'\(entry.key)' must be an integer, found \(found)", at: entry.value.location)
             return nil
         }
         guard range.contains(value) else {
-            let bounds = range.upperBound == Int.max ? "at least \(range.lowerBound)"
-                : "from \(range.lowerBound) to \(range.upperBound)"
             problems.error("\(context)'\(entry.key)' must be \(bounds), found \(value)", at: entry.value.location)
             return nil
         }
@@ -122,12 +127,19 @@ extension ManifestDecoder {
             return "expected \(kind.example), found '\(text)'"
         case .unknownUnit(let unit):
             return "unknown unit '\(unit)' in '\(text)'; expected \(kind.example)"
+        case .missingUnit where kind == .duration:
+            let suggestion = text.last?.isNumber == true ? " (did you mean '\(text)s'?)" : ""
+            return "'\(text)' needs a unit after every number — ms, s, m, h or d, as in 30s, 1m30s or 2h\(suggestion)"
         case .missingUnit:
             return "'\(text)' needs a unit; expected \(kind.example)"
         case .missingPerSecond:
             return "'\(text)' is not a rate; expected \(kind.example)"
         case .tooLarge:
-            return "'\(text)' is too large"
+            switch kind {
+            case .duration: return "'\(text)' is too large (at most 30d)"
+            case .size: return "'\(text)' is too large (at most 9223372036854775807 bytes)"
+            case .rate: return "'\(text)' is too large (at most 9223372036854775807 bytes per second)"
+            }
         }
     }
 }

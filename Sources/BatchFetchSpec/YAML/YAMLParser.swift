@@ -13,12 +13,14 @@ public struct YAMLParseResult: Sendable {
 /// libyaml's own loader (`yaml_parser_load`) would accept duplicate keys, expand aliases without
 /// limit and forget where scalars were, so we consume the event stream ourselves and enforce the
 /// manifest's limits on the way: one document, nesting at most ``maxDepth``, aliases that expand
-/// to at most ``aliasBudget`` nodes, valid UTF-8, at most ``maxFileSize`` bytes. Aliases share
+/// to at most ``aliasBudget`` nodes and ``aliasByteBudget`` bytes of scalar text (one 1 MiB scalar
+/// aliased 600 times took 21 s and 632 MiB to decode before the byte bound), valid UTF-8, at most ``maxFileSize`` bytes. Aliases share
 /// the anchored subtree instead of copying it, so a "billion laughs" file costs no memory before
 /// the budget stops it. Nodes are stored flat (see ``YAMLDocument``). YAML 1.1 merge keys (`<<: *defaults`) are honoured; explicit keys win.
 public enum YAMLParser {
     public static let maxDepth = 64
     public static let aliasBudget = 1_000_000
+    public static let aliasByteBudget = 16 * 1024 * 1024
     public static let maxFileSize = 64 * 1024 * 1024
 
     public static func parse(_ bytes: [UInt8]) -> YAMLParseResult {
@@ -48,7 +50,9 @@ public enum YAMLParser {
 private struct TreeBuilder {
     var problems: [(location: SourceLocation, message: String)] = []
     private var records: [YAMLDocument.Record] = []
+    /// Per node: how many nodes and how many bytes of scalar text it stands for, aliases expanded.
     private var weights: [Int] = []
+    private var byteWeights: [Int] = []
     private var text: [UInt8] = []
     private var children: [UInt32] = []
     /// Children of the open collections, innermost last.
@@ -56,6 +60,7 @@ private struct TreeBuilder {
     private var frames: [Frame] = []
     private var anchors: [String: Int] = [:]
     private var aliasCost = 0
+    private var aliasBytes = 0
     private var documents = 0
     private var rootIndex: Int?
 
@@ -65,6 +70,7 @@ private struct TreeBuilder {
         var anchor: String?
         var childStart: Int
         var weight = 1
+        var bytes = 0
         /// Mapping only: the key just read, waiting for its value.
         var pendingKey: PendingKey?
         /// Mapping only: entries brought in by merge keys (`<<`), as key/value index pairs.
@@ -126,7 +132,7 @@ private struct TreeBuilder {
                 YAMLDocument.Record(
                     kind: .scalar, style: Self.style(data.style), line: UInt32(location.line),
                     column: UInt32(location.column), start: UInt32(start), count: UInt32(data.length)),
-                weight: 1)
+                weight: 1, bytes: data.length)
             if let anchor = data.anchor { anchors[Self.string(anchor)] = index }
             return add(index)
         case YAML_ALIAS_EVENT:
@@ -137,13 +143,20 @@ private struct TreeBuilder {
                     YAMLDocument.Record(
                         kind: .scalar, style: .plain, line: UInt32(location.line), column: UInt32(location.column),
                         start: 0, count: 0),
-                    weight: 1)
+                    weight: 1, bytes: 0)
                 return add(index)
             }
             aliasCost += weights[target]
+            aliasBytes = aliasBytes.addingReportingOverflow(byteWeights[target]).partialValue
             if aliasCost > YAMLParser.aliasBudget {
                 problems.append((
                     location, "aliases expand to more than \(YAMLParser.aliasBudget) nodes; refusing to expand further"
+                ))
+                return false
+            }
+            if aliasBytes > YAMLParser.aliasByteBudget || aliasBytes < 0 {
+                problems.append((
+                    location, "aliases expand to more than \(YAMLParser.aliasByteBudget >> 20) MiB of text; refusing to expand further"
                 ))
                 return false
             }
@@ -151,7 +164,7 @@ private struct TreeBuilder {
                 YAMLDocument.Record(
                     kind: .alias, style: .plain, line: UInt32(location.line), column: UInt32(location.column),
                     start: UInt32(target), count: 0),
-                weight: weights[target])
+                weight: weights[target], bytes: byteWeights[target])
             return add(index)
         case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
             if frames.count >= YAMLParser.maxDepth {
@@ -172,9 +185,10 @@ private struct TreeBuilder {
         return true
     }
 
-    private mutating func append(_ record: YAMLDocument.Record, weight: Int) -> Int {
+    private mutating func append(_ record: YAMLDocument.Record, weight: Int, bytes: Int) -> Int {
         records.append(record)
         weights.append(weight)
+        byteWeights.append(bytes)
         return records.count - 1
     }
 
@@ -196,7 +210,7 @@ private struct TreeBuilder {
                 kind: frame.isMapping ? .mapping : .sequence, style: .plain, line: UInt32(frame.location.line),
                 column: UInt32(frame.location.column), start: UInt32(start),
                 count: UInt32(frame.isMapping ? childCount / 2 : childCount)),
-            weight: frame.weight)
+            weight: frame.weight, bytes: frame.bytes)
         if let anchor = frame.anchor { anchors[anchor] = index }
         return index
     }
@@ -209,6 +223,7 @@ private struct TreeBuilder {
         }
         let top = frames.count - 1
         frames[top].weight = frames[top].weight.addingReportingOverflow(weights[index]).partialValue
+        frames[top].bytes = frames[top].bytes.addingReportingOverflow(byteWeights[index]).partialValue
         guard frames[top].isMapping else {
             pending.append(UInt32(index))
             return true

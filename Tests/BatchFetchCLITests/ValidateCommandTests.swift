@@ -9,6 +9,20 @@ import Testing
         #expect(output.stderr.isEmpty)
     }
 
+    /// The README's `validate` example is what `validate` prints for the README's manifest.
+    @Test func readmeValidateExampleIsTheRealOutput() throws {
+        let readme = try String(contentsOf: BinaryRunner.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let yamlStart = try #require(readme.range(of: "Given this `datasets.yaml`:\n\n```yaml\n"))
+        let yamlEnd = try #require(readme.range(of: "```\n", range: yamlStart.upperBound..<readme.endIndex))
+        let outputStart = try #require(readme.range(of: "$ batchfetch validate datasets.yaml\n", range: yamlEnd.upperBound..<readme.endIndex))
+        let outputEnd = try #require(readme.range(of: "$ echo $?", range: outputStart.upperBound..<readme.endIndex))
+        let directory = try TemporaryDirectory()
+        try directory.write("datasets.yaml", String(readme[yamlStart.upperBound..<yamlEnd.lowerBound]))
+        let output = try BinaryRunner.run(["validate", "datasets.yaml"], in: directory.url)
+        #expect(output.status == 2)
+        #expect(output.stderr == String(readme[outputStart.upperBound..<outputEnd.lowerBound]))
+    }
+
     @Test func invalidManifestListsEveryProblemAndExitsTwo() throws {
         let output = try BinaryRunner.run(["validate", "dependency-cycle.yaml"], in: BinaryRunner.fixtures.appendingPathComponent("invalid"))
         #expect(output.status == 2)

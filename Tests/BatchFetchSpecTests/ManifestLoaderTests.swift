@@ -101,6 +101,12 @@ import Testing
         #expect(c.tls == TLSSettings(caFile: certs + "/other-ca.pem"))
     }
 
+    @Test func outputDirExpandsVariablesLikeEveryTemplatedValue() throws {
+        let text = "version: 1\noutput_dir: ${OUTDIR:-out}/data\njobs:\n  - {id: a, url: https://h.example/a.bin}\n"
+        #expect(try load(text).outputDirectory == "/srv/batch/out/data")
+        #expect(try load(text, environment: ["OUTDIR": "/mnt/cache"]).outputDirectory == "/mnt/cache/data")
+    }
+
     @Test func environmentValuesAreKeptApartFromPrintableText() throws {
         let text = """
             version: 1

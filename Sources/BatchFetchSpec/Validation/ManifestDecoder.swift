@@ -49,7 +49,8 @@ struct ManifestDecoder {
         }
 
         var manifest = Manifest(path: path, outputDirectory: baseDirectory, jobs: [])
-        if let entry = fields["output_dir"], let text = string(entry, context: "") {
+        // Expanded like every templated value (`${OUTDIR:-out}`); a directory is not a secret.
+        if let entry = fields["output_dir"], let text = templated(entry, context: "")?.resolved {
             if text.isEmpty {
                 problems.error("'output_dir' must not be empty", at: entry.value.location)
             } else {

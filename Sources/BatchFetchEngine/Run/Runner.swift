@@ -138,7 +138,7 @@ public final class Runner: Sendable {
                     active.add(next, id: job.id, progress: progress)
                     emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? ""))
                     let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
-                        .map { manifest.outputDirectory + "/" + jobs[$0].dest.resolved }
+                        .map { (job: jobs[$0], path: manifest.outputDirectory + "/" + jobs[$0].dest.resolved) }
                     group.addTask {
                         switch self.prepared(job, sumFile: sumFile) {
                         case .success(let prepared):
@@ -188,10 +188,10 @@ public final class Runner: Sendable {
 
     /// The job as it runs: held to its lockfile entry (`run --locked`), and given the digests its
     /// `checksums_from` sum file lists (that job is a dependency, so the file is there).
-    private func prepared(_ job: Job, sumFile: String?) -> Result<Job, DownloadFailure> {
+    private func prepared(_ job: Job, sumFile: (job: Job, path: String)?) -> Result<Job, DownloadFailure> {
         var result = Result<Job, DownloadFailure>.success(job)
         if let entry = options.lock?.jobs[job.id] { result = result.flatMap { $0.locked(by: entry) } }
-        if let sumFile { result = result.flatMap { $0.withChecksums(fromSumFileAt: sumFile) } }
+        if let sumFile { result = result.flatMap { $0.withChecksums(fromSumFileAt: sumFile.path, of: sumFile.job) } }
         return result
     }
 

@@ -18,12 +18,36 @@ public struct SumFile: Sendable, Equatable {
         }
     }
 
-    /// Checksums for a file: entries whose name is one of `names` (a leading `./` ignored), at
-    /// most one per algorithm, strongest first.
-    public func checksums(for names: [String]) -> [Checksum] {
-        let wanted = Set(names.map(Self.normalised))
+    /// Why a file has no checksums in a sum file.
+    public enum MatchFailure: Error, Equatable {
+        /// No entry names it.
+        case notListed
+        /// Entries in several directories share its file name, and neither path decides.
+        case ambiguous([String])
+    }
+
+    /// The checksums (at most one per algorithm, strongest first) of the entry for a file, found
+    /// the way `sha256sum -c` is used on mirrors: the entry whose path equals one of `paths`
+    /// (the file's path relative to the sum file, most trusted first; a leading `./` ignored),
+    /// else the only entry with the file name `fileName`. Entries in different directories with
+    /// that file name are ambiguous: guessing could pin the wrong file's digest.
+    public func match(paths: [String], fileName: String) -> Result<(name: String, checksums: [Checksum]), MatchFailure> {
+        for path in paths {
+            let listed = checksums(named: Self.normalised(path))
+            if !listed.isEmpty { return .success((Self.normalised(path), listed)) }
+        }
+        let candidates = Set(entries.map { Self.normalised($0.name) }.filter { ($0 as NSString).lastPathComponent == fileName })
+        switch candidates.count {
+        case 0: return .failure(.notListed)
+        case 1: return .success((candidates.first!, checksums(named: candidates.first!)))
+        default: return .failure(.ambiguous(candidates.sorted()))
+        }
+    }
+
+    /// The checksums of the entries named exactly `name` (normalised), strongest first.
+    private func checksums(named name: String) -> [Checksum] {
         var found: [Checksum.Algorithm: Checksum] = [:]
-        for entry in entries where wanted.contains(Self.normalised(entry.name)) {
+        for entry in entries where Self.normalised(entry.name) == name {
             found[entry.checksum.algorithm] = found[entry.checksum.algorithm] ?? entry.checksum
         }
         return Checksum.Algorithm.allCases.compactMap { found[$0] }

@@ -116,6 +116,49 @@ import TestOrigin
         #expect(mirrors[1].sha256 == Harness.sha256(content))
     }
 
+    /// Without a lock, `check --deep` holds a `checksums_from` job to its mirror's own sum file.
+    @Test func deepCheckUsesTheSumFileWhenThereIsNoLock() async throws {
+        let world = try await Harness()
+        let content = OriginContent.generated(size: 40_000, seed: 5)
+        world.origin.serve("/data.bin", OriginFile(content: content))
+        world.origin.serve("/SHA256SUMS", .text("\(Harness.sha256(content))  data.bin\n"))
+        let yaml = """
+            version: 1
+            defaults: {retries: 0}
+            jobs:
+              - {id: sums, url: "{origin}/SHA256SUMS"}
+              - {id: data, url: "{origin}/data.bin", checksums_from: sums}
+            """
+        let agreeing = try await world.check(yaml, deep: true)
+        #expect(agreeing.jobs.map(\.status) == [.ok, .ok])
+        #expect(agreeing.jobs[1].checksums?["sha256"] == Harness.sha256(content))
+
+        // The file changed on the server, its SHA256SUMS did not: drift, not "ok".
+        world.origin.replace("/data.bin", with: .generated(size: 40_000, seed: 6))
+        let changed = try await world.check(yaml, deep: true)
+        #expect(changed.jobs[1].status == .drift)
+        #expect(changed.jobs[1].mirrors?.first?.differences?.contains { $0.field == "sha256" } == true)
+
+        // The sum file no longer lists it.
+        world.origin.serve("/SHA256SUMS", .text("\(Harness.sha256(content))  other.bin\n"))
+        let unlisted = try await world.check(yaml, deep: true)
+        #expect(unlisted.jobs[1].status == .drift)
+        #expect(unlisted.jobs[1].error?.code == .checksumUnavailable)
+        await world.close()
+    }
+
+    /// caddy and twisted.web answer `Range: bytes=0-` on an empty file with 416 `bytes */0`.
+    @Test func deepCheckOfAnEmptyFileThatAnswers416() async throws {
+        let world = try await Harness()
+        world.origin.serve("/empty", .bytes([]))
+        let yaml = "version: 1\njobs:\n  - {id: e, url: \"{origin}/empty\", size: 0, retries: 0}\n"
+        let report = try await world.check(yaml, deep: true)
+        #expect(world.origin.requests("/empty").first.map { $0.header("Range") != nil } == true)
+        #expect(report.jobs[0].status == .ok, "\(String(describing: report.jobs[0].mirrors))")
+        #expect(report.jobs[0].mirrors?.first?.sha256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        await world.close()
+    }
+
     @Test func unreachableAfterRetries() async throws {
         let world = try await Harness()
         var broken = OriginFile.text("")

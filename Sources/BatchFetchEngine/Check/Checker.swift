@@ -22,34 +22,78 @@ public final class Checker: Sendable {
         let transport = options.httpTransport(perHost: manifest.perHost)
         let hosts = HostLimiter(limit: manifest.perHost)
         let jobs = manifest.jobs
+        let sums = await sumFiles(transport: transport, hosts: hosts)
         let results = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
-            await self.check(jobs[index], transport: transport, hosts: hosts)
+            await self.check(jobs[index], sums: sums, transport: transport, hosts: hosts)
         }
         return RunReport.verdicts(command: "check", manifest: manifest, options: options, results: results,
                                   startDate: startDate, started: started)
     }
 
-    private func check(_ job: Job, transport: any HTTPTransport, hosts: HostLimiter) async -> JobResult {
+    /// The sha256 a job is held to: the lock's, the manifest's, or (with `--deep`) its sum file's.
+    private func expectedSHA256(_ job: Job, sums: [String: Result<SumFile, DownloadFailure>])
+        -> (sha256: String?, problem: (JobResult.Status, DownloadFailure)?) {
+        if let locked = lock?.jobs[job.id]?.sha256 { return (locked, nil) }
+        if let pinned = job.checksums.first(where: { $0.algorithm == .sha256 })?.hex { return (pinned, nil) }
+        guard let id = job.checksumsFrom, let fetched = sums[id], let sumJob = manifest.jobs.first(where: { $0.id == id }) else {
+            return (nil, nil)
+        }
+        switch fetched.flatMap({ job.withChecksums(from: $0, of: sumJob) }) {
+        case .success(let listed):
+            return (listed.checksums.first { $0.algorithm == .sha256 }?.hex, nil)
+        case .failure(let failure) where failure.code == .checksumUnavailable || failure.code == .checksumMismatch:
+            // The mirror's own sum file no longer lists (or contradicts) the file: drift.
+            return (nil, (.drift, failure))
+        case .failure(let failure):
+            return (nil, (.unreachable, DownloadFailure(.checksumUnavailable, "cannot fetch the sum file of '\(id)': \(failure.message)")))
+        }
+    }
+
+    /// With `--deep`, the sum file of every `checksums_from` job whose digest no lock or pin
+    /// gives, fetched once from its first mirror that answers (in memory, at most 16 MiB): a
+    /// mirror whose file no longer matches its own SHA256SUMS is drift, not "ok".
+    private func sumFiles(transport: any HTTPTransport, hosts: HostLimiter) async -> [String: Result<SumFile, DownloadFailure>] {
+        guard deep else { return [:] }
+        let needed = Set(manifest.jobs.filter { job in
+            lock?.jobs[job.id] == nil && !job.checksums.contains { $0.algorithm == .sha256 }
+        }.compactMap(\.checksumsFrom))
+        var sums: [String: Result<SumFile, DownloadFailure>] = [:]
+        for sumJob in manifest.jobs where needed.contains(sumJob.id) {
+            let network = JobNetwork(job: sumJob, transport: transport, perHost: manifest.perHost, environment: options.environment)
+            let probe = MirrorProbe(job: sumJob, network: network, hosts: hosts)
+            var result = Result<SumFile, DownloadFailure>.failure(DownloadFailure(.connection, "no mirror"))
+            for mirror in sumJob.urls.indices {
+                result = await probe.fetch(mirror: mirror, limit: 16 << 20).map { SumFile(text: String(decoding: $0, as: UTF8.self)) }
+                if case .success = result { break }
+            }
+            sums[sumJob.id] = result.mapError { $0.redacted(by: network.redactor) }
+        }
+        return sums
+    }
+
+    private func check(_ job: Job, sums: [String: Result<SumFile, DownloadFailure>], transport: any HTTPTransport,
+                       hosts: HostLimiter) async -> JobResult {
         let started = DispatchTime.now()
         let network = JobNetwork(job: job, transport: transport, perHost: manifest.perHost, environment: options.environment)
         let probe = MirrorProbe(job: job, network: network, hosts: hosts)
         let entry = lock?.jobs[job.id]
+        let (sha256, sumProblem) = expectedSHA256(job, sums: sums)
         var mirrors: [MirrorCheck] = []
         for (index, url) in job.urls.enumerated() {
             let observation = await probe.observe(mirror: index, deep: deep)
             let locked = entry?.mirrors.first { $0.url == url.redacted }
             let expected = MirrorExpectation(
-                size: entry?.size ?? job.size,
-                sha256: entry?.sha256 ?? job.checksums.first { $0.algorithm == .sha256 }?.hex,
-                etag: locked?.etag, lastModified: locked?.lastModified)
+                size: entry?.size ?? job.size, sha256: sha256, etag: locked?.etag, lastModified: locked?.lastModified)
             mirrors.append(MirrorCheck(mirrorIndex: index, url: url.redacted, observation: observation,
                                        verdict: .judge(observation, expected: expected)))
         }
         var result = JobResult(id: job.id, status: Self.worst(mirrors.map(\.status)), dest: job.dest.redacted)
         result.mirrors = mirrors
         result.size = entry?.size ?? job.size
-        if let sha256 = entry?.sha256 ?? job.checksums.first(where: { $0.algorithm == .sha256 })?.hex {
-            result.checksums = ["sha256": sha256]
+        if let sha256 { result.checksums = ["sha256": sha256] }
+        if let (status, failure) = sumProblem {
+            result.failure = failure
+            if result.status == .ok || (status == .drift && result.status == .unreachable) { result.status = status }
         }
         result.duration = DispatchTime.now().seconds(since: started)
         return result.redacted(by: network.redactor)

@@ -67,6 +67,9 @@ struct MirrorProbe: Sendable {
         let exchange = await exchange(url, mirror: mirror, method: method, extra: range, body: nil)
         if let failed = exchange.failed { return failed }
         guard let head = exchange.head else { return .retry(DownloadFailure(.connection, "no response"), status: nil, retryAfter: nil) }
+        if Self.isEmptyRepresentation(head) {
+            return .done(MirrorObservation(outcome: .answered, httpStatus: head.status, method: method, size: 0))
+        }
         if let other = classify(head, method: method) { return other }
         var observation = MirrorObservation(outcome: .answered, httpStatus: head.status, method: method)
         observation.etag = head.header("etag")
@@ -101,6 +104,11 @@ struct MirrorProbe: Sendable {
             guard let head = exchange.head else {
                 return .retry(DownloadFailure(.connection, "no response"), status: nil, retryAfter: nil)
             }
+            if offset == 0, Self.isEmptyRepresentation(head) {
+                first = head
+                total = 0
+                break
+            }
             if let other = classify(head, method: "GET") { return other }
             let received = exchange.received
             if head.status == 200 {
@@ -134,6 +142,46 @@ struct MirrorProbe: Sendable {
         return .done(observation)
     }
 
+    /// A 416 with `Content-Range: bytes */0` to a request for the first bytes: the file is empty
+    /// (caddy and twisted.web answer an empty file's `Range: bytes=0-` so, as RFC 9110 says).
+    static func isEmptyRepresentation(_ head: TransportResponseHead) -> Bool {
+        head.status == 416 && ResponseHeaders.contentRange(head.header("content-range"))?.total == 0
+    }
+
+    /// A small file's whole body (a sum file for `checksums_from`), following the job's rules;
+    /// nil with the reason when it cannot be had or is larger than `limit`.
+    func fetch(mirror: Int, limit: Int) async -> Result<Data, DownloadFailure> {
+        guard network.mirrors.indices.contains(mirror), let url = network.mirrors[mirror] else {
+            return .failure(DownloadFailure(.connection, "invalid URL"))
+        }
+        var failures = 0
+        while true {
+            let box = DataBox(limit: limit)
+            let exchange = await exchange(url, mirror: mirror, method: "GET", extra: [], body: box)
+            var problem: Attempt? = exchange.failed
+            if problem == nil, let head = exchange.head {
+                if Self.isEmptyRepresentation(head) { return .success(Data()) }
+                if box.overflowed { return .failure(DownloadFailure(.sizeMismatch, "larger than \(limit) bytes")) }
+                problem = classify(head, method: "GET")
+                if problem == nil { return .success(box.data) }
+            }
+            switch problem {
+            case .retry(let failure, _, let retryAfter)?:
+                failures += 1
+                switch network.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: nil) {
+                case .giveUp(let reason): return .failure(reason)
+                case .wait(let delay): try? await Task.sleep(nanoseconds: UInt64(delay.draw() * 1e9))
+                }
+            case .fail(let failure, _)?:
+                return .failure(failure)
+            case .done(let observation)?:
+                return .failure(DownloadFailure(.httpStatus, "HTTP \(observation.httpStatus ?? 0)"))
+            case .headRefused?, nil:
+                return .failure(DownloadFailure(.connection, "no response"))
+            }
+        }
+    }
+
     /// Missing, refused HEAD, retryable, or hard failure; nil for a usable answer.
     private func classify(_ head: TransportResponseHead, method: String) -> Attempt? {
         switch head.status {
@@ -160,7 +208,7 @@ struct MirrorProbe: Sendable {
     /// One request, following redirects as the job's redirect policy allows; the body is read
     /// only when `body` is given.
     private func exchange(_ url: URL, mirror: Int, method: String, extra: [(name: String, value: String)],
-                          body: DigestBox?) async -> Exchange {
+                          body: (any ProbeBody)?) async -> Exchange {
         var current = url
         var followed = 0
         while true {
@@ -210,8 +258,13 @@ struct MirrorProbe: Sendable {
     }
 }
 
-/// A running sha256 fed from the transport's queue.
-final class DigestBox: @unchecked Sendable {
+/// Where a probe's response body goes, fed from the transport's queue.
+protocol ProbeBody: AnyObject, Sendable {
+    func update(_ data: Data)
+}
+
+/// A running sha256 of a body.
+final class DigestBox: ProbeBody, @unchecked Sendable {
     private let lock = NSLock()
     private var digester = Digester()
 
@@ -229,10 +282,31 @@ final class DigestBox: @unchecked Sendable {
     }
 }
 
+/// A small body kept in memory (a sum file), up to `limit` bytes; past it, `overflowed`.
+final class DataBox: ProbeBody, @unchecked Sendable {
+    private let lock = NSLock()
+    private let limit: Int
+    private var stored = Data()
+    private var tooLong = false
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func update(_ data: Data) {
+        lock.withLock {
+            if stored.count + data.count > limit { tooLong = true } else { stored.append(data) }
+        }
+    }
+
+    var data: Data { lock.withLock { stored } }
+    var overflowed: Bool { lock.withLock { tooLong } }
+}
+
 /// The transport handler of one probe request.
 private final class ProbeHandler: TransportResponseHandler, @unchecked Sendable {
     private let lock = NSLock()
-    private let body: DigestBox?
+    private let body: (any ProbeBody)?
     private var task: (any TransportTask)?
     private var head: TransportResponseHead?
     private var received: Int64 = 0
@@ -242,7 +316,7 @@ private final class ProbeHandler: TransportResponseHandler, @unchecked Sendable 
     private var done = false
     private var continuation: CheckedContinuation<Void, Never>?
 
-    init(body: DigestBox?) {
+    init(body: (any ProbeBody)?) {
         self.body = body
     }
 

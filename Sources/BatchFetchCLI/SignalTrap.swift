@@ -2,10 +2,18 @@ import Foundation
 
 /// SIGINT and SIGTERM for `run`: the first one asks the run to stop (report `interrupted`,
 /// exit 130 or 143); a second one exits at once, for a run that takes too long to stop.
+///
+/// The same signal again within ``repeatWindow`` is the same request, not a second one:
+/// coreutils `timeout` (and Ctrl-C in a shell) signal both the process and its process group,
+/// so one request often arrives twice; taking that as "exit now" lost the report in one run of
+/// six under `timeout`.
 final class SignalTrap: @unchecked Sendable {
+    static let repeatWindow = 1.0
+
     private let lock = NSLock()
     private var sources: [DispatchSourceSignal] = []
     private var received: Int32?
+    private var receivedAt = DispatchTime.now()
 
     /// The first signal received, if any.
     var signal: Int32? { lock.withLock { received } }
@@ -15,14 +23,22 @@ final class SignalTrap: @unchecked Sendable {
             Foundation.signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [self] in
-                let first = lock.withLock { () -> Bool in
-                    guard received == nil else { return false }
-                    received = number
-                    return true
+                let now = DispatchTime.now()
+                let verdict = lock.withLock { () -> Verdict in
+                    guard let received else {
+                        self.received = number
+                        receivedAt = now
+                        return .first
+                    }
+                    let elapsed = Double(now.uptimeNanoseconds - receivedAt.uptimeNanoseconds) / 1e9
+                    return received == number && elapsed < Self.repeatWindow ? .repeated : .second
                 }
-                if first {
+                switch verdict {
+                case .first:
                     onFirst(number)
-                } else {
+                case .repeated:
+                    break
+                case .second:
                     Console.error("batchfetch: second signal, exiting now (partials are kept)")
                     _exit(128 + number)
                 }
@@ -30,6 +46,10 @@ final class SignalTrap: @unchecked Sendable {
             source.resume()
             sources.append(source)
         }
+    }
+
+    private enum Verdict {
+        case first, repeated, second
     }
 
     deinit {

@@ -50,8 +50,9 @@ struct BinaryRunner {
     /// Sends `signal` to `process` as soon as `condition` holds (checked every 10 ms, at most
     /// `timeout` seconds), from a thread of its own: other tests block the shared cooperative pool
     /// (they wait for processes), and a test task woken seconds late saw the download finish
-    /// before its kill. Returns whether the condition held; the signal is sent either way.
-    static func signal(_ signal: Int32, to process: Process, timeout: Double = 20,
+    /// before its kill. Returns whether the condition held; the signal is sent either way, `times`
+    /// times 100 ms apart.
+    static func signal(_ signal: Int32, to process: Process, times: Int = 1, timeout: Double = 20,
                        when condition: @escaping @Sendable () -> Bool) async -> Bool {
         let pid = process.processIdentifier
         return await withCheckedContinuation { continuation in
@@ -62,7 +63,10 @@ struct BinaryRunner {
                     Thread.sleep(forTimeInterval: 0.01)
                     held = condition()
                 }
-                kill(pid, signal)
+                for time in 0..<times {
+                    if time > 0 { Thread.sleep(forTimeInterval: 0.1) }
+                    kill(pid, signal)
+                }
                 continuation.resume(returning: held)
             }
         }

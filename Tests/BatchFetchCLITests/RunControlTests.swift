@@ -67,6 +67,22 @@ import TestOrigin
         #expect((resumed?["resumed_from"] as? Int64 ?? 0) >= 2 << 20)
     }
 
+    /// `timeout` signals the child and its process group: one request arrives twice. The same
+    /// signal again within a moment still stops the run cleanly, with its report.
+    @Test func theSameSignalTwiceInAMomentIsOneRequest() async throws {
+        let (origin, directory) = try await slowWorld()
+        let process = try BinaryRunner.start(["run", "m.yaml", "--progress", "line"], in: directory.url)
+        let part = directory.url.appendingPathComponent("data/slow.bin.part").path
+        let sent = await BinaryRunner.signal(SIGTERM, to: process, times: 2) { BinaryRunner.fileSize(part) >= 1 << 20 }
+        #expect(sent)
+        process.waitUntilExit()
+        try await origin.shutdown()
+        let log = try stderr(directory)
+        #expect(process.terminationStatus == 143, "\(log)")
+        #expect(!log.contains("second signal"))
+        #expect(try report(directory)["status"] as? String == "interrupted")
+    }
+
     @Test func secondRunOnTheSameDirectoryExitsFourNamingTheHolder() async throws {
         let (origin, directory) = try await slowWorld()
         let holder = try RunLock(directory: directory.url.appendingPathComponent("data").path, wait: false)

@@ -1,7 +1,7 @@
 # The two commands of the README, plus helpers. Every target installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: deps build release test demo bench schemas help-goldens
+.PHONY: deps build release test fuzz demo bench schemas help-goldens
 
 deps:
 	@scripts/install-deps.sh
@@ -12,11 +12,17 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product batchfetch
 
-## Runs the whole test suite (what .ci/run calls), once per transport: URLSession, then nio.
+## Runs the whole test suite (what .ci/run calls), once per transport: URLSession, then nio;
+## then fuzzes the manifest loader for a minute (scripts/fuzz.sh).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	BATCHFETCH_TRANSPORT=nio $(SWIFT) test --skip-build
+	scripts/fuzz.sh 60
+
+## Fuzzes the manifest loader for SECONDS (default 600).
+fuzz:
+	scripts/fuzz.sh $(or $(SECONDS),600)
 
 ## Builds batchfetch and runs it on examples/quickstart.yaml.
 demo: build

@@ -6,6 +6,8 @@ enum Fixtures {
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
     static let repository = root.deletingLastPathComponent().deletingLastPathComponent()
     static let invalid = root.appendingPathComponent("invalid")
+    /// Inputs that once crashed the loader (found by hand or by scripts/fuzz.sh).
+    static let fuzz = root.appendingPathComponent("fuzz")
     static let examples = repository.appendingPathComponent("examples")
 
     /// The environment fixtures are validated with: fixed, so expectations do not depend on the

@@ -273,6 +273,10 @@ struct ManifestDecoder {
         if url.resolved.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
             return "URL '\(shown)' contains a space or control character; percent-encode it (a space is %20)"
         }
+        if !url.resolved.contains("://") {
+            // `127.0.0.1:8080/x` or `localhost:8080/x` would parse as a scheme and a path.
+            return "URL '\(shown)' has no scheme; write 'https://\(shown)' (or 'http://\(shown)')"
+        }
         guard let components = URLComponents(string: url.resolved), let scheme = components.scheme else {
             return "'\(shown)' is not a valid URL"
         }
@@ -314,8 +318,19 @@ struct ManifestDecoder {
         from url: TemplatedString, at location: SourceLocation, context: String
     ) -> TemplatedString? {
         guard let raw = DestPath.rawLastSegment(ofURL: url.resolved), let name = DestPath.lastSegment(ofURL: url.resolved) else {
-            problems.error("\(context)cannot name the file after '\(url.redacted)' (no file name in its path); set 'dest'",
-                           at: location)
+            let raw = DestPath.rawLastSegment(ofURL: url.resolved)
+            let decoded = raw.map { $0.removingPercentEncoding ?? $0 } ?? ""
+            let why: String
+            if raw == nil {
+                why = "it has no path"
+            } else if decoded.utf8.contains(UInt8(ascii: "/")) {
+                why = "its last segment '\(raw ?? "")' decodes to '\(decoded)', which holds a '/'"
+            } else if decoded == "." || decoded == ".." {
+                why = "its last segment is '\(decoded)'"
+            } else {
+                why = "its path ends with '/', so it names no file"
+            }
+            problems.error("\(context)cannot name the file after '\(url.redacted)': \(why); set 'dest'", at: location)
             return nil
         }
         if DestPath.hasControlCharacter(name) || name.utf8.count > DestPath.nameMax {
@@ -519,8 +534,23 @@ struct ManifestDecoder {
 
     private mutating func checkKeys(_ entries: [YAMLMappingEntry], allowed: [String], context: String) {
         for entry in entries where !allowed.contains(entry.key) {
-            problems.error("\(context)unknown key '\(entry.key)'\(Suggestion.hint(for: entry.key, in: allowed))",
-                           at: entry.keyLocation)
+            let hint = Self.placement(of: entry.key, allowed: allowed) ?? Suggestion.hint(for: entry.key, in: allowed)
+            problems.error("\(context)unknown key '\(entry.key)'\(hint)", at: entry.keyLocation)
         }
+    }
+
+    /// Where a key that is valid elsewhere in a manifest belongs, for a key put in the wrong
+    /// mapping (`rate_limit` on a job, `retries` at the top level, `url` under defaults).
+    private static func placement(of key: String, allowed: [String]) -> String? {
+        if topLevelKeys.contains(key) {
+            return " here: '\(key)' is a top-level setting of the manifest (for the whole run); move it there"
+        }
+        if settingKeys.contains(key) || key == "headers" {
+            return " here: '\(key)' is a job setting; put it under 'defaults:' (for every job) or on a job"
+        }
+        if jobKeys.contains(key) {
+            return " here: '\(key)' belongs to a job (an entry of 'jobs:')"
+        }
+        return nil
     }
 }

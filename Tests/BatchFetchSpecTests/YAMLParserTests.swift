@@ -98,10 +98,14 @@ import Testing
         #expect(result.problems.map(\.location) == [SourceLocation(line: 2, column: 1)])
     }
 
-    @Test func libyamlSyntaxErrorsCarryItsProblemText() {
+    @Test func libyamlSyntaxErrorsAreExplainedAndCarryItsProblemText() {
         let result = parse("a: [1, 2\n")
         #expect(result.problems.count == 1)
-        #expect(result.problems.first?.message.hasPrefix("YAML syntax error: did not find expected ',' or ']'") == true)
+        #expect(result.problems.first?.message.hasPrefix("YAML syntax error: a '[' or '{' is not closed") == true)
+        #expect(result.problems.first?.message.contains("(libyaml: did not find expected ',' or ']'") == true)
+        let tab = parse("a:\n\t- b\n")
+        #expect(tab.problems.first?.message.hasPrefix("YAML syntax error: a tab character; YAML indents with spaces only") == true)
+        #expect(tab.problems.first?.location == SourceLocation(line: 2, column: 1))
     }
 
     @Test func invalidUTF8IsLocatedAtTheBadByte() {

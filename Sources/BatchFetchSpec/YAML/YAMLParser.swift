@@ -340,15 +340,43 @@ private struct TreeBuilder {
 
     private static func libyamlProblem(_ parser: yaml_parser_t, bytes: [UInt8]) -> (SourceLocation, String) {
         let problem = parser.problem.map { String(cString: $0) } ?? "invalid YAML"
-        var message = "YAML syntax error: \(problem)"
-        if let context = parser.context.map({ String(cString: $0) }) {
-            let at = SourceLocation(mark: parser.context_mark)
-            message += " (\(context) at line \(at.line), column \(at.column))"
-        }
+        let context = parser.context.map { String(cString: $0) }
+        let contextAt = SourceLocation(mark: parser.context_mark)
         if parser.error == YAML_READER_ERROR {
-            return (UTF8Check.location(ofByteOffset: parser.problem_offset, in: bytes), message)
+            return (UTF8Check.location(ofByteOffset: parser.problem_offset, in: bytes), "YAML syntax error: \(problem)")
         }
+        let offset = Int(parser.problem_mark.index)
+        let character = offset < bytes.count ? bytes[offset] : nil
+        var message = "YAML syntax error: " + plainWords(problem, context: context, at: contextAt, character: character)
+        message += " (libyaml: \(problem)" + (context.map { ", \($0) at line \(contextAt.line), column \(contextAt.column)" } ?? "") + ")"
         return (SourceLocation(mark: parser.problem_mark), message)
+    }
+
+    /// libyaml's common complaints in the words of the mistake that causes them (bad
+    /// indentation, a tab, an unclosed quote or bracket), for people new to YAML.
+    private static func plainWords(_ problem: String, context: String?, at contextAt: SourceLocation, character: UInt8?) -> String {
+        let there = "line \(contextAt.line), column \(contextAt.column)"
+        switch problem {
+        case "found character that cannot start any token" where character == UInt8(ascii: "\t"):
+            return "a tab character; YAML indents with spaces only, so replace the tab with spaces"
+        case "found character that cannot start any token":
+            return "this character cannot start a value here; quote the value"
+        case "did not find expected '-' indicator":
+            return "this line is not aligned with the list that starts at \(there): every item ('- ') of a list starts in the same column"
+        case "did not find expected key":
+            return "this line is not aligned with the keys of the mapping that starts at \(there): keys of one mapping start in the same column"
+        case "mapping values are not allowed in this context":
+            return "unexpected ':' here; is the line indented too far, or does a value contain ': ' (then quote it)?"
+        case "could not find expected ':'":
+            return "a key without ':' after it (since \(there))"
+        case "found unexpected end of stream" where context?.contains("quoted scalar") == true:
+            return "the quoted string that starts at \(there) is never closed"
+        case "did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected node content"
+            where context?.contains("flow") == true:
+            return "a '[' or '{' is not closed, or an item in it is missing"
+        default:
+            return problem
+        }
     }
 
     private static func string(_ pointer: UnsafeMutablePointer<yaml_char_t>) -> String {

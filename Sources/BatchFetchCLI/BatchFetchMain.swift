@@ -1,4 +1,5 @@
 import ArgumentParser
+import BatchFetchSpec
 import Foundation
 
 /// Runs the command line and returns the process exit status.
@@ -7,6 +8,10 @@ import Foundation
 /// 2, so parsing and error reporting are done here instead of through `main()`.
 public enum BatchFetchMain {
     public static func run(arguments: [String]) async -> Int32 {
+        if let message = unknownCommand(arguments) {
+            Console.error(message)
+            return ExitStatus.invalid.rawValue
+        }
         do {
             var command = try BatchFetchCommand.parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -26,6 +31,18 @@ public enum BatchFetchMain {
             if code == .validationFailure { return ExitStatus.invalid.rawValue }
             return code.rawValue
         }
+    }
+}
+
+extension BatchFetchMain {
+    /// A message for a first argument that is neither an option nor a command: the parser would
+    /// say "2 unexpected arguments", which does not tell a newcomer that `frobnicate` is no command.
+    static func unknownCommand(_ arguments: [String]) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+        let names = BatchFetchCommand.configuration.subcommands.map { $0._commandName } + ["help"]
+        guard !names.contains(first) else { return nil }
+        return "batchfetch: unknown command '\(first)'\(Suggestion.hint(for: first, in: names)); "
+            + "the commands are \(names.dropLast().joined(separator: ", ")) (see 'batchfetch --help')"
     }
 }
 

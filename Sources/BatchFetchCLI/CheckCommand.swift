@@ -8,7 +8,7 @@ struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Ask every mirror of every job what it serves and compare with the lockfile (or the manifest).",
-        discussion: """
+        discussion: HelpText.reflowed("""
             Each mirror gets a HEAD request (or, where HEAD is refused with 405/501, a GET of
             byte 0); its size, ETag, Last-Modified and any RFC 9530 Repr-Digest/Content-Digest
             are compared with the lockfile, or with the manifest's size and sha256 when there is
@@ -26,7 +26,7 @@ struct CheckCommand: AsyncParsableCommand {
             Examples:
               batchfetch check datasets.yaml
               batchfetch check datasets.yaml --deep --report check.json
-            """
+            """)
     )
 
     @OptionGroup var manifest: ManifestArgument
@@ -35,7 +35,7 @@ struct CheckCommand: AsyncParsableCommand {
     @Flag(help: "Hash each mirror's whole content (no disk writes) instead of trusting its headers.")
     var deep = false
 
-    @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-check.json).")
+    @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-check.json).", completion: .file())
     var report: String?
 
     func run() async throws {

@@ -4,7 +4,7 @@ import BatchFetchSpec
 
 /// The manifest argument shared by every subcommand that reads one.
 struct ManifestArgument: ParsableArguments {
-    @Argument(help: "Path to the manifest (YAML, version 1).")
+    @Argument(help: "Path to the manifest (YAML, version 1).", completion: .file(extensions: ["yaml", "yml"]))
     var manifest: String
 
     /// Loads the manifest, or prints every problem to stderr and exits 2.
@@ -20,7 +20,7 @@ struct ManifestArgument: ParsableArguments {
 
 /// `--lock PATH` and loading the lockfile (default `<manifest>.lock.json`).
 struct LockOption: ParsableArguments {
-    @Option(help: "The lockfile (default: the manifest's path with .lock.json for its extension).")
+    @Option(help: "The lockfile (default: the manifest's path with .lock.json for its extension).", completion: .file(extensions: ["json"]))
     var lock: String?
 
     func path(forManifest manifest: String) -> String {

@@ -7,7 +7,7 @@ struct PinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin",
         abstract: "Fetch what is missing, then record every job's size and sha256 and every mirror's validators in the lockfile.",
-        discussion: """
+        discussion: HelpText.reflowed("""
             Files already present and verified are reused; the rest are downloaded as by `run`
             (same run lock). Then each mirror is asked (HEAD, or GET of byte 0) for its size,
             ETag and Last-Modified. The lockfile (default: datasets.yaml -> datasets.lock.json)
@@ -24,7 +24,7 @@ struct PinCommand: AsyncParsableCommand {
             Examples:
               batchfetch pin datasets.yaml
               batchfetch pin datasets.yaml --lock locks/datasets.lock.json
-            """
+            """)
     )
 
     @OptionGroup var manifest: ManifestArgument

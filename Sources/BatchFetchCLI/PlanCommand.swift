@@ -6,7 +6,7 @@ struct PlanCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
         abstract: "Show the jobs in execution order, their levels, and what already exists locally.",
-        discussion: """
+        discussion: HelpText.reflowed("""
             Validates the manifest, orders the jobs by dependency level (jobs of one level can run
             in parallel), and for each job prints its URL(s) with secrets redacted, its
             destination, the expected size and checksum, and whether the destination (or a
@@ -16,7 +16,7 @@ struct PlanCommand: ParsableCommand {
               batchfetch plan datasets.yaml
               batchfetch plan --format json datasets.yaml
               batchfetch plan --format dot datasets.yaml | dot -Tsvg > plan.svg
-            """
+            """)
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -25,7 +25,7 @@ struct PlanCommand: ParsableCommand {
 
     @OptionGroup var manifest: ManifestArgument
 
-    @Option(help: "Output format: text, json or dot (Graphviz).")
+    @Option(help: "Output format: text, json or dot (Graphviz).", completion: .list(["text", "json", "dot"]))
     var format: Format = .text
 
     func run() throws {

@@ -8,7 +8,7 @@ struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Download every job of a manifest, verify, publish atomically, and write a JSON report.",
-        discussion: """
+        discussion: HelpText.reflowed("""
             Jobs start when their dependencies have succeeded. Each file is written to
             <dest>.part beside its destination, resumed across runs with Range and If-Range,
             verified against the manifest's size and checksums, and renamed into place only
@@ -18,7 +18,8 @@ struct RunCommand: AsyncParsableCommand {
 
             One run per output directory: a second one exits 4 naming the first one's pid,
             unless --wait-lock. SIGINT or SIGTERM stops the run (partials are kept, the report
-            says interrupted) and exits 130 or 143; a second signal exits at once.
+            says interrupted) and exits 130 or 143; the same signal again within a second is the
+            same request (as `timeout` sends it twice), a later one exits at once.
 
             With --locked every job is held to the lockfile written by `batchfetch pin`: content
             that differs fails with lock_mismatch, and a lockfile whose jobs are not the
@@ -35,18 +36,18 @@ struct RunCommand: AsyncParsableCommand {
               batchfetch run datasets.yaml --progress line --events events.ndjson --junit junit.xml
               batchfetch run datasets.yaml --locked
               batchfetch run datasets.yaml --report /var/log/batchfetch/last.json --durability strict
-            """
+            """)
     )
 
     @OptionGroup var manifest: ManifestArgument
 
-    @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-report.json).")
+    @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-report.json).", completion: .file())
     var report: String?
 
-    @Option(help: ArgumentHelp("Stream events as NDJSON to this file, or - for stdout.", valueName: "path|-"))
+    @Option(help: ArgumentHelp("Stream events as NDJSON to this file, or - for stdout.", valueName: "path|-"), completion: .file())
     var events: String?
 
-    @Option(help: "Write a JUnit XML file with one testcase per job.")
+    @Option(help: "Write a JUnit XML file with one testcase per job.", completion: .file(extensions: ["xml"]))
     var junit: String?
 
     @Option(help: "Jobs transferring at once (overrides the manifest's concurrency).")
@@ -61,10 +62,12 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Print what would be fetched and what is already up to date, without any network access.")
     var dryRun = false
 
-    @Option(help: "Progress on stderr: bar (terminal), line (logs), none, or auto (bar on a terminal, else line).")
+    @Option(help: "Progress on stderr: bar (terminal), line (logs), none, or auto (bar on a terminal, else line).",
+            completion: .list(["auto", "bar", "line", "none"]))
     var progress: ProgressArgument = .auto
 
-    @Option(help: "When files reach stable storage: batch (one syncfs at the end), strict (fsync each file and its directory), none.")
+    @Option(help: "When files reach stable storage: batch (one syncfs at the end), strict (fsync each file and its directory), none.",
+            completion: .list(["batch", "strict", "none"]))
     var durability: DurabilityArgument = .batch
 
     @Flag(help: "Wait for another run on the same output directory to finish instead of exiting 4.")

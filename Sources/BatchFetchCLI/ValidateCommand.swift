@@ -8,7 +8,7 @@ struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check a manifest and list every problem with file:line:column.",
-        discussion: """
+        discussion: HelpText.reflowed("""
             Reads the manifest, expands ${VAR} references from the environment and checks every
             rule of manifest v1: keys, types, units, URLs, checksums, ids, dependencies and cycles,
             destinations. All problems are reported in one pass. Exits 0 when the manifest is
@@ -17,7 +17,7 @@ struct ValidateCommand: ParsableCommand {
             Examples:
               batchfetch validate datasets.yaml
               batchfetch validate --format json datasets.yaml | jq '.problems[].message'
-            """
+            """)
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -26,7 +26,7 @@ struct ValidateCommand: ParsableCommand {
 
     @OptionGroup var manifest: ManifestArgument
 
-    @Option(help: "Output format: text (diagnostics on stderr) or json (an object on stdout).")
+    @Option(help: "Output format: text (diagnostics on stderr) or json (an object on stdout).", completion: .list(["text", "json"]))
     var format: Format = .text
 
     func run() throws {

@@ -8,7 +8,7 @@ struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check every destination on disk against the manifest's size and checksums and the lockfile, offline.",
-        discussion: """
+        discussion: HelpText.reflowed("""
             Every file is read and hashed (no state cache: this is the check for files that
             changed behind batchfetch's back). Per job: ok, drift (size_mismatch,
             checksum_mismatch or lock_mismatch, with what was found) or missing. The lockfile is
@@ -20,13 +20,13 @@ struct VerifyCommand: AsyncParsableCommand {
             Examples:
               batchfetch verify datasets.yaml
               batchfetch verify datasets.yaml --lock datasets.lock.json --report verify.json
-            """
+            """)
     )
 
     @OptionGroup var manifest: ManifestArgument
     @OptionGroup var lockOption: LockOption
 
-    @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-verify.json).")
+    @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-verify.json).", completion: .file())
     var report: String?
 
     func run() async throws {

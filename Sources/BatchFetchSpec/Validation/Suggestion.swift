@@ -1,7 +1,7 @@
 /// "Did you mean" suggestions for misspelt keys, values and job ids.
-enum Suggestion {
+public enum Suggestion {
     /// The candidate closest to `word`, if it is close enough to be a likely typo.
-    static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
+    public static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
         let limit = max(1, word.count / 3)
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {
@@ -14,7 +14,7 @@ enum Suggestion {
     }
 
     /// " (did you mean 'x'?)" or "" — ready to append to a message.
-    static func hint(for word: String, in candidates: some Sequence<String>) -> String {
+    public static func hint(for word: String, in candidates: some Sequence<String>) -> String {
         closest(to: word, in: candidates).map { " (did you mean '\($0)'?)" } ?? ""
     }
 

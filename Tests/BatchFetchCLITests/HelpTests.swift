@@ -17,9 +17,8 @@ import Testing
     }
 
     /// In an 80-column terminal (the parser wraps at 79) every paragraph wraps greedily: no line
-    /// is longer than 80, and no
-    /// line breaks early where the next word would have fit (the ragged look of text wrapped
-    /// twice).
+    /// is longer than 80, and none breaks early where the next word would have fit (the ragged
+    /// look of text wrapped twice).
     @Test(arguments: commands)
     func helpWrapsCleanlyInEightyColumns(command: [String]) throws {
         let output = try BinaryRunner.run(command + ["--help"], environment: ["COLUMNS": "80"])

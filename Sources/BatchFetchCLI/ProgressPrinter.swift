@@ -3,14 +3,19 @@ import Foundation
 
 /// Progress on stderr (`--progress`). `bar`, for a terminal: a whole-run bar and one line per
 /// job in flight, redrawn in place at most 10 times a second, with finished jobs scrolling above.
-/// `line`, for logs: one line per finished job and a summary line every 10 seconds, never a
-/// carriage return or escape sequence. `none`: nothing until the final summary.
+/// `line`, for logs: one line per job that changed something (downloaded, failed, skipped,
+/// interrupted) and a summary line every 10 seconds, never a carriage return or escape sequence;
+/// jobs already up to date are only counted in the final summary, so a nightly rerun of 5,000
+/// files logs what changed, not 5,000 lines (`listsUpToDate`, `run --verbose`, lists them too).
+/// `none`: nothing until the final summary.
 final class ProgressPrinter: @unchecked Sendable {
     enum Mode: String, CaseIterable {
         case bar, line, none
     }
 
     private let mode: Mode
+    /// In `line` mode, also a line for each job that was already up to date.
+    private let listsUpToDate: Bool
     private let write: (String) -> Void
     private let summaryInterval: Double
     /// Columns of the terminal, asked on every redraw (it may be resized).
@@ -21,9 +26,10 @@ final class ProgressPrinter: @unchecked Sendable {
     private var latest: RunProgress?
     private var pending: [String] = []
 
-    init(mode: Mode, summaryInterval: Double = 10, width: @escaping () -> Int = ProgressPrinter.terminalWidth,
-         write: @escaping (String) -> Void) {
+    init(mode: Mode, listsUpToDate: Bool = false, summaryInterval: Double = 10,
+         width: @escaping () -> Int = ProgressPrinter.terminalWidth, write: @escaping (String) -> Void) {
         self.mode = mode
+        self.listsUpToDate = listsUpToDate
         self.width = width
         self.summaryInterval = summaryInterval
         nextSummary = summaryInterval
@@ -35,6 +41,7 @@ final class ProgressPrinter: @unchecked Sendable {
         case (.none, _), (_, .jobStarted), (_, .runFinished):
             return
         case (.line, .jobFinished(let job)):
+            if job.status == .upToDate && !listsUpToDate { return }
             write(JobLine.describe(job) + "\n")
         case (.line, .progress(let progress)):
             guard progress.elapsed >= nextSummary else { return }

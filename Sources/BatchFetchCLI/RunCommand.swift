@@ -66,6 +66,9 @@ struct RunCommand: AsyncParsableCommand {
             completion: .list(["auto", "bar", "line", "none"]))
     var progress: ProgressArgument = .auto
 
+    @Flag(name: [.short, .long], help: "In line mode, also a line for each job that was already up to date (by default only counted).")
+    var verbose = false
+
     @Option(help: "When files reach stable storage: batch (one syncfs at the end), strict (fsync each file and its directory), none.",
             completion: .list(["batch", "strict", "none"]))
     var durability: DurabilityArgument = .batch
@@ -123,7 +126,7 @@ struct RunCommand: AsyncParsableCommand {
             Console.error("batchfetch: error: cannot write events to \(events ?? ""): \(error.localizedDescription)")
             throw ExitStatus.invalid.exitCode
         }
-        let printer = ProgressPrinter(mode: progressMode) { Console.errorText($0) }
+        let printer = ProgressPrinter(mode: progressMode, listsUpToDate: verbose) { Console.errorText($0) }
 
         let run = runner.start()
         let trap = SignalTrap { signal in

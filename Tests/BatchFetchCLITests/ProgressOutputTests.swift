@@ -65,6 +65,33 @@ import TestOrigin
             + "[############............]  50% 2/4 jobs  200.0 MiB  20.0 MiB/s\n" + "\u{1B}[1A\r\u{1B}[J")
     }
 
+    /// A cron rerun logs what changed: up-to-date jobs are counted in the summary, not listed,
+    /// unless `--verbose`.
+    @Test func lineModeCountsUpToDateJobsInsteadOfListingThem() async throws {
+        let origin = try await TestOrigin.start()
+        for name in ["a", "b", "c"] { origin.serve("/\(name).bin", .text("file \(name)\n")) }
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: a, url: "\(origin.url("/a.bin"))"}
+              - {id: b, url: "\(origin.url("/b.bin"))"}
+              - {id: c, url: "\(origin.url("/c.bin"))"}
+            """)
+        let first = try BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
+        #expect(first.stderr.components(separatedBy: "downloaded  ").count - 1 == 3)
+        try FileManager.default.removeItem(at: directory.url.appendingPathComponent("data/b.bin"))
+        let rerun = try BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
+        let lines = rerun.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.hasPrefix("downloaded  b -> b.bin") == true)
+        #expect(lines.last?.hasPrefix("succeeded: 1 downloaded, 2 up to date, 0 failed, 0 skipped") == true)
+        let verbose = try BinaryRunner.run(["run", "m.yaml", "--progress", "line", "--verbose"], in: directory.url)
+        try await origin.shutdown()
+        #expect(verbose.stderr.split(separator: "\n").filter { $0.hasPrefix("up to date") }.count == 3, "\(verbose.stderr)")
+    }
+
     @Test func aPipeGetsPlainLinesAndATerminalGetsBars() async throws {
         let origin = try await TestOrigin.start()
         var file = OriginFile.generated(size: 4 << 20, seed: 41)

@@ -31,14 +31,12 @@ public final class Checker: Sendable {
     }
 
     /// The sha256 a job is held to: the lock's, the manifest's, or (with `--deep`) its sum file's.
-    private func expectedSHA256(_ job: Job, sums: [String: Result<SumFile, DownloadFailure>])
+    private func expectedSHA256(_ job: Job, sums: [String: SumSource])
         -> (sha256: String?, problem: (JobResult.Status, DownloadFailure)?) {
         if let locked = lock?.jobs[job.id]?.sha256 { return (locked, nil) }
         if let pinned = job.checksums.first(where: { $0.algorithm == .sha256 })?.hex { return (pinned, nil) }
-        guard let id = job.checksumsFrom, let fetched = sums[id], let sumJob = manifest.jobs.first(where: { $0.id == id }) else {
-            return (nil, nil)
-        }
-        switch fetched.flatMap({ job.withChecksums(from: $0, of: sumJob) }) {
+        guard let id = job.checksumsFrom, let source = sums[id] else { return (nil, nil) }
+        switch source.file.flatMap({ job.withChecksums(from: $0, of: source.job) }) {
         case .success(let listed):
             return (listed.checksums.first { $0.algorithm == .sha256 }?.hex, nil)
         case .failure(let failure) where failure.code == .checksumUnavailable || failure.code == .checksumMismatch:
@@ -52,12 +50,12 @@ public final class Checker: Sendable {
     /// With `--deep`, the sum file of every `checksums_from` job whose digest no lock or pin
     /// gives, fetched once from its first mirror that answers (in memory, at most 16 MiB): a
     /// mirror whose file no longer matches its own SHA256SUMS is drift, not "ok".
-    private func sumFiles(transport: any HTTPTransport, hosts: HostLimiter) async -> [String: Result<SumFile, DownloadFailure>] {
+    private func sumFiles(transport: any HTTPTransport, hosts: HostLimiter) async -> [String: SumSource] {
         guard deep else { return [:] }
         let needed = Set(manifest.jobs.filter { job in
             lock?.jobs[job.id] == nil && !job.checksums.contains { $0.algorithm == .sha256 }
         }.compactMap(\.checksumsFrom))
-        var sums: [String: Result<SumFile, DownloadFailure>] = [:]
+        var sums: [String: SumSource] = [:]
         for sumJob in manifest.jobs where needed.contains(sumJob.id) {
             let network = JobNetwork(job: sumJob, transport: transport, perHost: manifest.perHost, environment: options.environment)
             let probe = MirrorProbe(job: sumJob, network: network, hosts: hosts)
@@ -66,12 +64,18 @@ public final class Checker: Sendable {
                 result = await probe.fetch(mirror: mirror, limit: 16 << 20).map { SumFile(text: String(decoding: $0, as: UTF8.self)) }
                 if case .success = result { break }
             }
-            sums[sumJob.id] = result.mapError { $0.redacted(by: network.redactor) }
+            sums[sumJob.id] = SumSource(job: sumJob, file: result.mapError { $0.redacted(by: network.redactor) })
         }
         return sums
     }
 
-    private func check(_ job: Job, sums: [String: Result<SumFile, DownloadFailure>], transport: any HTTPTransport,
+    /// A `checksums_from` job and what its sum file held.
+    private struct SumSource {
+        var job: Job
+        var file: Result<SumFile, DownloadFailure>
+    }
+
+    private func check(_ job: Job, sums: [String: SumSource], transport: any HTTPTransport,
                        hosts: HostLimiter) async -> JobResult {
         let started = DispatchTime.now()
         let network = JobNetwork(job: job, transport: transport, perHost: manifest.perHost, environment: options.environment)

@@ -1,9 +1,8 @@
 import ArgumentParser
+import BatchFetchSpec
 
 /// The `batchfetch` root command; each subcommand lives in its own file.
 public struct BatchFetchCommand: AsyncParsableCommand {
-    public static let version = "0.1.0"
-
     public static let configuration = CommandConfiguration(
         commandName: "batchfetch",
         abstract: "Declarative batch downloads: validate, plan and fetch the files a YAML manifest lists.",
@@ -17,7 +16,7 @@ public struct BatchFetchCommand: AsyncParsableCommand {
             Exit codes: 0 success, 1 jobs failed, 2 usage error or invalid manifest, 3 drift or lock
             mismatch, 4 another run holds the run lock, 130/143 interrupted.
             """),
-        version: version,
+        version: ToolVersion.current,
         subcommands: [RunCommand.self, ValidateCommand.self, PlanCommand.self, CheckCommand.self, PinCommand.self,
                       VerifyCommand.self, SchemaCommand.self]
     )

@@ -45,7 +45,7 @@ struct CheckCommand: AsyncParsableCommand {
         for job in result.jobs {
             for mirror in job.mirrors ?? [] { Console.error(CheckLine.describe(mirror, job: job.id)) }
         }
-        let path = report ?? loaded.outputDirectory + "/" + ToolFiles.checkReport
+        let path = report ?? loaded.toolFile(ToolFiles.checkReport)
         ReportFile.write(result, to: path)
         let summary = result.summary
         Console.error("check: \(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, "

@@ -38,7 +38,7 @@ struct VerifyCommand: AsyncParsableCommand {
             if let error = job.error { line += "  \(error.code.rawValue): \(error.message)" }
             Console.error(line)
         }
-        let path = report ?? loaded.outputDirectory + "/" + ToolFiles.verifyReport
+        let path = report ?? loaded.toolFile(ToolFiles.verifyReport)
         ReportFile.write(result, to: path)
         let summary = result.summary
         Console.error("verify: \(summary.ok ?? 0) ok, \(summary.drift ?? 0) mismatched, \(summary.missing ?? 0) missing"

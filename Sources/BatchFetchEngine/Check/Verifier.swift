@@ -29,7 +29,7 @@ public final class Verifier: Sendable {
 
     func verify(_ job: Job) -> JobResult {
         let started = DispatchTime.now()
-        let path = manifest.outputDirectory + "/" + job.dest.resolved
+        let path = job.destination(in: manifest.outputDirectory)
         var result = JobResult(id: job.id, status: .ok, dest: job.dest.redacted)
         defer { result.duration = DispatchTime.now().seconds(since: started) }
         guard let size = LocalFile.regularFileSize(atPath: path) else {

@@ -31,7 +31,7 @@ struct JobNetwork: Sendable {
         let netrc = job.settings.netrc ? Netrc.load(environment: environment) : nil
         var headers = job.headers.map { (name: $0.name, value: $0.value) }
         if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
-            headers.append((name: "User-Agent", value: TemplatedString(literal: "batchfetch/\(Runner.version)")))
+            headers.append((name: "User-Agent", value: TemplatedString(literal: "batchfetch/\(ToolVersion.current)")))
         }
         credentials = CredentialPolicy(headers: headers, crossOrigin: job.settings.crossOriginHeaders, netrc: netrc)
         mirrors = job.urls.map { URL(string: $0.resolved) }

@@ -18,7 +18,7 @@ extension RunReport {
         summary.unreachable = statuses.filter { $0 == .unreachable }.count
         summary.bytesTotal = results.filter { $0.status == .ok }.reduce(0) { $0 + ($1.size ?? 0) }
         return RunReport(
-            tool: .init(version: Runner.version), command: command,
+            tool: .init(version: ToolVersion.current), command: command,
             manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Runner.fileSHA256(manifest.path)),
             startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(Date()),
             durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,

@@ -5,7 +5,6 @@ import Foundation
 /// `concurrency` at a time; dependents of a failed job are skipped. Produces the report (the
 /// caller writes it) and a stream of events (``start()``).
 public final class Runner: Sendable {
-    public static let version = "0.1.0"
 
     public let manifest: Manifest
     public let options: RunOptions
@@ -18,7 +17,7 @@ public final class Runner: Sendable {
     }
 
     /// The default report location: `<output_dir>/batchfetch-report.json`.
-    public var defaultReportPath: String { manifest.outputDirectory + "/" + ToolFiles.runReport }
+    public var defaultReportPath: String { manifest.toolFile(ToolFiles.runReport) }
 
     /// Starts the run in a task of its own and returns its handle: events, interrupt, report.
     public func start() -> RunHandle {
@@ -138,7 +137,7 @@ public final class Runner: Sendable {
                     active.add(next, id: job.id, progress: progress)
                     emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? ""))
                     let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
-                        .map { (job: jobs[$0], path: manifest.outputDirectory + "/" + jobs[$0].dest.resolved) }
+                        .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
                     group.addTask {
                         switch self.prepared(job, sumFile: sumFile) {
                         case .success(let prepared):
@@ -229,7 +228,7 @@ public final class Runner: Sendable {
             : (summary.failed + summary.skipped > 0 ? .failed : .succeeded)
         let finishDate = Date()
         return RunReport(
-            tool: .init(version: Self.version), command: "run",
+            tool: .init(version: ToolVersion.current), command: "run",
             manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Self.fileSHA256(manifest.path)),
             startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(finishDate),
             durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,

@@ -30,7 +30,7 @@ public struct Plan: Sendable {
         self.graph = graph
         steps = graph.order.map { index in
             Step(jobIndex: index, level: graph.levels[index],
-                 local: Self.localState(manifest.outputDirectory + "/" + manifest.jobs[index].dest.resolved,
+                 local: Self.localState(manifest.jobs[index].destination(in: manifest.outputDirectory),
                                         expectedSize: manifest.jobs[index].size))
         }
     }
@@ -41,7 +41,7 @@ public struct Plan: Sendable {
 
     /// The destination's absolute path, with environment-derived parts redacted.
     public func displayPath(_ step: Step) -> String {
-        manifest.outputDirectory + "/" + manifest.jobs[step.jobIndex].dest.redacted
+        manifest.jobs[step.jobIndex].printedDestination(in: manifest.outputDirectory)
     }
 
     private static func localState(_ path: String, expectedSize: Int64?) -> LocalState {

@@ -32,6 +32,16 @@ public struct Job: Sendable {
     /// Where each part was written, for messages that come after decoding.
     public var source: JobSource
 
+    /// The absolute path of the job's file in `outputDirectory` (environment values resolved).
+    public func destination(in outputDirectory: String) -> String {
+        outputDirectory + "/" + dest.resolved
+    }
+
+    /// ``destination(in:)`` as it may be printed (environment values as `${NAME}`).
+    public func printedDestination(in outputDirectory: String) -> String {
+        outputDirectory + "/" + dest.redacted
+    }
+
     /// Every job this one waits for: `depends_on` plus the implied `checksums_from`, in order,
     /// without repeats.
     public var dependencies: [String] {

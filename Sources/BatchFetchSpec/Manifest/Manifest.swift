@@ -27,6 +27,11 @@ public struct Manifest: Sendable {
         self.jobs = jobs
     }
 
+    /// The default path of one of the tool's own files (``ToolFiles``) in the output directory.
+    public func toolFile(_ name: String) -> String {
+        outputDirectory + "/" + name
+    }
+
     public static let defaultConcurrency = 4
     public static let defaultPerHost = 6
 }

@@ -26,7 +26,7 @@ public final class Checker: Sendable {
         let results = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
             await self.check(jobs[index], sums: sums, transport: transport, hosts: hosts)
         }
-        return RunReport.verdicts(command: "check", manifest: manifest, options: options, results: results,
+        return RunReport.verdicts(command: .check, manifest: manifest, options: options, results: results,
                                   startDate: startDate, started: started)
     }
 

@@ -23,7 +23,7 @@ public final class Verifier: Sendable {
         let results = await boundedMap(jobs.count, limit: ProcessInfo.processInfo.activeProcessorCount) { index in
             self.verify(jobs[index])
         }
-        return RunReport.verdicts(command: "verify", manifest: manifest, options: options, results: results,
+        return RunReport.verdicts(command: .verify, manifest: manifest, options: options, results: results,
                                   startDate: startDate, started: started)
     }
 

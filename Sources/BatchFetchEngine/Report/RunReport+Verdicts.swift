@@ -4,7 +4,7 @@ import Foundation
 extension RunReport {
     /// The report of `check` or `verify`: per-job verdicts, counted per mirror (check) or per
     /// job (verify).
-    static func verdicts(command: String, manifest: Manifest, options: RunOptions, results: [JobResult],
+    static func verdicts(command: Command, manifest: Manifest, options: RunOptions, results: [JobResult],
                        startDate: Date, started: DispatchTime) -> RunReport {
         var summary = RunReport.Summary()
         summary.jobs = results.count

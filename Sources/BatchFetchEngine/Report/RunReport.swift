@@ -93,9 +93,14 @@ public struct RunReport: Codable, Sendable {
         }
     }
 
+    /// The command that made a report (`command` in report v1).
+    public enum Command: String, Codable, Sendable {
+        case run, check, verify
+    }
+
     public var schemaVersion = 1
     public var tool: Tool
-    public var command: String
+    public var command: Command
     public var manifest: ManifestInfo
     public var startedAt: String
     public var finishedAt: String

@@ -228,7 +228,7 @@ public final class Runner: Sendable {
             : (summary.failed + summary.skipped > 0 ? .failed : .succeeded)
         let finishDate = Date()
         return RunReport(
-            tool: .init(version: ToolVersion.current), command: "run",
+            tool: .init(version: ToolVersion.current), command: .run,
             manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Self.fileSHA256(manifest.path)),
             startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(finishDate),
             durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,

@@ -9,7 +9,7 @@ import Testing
     static func machine(mirrors: [String] = [a], size: Int64? = nil, pinned: Bool = false, retries: Int = 2,
                         insecure: Bool = false) -> DownloadStateMachine {
         DownloadStateMachine(configuration: .init(
-            mirrors: mirrors, mirrorIdentities: mirrors.map(Digester.sha256Hex), expectedSize: size,
+            mirrors: mirrors, expectedSize: size,
             checksumPinned: pinned, retries: retries, backoff: 1, backoffMax: 8, allowInsecureRedirect: insecure))
     }
 
@@ -253,7 +253,7 @@ import Testing
 
     @Test func afterAnOverflowTheRestComesInBoundedRanges() {
         var machine = DownloadStateMachine(configuration: .init(
-            mirrors: [Self.a], mirrorIdentities: [Digester.sha256Hex(Self.a)], expectedSize: nil, checksumPinned: false,
+            mirrors: [Self.a], expectedSize: nil, checksumPinned: false,
             retries: 0, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, pauseChunk: 100))
         _ = machine.start(local: nil)
         _ = machine.headReceived(Self.head(200, ["Content-Length": "250", "ETag": "\"v1\""]))
@@ -275,7 +275,7 @@ import Testing
 
     @Test func pacedDownloadsAskForBoundedRangesFromTheStart() {
         var machine = DownloadStateMachine(configuration: .init(
-            mirrors: [Self.a], mirrorIdentities: [Digester.sha256Hex(Self.a)], expectedSize: nil, checksumPinned: false,
+            mirrors: [Self.a], expectedSize: nil, checksumPinned: false,
             retries: 0, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, pacedChunk: 100))
         #expect(machine.start(local: nil) == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 0, rangeEnd: 99)))
         guard case .receive(let plan) = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/150", "ETag": "\"v1\""])) else {
@@ -291,7 +291,7 @@ import Testing
 
     @Test func pacedRequestAnsweredWithTheWholeFileIsAccepted() {
         var machine = DownloadStateMachine(configuration: .init(
-            mirrors: [Self.a], mirrorIdentities: [Digester.sha256Hex(Self.a)], expectedSize: nil, checksumPinned: false,
+            mirrors: [Self.a], expectedSize: nil, checksumPinned: false,
             retries: 0, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, pacedChunk: 100))
         _ = machine.start(local: nil)
         guard case .receive(let plan) = machine.headReceived(Self.head(200, ["Content-Length": "150"])) else {
@@ -348,7 +348,7 @@ import Testing
 
     static func bounded(size: Int64? = nil) -> DownloadStateMachine {
         DownloadStateMachine(configuration: .init(
-            mirrors: [a], mirrorIdentities: [Digester.sha256Hex(a)], expectedSize: size, checksumPinned: false,
+            mirrors: [a], expectedSize: size, checksumPinned: false,
             retries: 2, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, pauseChunk: 400, boundedBodies: true))
     }
 
@@ -387,7 +387,7 @@ import Testing
 
     static func segmented(size: Int64? = nil) -> DownloadStateMachine {
         DownloadStateMachine(configuration: .init(
-            mirrors: [a], mirrorIdentities: [Digester.sha256Hex(a)], expectedSize: size, checksumPinned: false,
+            mirrors: [a], expectedSize: size, checksumPinned: false,
             retries: 2, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, segments: 4, pieceSize: 100))
     }
 

@@ -33,12 +33,8 @@ import Foundation
 public struct DownloadStateMachine: Sendable {
     /// The fixed facts of a job.
     public struct Configuration: Sendable {
-        /// Resolved mirror URLs, in order.
-        public var mirrors: [String]
-        /// sha256 (hex) of each resolved mirror URL, to match sidecars.
-        public var mirrorIdentities: [String]
-        /// Each mirror URL as it may be printed (environment values redacted); used in messages.
-        public var displayMirrors: [String]
+        /// The job's mirrors, in order.
+        public var mirrors: [Mirror]
         public var expectedSize: Int64?
         public var checksumPinned: Bool
         /// Retries, backoff and the Retry-After cap, shared with the mirror probe.
@@ -58,8 +54,7 @@ public struct DownloadStateMachine: Sendable {
         /// Size of the first (probing) range and of each range a segment fetches.
         public var pieceSize: Int64
 
-        public init(mirrors: [String], mirrorIdentities: [String], displayMirrors: [String]? = nil, expectedSize: Int64?,
-                    checksumPinned: Bool, retry: RetryPolicy, redirect: RedirectPolicy,
+        public init(mirrors: [Mirror], expectedSize: Int64?, checksumPinned: Bool, retry: RetryPolicy, redirect: RedirectPolicy,
                     pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
                     boundedBodies: Bool = false) {
             self.boundedBodies = boundedBodies
@@ -68,8 +63,6 @@ public struct DownloadStateMachine: Sendable {
             self.pauseChunk = pauseChunk
             self.pacedChunk = pacedChunk
             self.mirrors = mirrors
-            self.mirrorIdentities = mirrorIdentities
-            self.displayMirrors = displayMirrors ?? mirrors
             self.expectedSize = expectedSize
             self.checksumPinned = checksumPinned
             self.retry = retry
@@ -77,14 +70,12 @@ public struct DownloadStateMachine: Sendable {
         }
 
         /// A configuration with policies made of the plain settings (tests and simple callers).
-        public init(mirrors: [String], mirrorIdentities: [String], displayMirrors: [String]? = nil, expectedSize: Int64?,
-                    checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool,
+        public init(mirrors: [String], expectedSize: Int64?, checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool,
                     retryAfterMax: Double = 300,
                     pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
                     boundedBodies: Bool = false) {
             self.init(
-                mirrors: mirrors, mirrorIdentities: mirrorIdentities, displayMirrors: displayMirrors, expectedSize: expectedSize,
-                checksumPinned: checksumPinned,
+                mirrors: mirrors.map { Mirror(url: $0) }, expectedSize: expectedSize, checksumPinned: checksumPinned,
                 retry: RetryPolicy(retries: retries, backoff: backoff, backoffMax: backoffMax, retryAfterMax: retryAfterMax),
                 redirect: RedirectPolicy(allowInsecure: allowInsecureRedirect),
                 pauseChunk: pauseChunk, pacedChunk: pacedChunk, segments: segments, pieceSize: pieceSize,
@@ -168,7 +159,7 @@ public struct DownloadStateMachine: Sendable {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        currentURL = configuration.mirrors.first ?? ""
+        currentURL = configuration.mirrors.first?.url ?? ""
         boundedRanges = configuration.pacedChunk != nil
             || (configuration.boundedBodies && (configuration.expectedSize ?? .max) > configuration.pauseChunk)
     }
@@ -182,11 +173,11 @@ public struct DownloadStateMachine: Sendable {
         if let local, local.segmentedBytes > 0, let sidecar = local.sidecar, sidecar.ifRangeValue != nil,
            local.bytes <= (sidecar.totalSize ?? .max), local.bytes <= (configuration.expectedSize ?? .max),
            sidecar.rangesDone == nil || sidecar.totalSize == (configuration.expectedSize ?? sidecar.totalSize) {
-            let sameMirror = sidecar.urlSHA256 == configuration.mirrorIdentities.first
+            let sameMirror = sidecar.urlSHA256 == configuration.mirrors.first?.identity
             if sameMirror || sidecar.etag != nil || configuration.checksumPinned {
                 partialBytes = local.bytes
                 resuming = true
-                partialMirror = configuration.mirrorIdentities.firstIndex(of: sidecar.urlSHA256) ?? -1
+                partialMirror = configuration.mirrors.firstIndex { $0.identity == sidecar.urlSHA256 } ?? -1
                 etag = sidecar.etag
                 lastModified = sidecar.lastModified
                 totalSize = sidecar.totalSize
@@ -488,7 +479,7 @@ public struct DownloadStateMachine: Sendable {
     private mutating func failMirror(_ failure: DownloadFailure) -> Action {
         guard mirrorIndex + 1 < configuration.mirrors.count else { return .fail(failure) }
         mirrorIndex += 1
-        currentURL = configuration.mirrors[mirrorIndex]
+        currentURL = configuration.mirrors[mirrorIndex].url
         redirects = []
         failuresOnMirror = 0
         resuming = true
@@ -501,13 +492,13 @@ public struct DownloadStateMachine: Sendable {
     /// The URL in use, as it may be printed: a redirect target (server-given) or the redacted
     /// mirror. After a download, the URL that served the file.
     public var servedURL: String {
-        redirects.last ?? configuration.displayMirrors[mirrorIndex]
+        redirects.last ?? configuration.mirrors[mirrorIndex].printed
     }
 
     /// The sidecar naming the content that starts arriving now.
     private func sidecar() -> Sidecar {
         Sidecar(
-            url: configuration.displayMirrors[mirrorIndex], urlSHA256: configuration.mirrorIdentities[mirrorIndex],
+            url: configuration.mirrors[mirrorIndex].printed, urlSHA256: configuration.mirrors[mirrorIndex].identity,
             etag: etag, lastModified: lastModified, totalSize: totalSize)
     }
 

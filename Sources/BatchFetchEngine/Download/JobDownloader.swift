@@ -58,10 +58,9 @@ final class JobDownloader: @unchecked Sendable {
         algorithms = job.checksums.map(\.algorithm).filter { $0 != .sha256 }
         let network = JobNetwork(job: job, transport: context.transport, perHost: context.perHost, environment: context.environment)
         self.network = network
-        let mirrors = job.urls.map(\.resolved)
         let segments = Self.segmentCount(job, rateLimited: context.rateLimiter != nil)
         machine = MachineBox(DownloadStateMachine(configuration: .init(
-            mirrors: mirrors, mirrorIdentities: mirrors.map(Digester.sha256Hex), displayMirrors: job.urls.map(\.redacted),
+            mirrors: job.urls.map(Mirror.init),
             expectedSize: job.size, checksumPinned: !job.checksums.isEmpty, retry: network.retry, redirect: network.redirect,
             pauseChunk: Int64(context.memoryCap), pacedChunk: context.rateLimiter?.chunkSize(cap: Int64(context.memoryCap)),
             segments: segments,
@@ -129,7 +128,7 @@ final class JobDownloader: @unchecked Sendable {
         // the server, conditionally when the state cache has the validators it served.
         guard job.settings.refresh == .ifChanged, job.checksums.isEmpty else { return .upToDate(result) }
         guard let cached, cached.etag ?? cached.lastModified != nil,
-              cached.urlSHA256 == job.urls.first.map({ Digester.sha256Hex($0.resolved) }) else { return .fetch }
+              cached.urlSHA256 == job.urls.first.map({ Mirror($0).identity }) else { return .fetch }
         result.etag = cached.etag
         result.lastModified = cached.lastModified
         return .revalidate(result, etag: cached.etag, lastModified: cached.lastModified)
@@ -469,7 +468,7 @@ final class JobDownloader: @unchecked Sendable {
         if let published {
             context.state.record(
                 job.dest.resolved, status: files.destStatus(), digests: published.digests,
-                urlSHA256: copyFrom == nil ? state.configuration.mirrorIdentities[state.mirrorIndex] : nil,
+                urlSHA256: copyFrom == nil ? state.configuration.mirrors[state.mirrorIndex].identity : nil,
                 etag: state.etag, lastModified: state.lastModified)
             result.size = published.bytes
             result.checksums = published.digests

@@ -27,12 +27,19 @@ public struct SegmentPlanner: Sendable {
         }
     }
 
-    /// What to make of the response to one range request.
-    public enum Verdict: Sendable, Equatable {
+    /// What to make of the response head to one range request (``judge(_:for:now:)``).
+    public enum HeadVerdict: Sendable, Equatable {
         case accept
         /// A response worth retrying (408, 429, 5xx), with the server's `Retry-After` in seconds:
         /// pass it to ``failed(_:retryAfter:)``, which decides.
         case retryable(DownloadFailure, retryAfter: Double?)
+        /// Segmenting cannot go on (ranges not honoured, content changed, a hard error).
+        case stop(DownloadFailure)
+    }
+
+    /// How one range request ended, for the connection that made it.
+    public enum Verdict: Sendable, Equatable {
+        case accept
         /// A transient failure: retry this range after the delay.
         case retry(DownloadFailure, RetryDelay)
         /// Segmenting cannot go on (ranges not honoured, content changed, a hard error, or
@@ -74,7 +81,7 @@ public struct SegmentPlanner: Sendable {
     }
 
     /// Judges the response head to a request for `range`.
-    public func judge(_ head: TransportResponseHead, for range: Range<Int64>, now: Date = Date()) -> Verdict {
+    public func judge(_ head: TransportResponseHead, for range: Range<Int64>, now: Date = Date()) -> HeadVerdict {
         switch head.status {
         case 206:
             let answered = ResponseHeaders.contentRange(head.header("content-range"))

@@ -165,8 +165,6 @@ final class SegmentedTransfer: @unchecked Sendable {
         case .retryable(let failure, let retryAfter)?:
             record(status: verdictBox.status, failure)
             return lock.withLock { planner.failed(failure, retryAfter: retryAfter) }.stoppingOthers(self)
-        case .retry?:
-            break
         case .accept?:
             break
         case nil:
@@ -242,13 +240,13 @@ final class SegmentedTransfer: @unchecked Sendable {
 /// request ends.
 private final class VerdictBox: @unchecked Sendable {
     private let lock = NSLock()
-    private var stored: (SegmentPlanner.Verdict, Int)?
+    private var stored: (SegmentPlanner.HeadVerdict, Int)?
 
-    func set(_ verdict: SegmentPlanner.Verdict, status: Int) {
+    func set(_ verdict: SegmentPlanner.HeadVerdict, status: Int) {
         lock.withLock { stored = (verdict, status) }
     }
 
-    var verdict: SegmentPlanner.Verdict? { lock.withLock { stored?.0 } }
+    var verdict: SegmentPlanner.HeadVerdict? { lock.withLock { stored?.0 } }
     var status: Int? { lock.withLock { stored?.1 } }
 }
 

@@ -42,14 +42,23 @@ struct MirrorProbe: Sendable {
                 return MirrorObservation(outcome: .unreachable(failure.errorDescription ?? failure.message), httpStatus: status,
                                          method: deep ? "GET" : method)
             case .retry(let failure, let status, let retryAfter):
-                failures += 1
-                switch network.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: nil) {
-                case .giveUp(let reason):
+                if let reason = await waitToRetry(failure, retryAfter: retryAfter, failures: &failures) {
                     return MirrorObservation(outcome: .unreachable(reason.message), httpStatus: status, method: deep ? "GET" : method)
-                case .wait(let delay):
-                    try? await Task.sleep(nanoseconds: UInt64(delay.draw() * 1e9))
                 }
             }
+        }
+    }
+
+    /// Counts a retryable failure and waits as the job's retry policy says; returns the reason to
+    /// give up instead, when it does.
+    private func waitToRetry(_ failure: DownloadFailure, retryAfter: Double?, failures: inout Int) async -> DownloadFailure? {
+        failures += 1
+        switch network.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: nil) {
+        case .giveUp(let reason):
+            return reason
+        case .wait(let delay):
+            try? await Task.sleep(nanoseconds: UInt64(delay.draw() * 1e9))
+            return nil
         }
     }
 
@@ -149,7 +158,7 @@ struct MirrorProbe: Sendable {
     }
 
     /// A small file's whole body (a sum file for `checksums_from`), following the job's rules;
-    /// nil with the reason when it cannot be had or is larger than `limit`.
+    /// a failure saying why when it cannot be had or is larger than `limit`.
     func fetch(mirror: Int, limit: Int) async -> Result<Data, DownloadFailure> {
         guard network.mirrors.indices.contains(mirror), let url = network.mirrors[mirror] else {
             return .failure(DownloadFailure(.connection, "invalid URL"))
@@ -167,11 +176,7 @@ struct MirrorProbe: Sendable {
             }
             switch problem {
             case .retry(let failure, _, let retryAfter)?:
-                failures += 1
-                switch network.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: nil) {
-                case .giveUp(let reason): return .failure(reason)
-                case .wait(let delay): try? await Task.sleep(nanoseconds: UInt64(delay.draw() * 1e9))
-                }
+                if let reason = await waitToRetry(failure, retryAfter: retryAfter, failures: &failures) { return .failure(reason) }
             case .fail(let failure, _)?:
                 return .failure(failure)
             case .done(let observation)?:

@@ -38,7 +38,8 @@ public struct CredentialPolicy: Sendable {
     /// on behalf of the mirror `mirror` (the URL the manifest gave; nil when unknown, which is
     /// treated as another https origin).
     public func request(to target: URL, forMirror mirror: URL?) -> (url: URL, headers: [(name: String, value: String)]) {
-        let sameOrigin = Origin(target) != nil && Origin(target) == mirror.flatMap(Origin.init)
+        let origin = Origin(target)
+        let sameOrigin = origin != nil && origin == mirror.flatMap(Origin.init)
         let downgrade = mirror?.scheme?.lowercased() != "http" && target.scheme?.lowercased() != "https"
         var sent: [(name: String, value: String)] = []
         for header in headers {

@@ -18,55 +18,22 @@ import argparse
 import os
 import pathlib
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+import benchlib
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "work"
 BIN = ROOT / ".build" / "release" / "batchfetch"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def nginx_binary() -> str:
-    for path in ["/usr/sbin/nginx", "/usr/bin/nginx", shutil.which("nginx") or ""]:
-        if path and os.access(path, os.X_OK):
-            return path
-    sys.exit("nginx not found (apt-get install nginx-light)")
-
-
 def start_nginx(root: pathlib.Path, prefix: pathlib.Path) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    (prefix / "tmp").mkdir(parents=True, exist_ok=True)
-    conf = prefix / "nginx.conf"
-    conf.write_text(f"""
-daemon off; master_process off; worker_processes 1;
-error_log {prefix}/error.log warn; pid {prefix}/nginx.pid;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
-  client_body_temp_path {prefix}/tmp/body; proxy_temp_path {prefix}/tmp/proxy;
-  fastcgi_temp_path {prefix}/tmp/fcgi; uwsgi_temp_path {prefix}/tmp/uwsgi; scgi_temp_path {prefix}/tmp/scgi;
-  server {{ listen 127.0.0.1:{port}; root {root}; }}
-}}
-""")
-    process = subprocess.Popen([nginx_binary(), "-p", str(prefix), "-c", str(conf)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return process, port
-        except OSError:
-            time.sleep(0.05)
-    sys.exit("nginx did not start")
+    """nginx tuned for throughput (many requests per connection)."""
+    return benchlib.start_nginx(root, prefix, http_options="tcp_nopush on; keepalive_requests 100000;")
 
 
 def generate(root: pathlib.Path, size_mib: int) -> None:

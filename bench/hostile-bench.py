@@ -19,55 +19,23 @@ import json
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+import benchlib
+from benchlib import free_port, wait_listening
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BIN = ROOT / ".build" / "release" / "batchfetch"
 MIB = 1 << 20
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_listening(port: int) -> None:
-    for _ in range(200):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    sys.exit(f"nothing listens on {port}")
-
-
 def start_nginx(root: pathlib.Path, prefix: pathlib.Path, rate: str = "0") -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    (prefix / "tmp").mkdir(parents=True, exist_ok=True)
-    conf = prefix / "nginx.conf"
-    conf.write_text(f"""
-daemon off; master_process off; worker_processes 1;
-error_log {prefix}/error.log warn; pid {prefix}/nginx.pid;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off; sendfile on;
-  client_body_temp_path {prefix}/tmp/body; proxy_temp_path {prefix}/tmp/proxy;
-  fastcgi_temp_path {prefix}/tmp/fcgi; uwsgi_temp_path {prefix}/tmp/uwsgi; scgi_temp_path {prefix}/tmp/scgi;
-  server {{
-    listen 127.0.0.1:{port}; root {root};
-    location /gz/ {{ add_header Content-Encoding gzip; }}
-    location /slow/ {{ limit_rate {rate}; }}
-  }}
-}}
-""")
-    process = subprocess.Popen(["/usr/sbin/nginx", "-p", str(prefix), "-c", str(conf)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_listening(port)
-    return process, port
+    """nginx that marks /gz/ as gzip-encoded and caps /slow/ at `rate`."""
+    return benchlib.start_nginx(root, prefix, locations=f"location /gz/ {{ add_header Content-Encoding gzip; }} "
+                                f"location /slow/ {{ limit_rate {rate}; }}")
 
 
 def run_batchfetch(directory: pathlib.Path, transport: str, kill_when=None) -> dict:

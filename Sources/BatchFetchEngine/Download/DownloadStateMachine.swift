@@ -70,8 +70,8 @@ public struct DownloadStateMachine: Sendable {
         }
 
         /// A configuration with policies made of the plain settings (tests and simple callers).
-        public init(mirrors: [String], expectedSize: Int64?, checksumPinned: Bool, retries: Int, backoff: Double, backoffMax: Double, allowInsecureRedirect: Bool,
-                    retryAfterMax: Double = 300,
+        public init(mirrors: [String], expectedSize: Int64?, checksumPinned: Bool, retries: Int, backoff: Double,
+                    backoffMax: Double, allowInsecureRedirect: Bool, retryAfterMax: Double = 300,
                     pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
                     boundedBodies: Bool = false) {
             self.init(

@@ -132,7 +132,7 @@ import Testing
     @Test func httpsToHttpRedirectIsRefusedUnlessAllowed() {
         var refused = Self.machine()
         _ = refused.start(local: nil)
-        guard case .fail(let failure) = refused.headReceived(Self.head(302, ["Location": "http://a.example/f.bin"])) else {
+        guard case .next(.fail(let failure)) = refused.headReceived(Self.head(302, ["Location": "http://a.example/f.bin"])) else {
             Issue.record("followed an insecure redirect")
             return
         }
@@ -177,7 +177,7 @@ import Testing
         _ = machine.start(local: nil)
         var delays: [Double] = []
         for _ in 0..<6 {
-            if case .sendAfter(_, let delay) = machine.headReceived(Self.head(500)) { delays.append(delay.seconds) }
+            if case .next(.sendAfter(_, let delay)) = machine.headReceived(Self.head(500)) { delays.append(delay.seconds) }
         }
         #expect(delays == [1, 2, 4, 8, 8, 8])
     }
@@ -465,6 +465,26 @@ import Testing
 extension DownloadStateMachine.Action {
     var failureCode: ErrorCode? {
         if case .fail(let failure) = self { return failure.code }
+        return nil
+    }
+}
+
+/// Heads answered without their body compare with the action they lead to.
+extension DownloadStateMachine.AfterHead {
+    static func send(_ request: PlannedRequest) -> Self { .next(.send(request)) }
+    static func sendAfter(_ request: PlannedRequest, _ delay: RetryDelay) -> Self { .next(.sendAfter(request, delay)) }
+    static func fail(_ failure: DownloadFailure) -> Self { .next(.fail(failure)) }
+    static var verifyPartial: Self { .next(.verifyPartial) }
+    static var notModified: Self { .next(.notModified) }
+
+    var failureCode: ErrorCode? {
+        if case .next(let action) = self { return action.failureCode }
+        return nil
+    }
+
+    /// The failure, when the head ended the job.
+    var failure: DownloadFailure? {
+        if case .next(.fail(let failure)) = self { return failure }
         return nil
     }
 }

@@ -87,9 +87,9 @@ import TestOrigin
         await world.close()
         #expect(report.jobs[0].status == .downloaded && report.jobs[0].segments == nil)
         #expect(requests.count == 1 && requests[0].header("range") == nil)
-        #expect(JobDownloader.segmentCount(try Self.job(size: 64 << 20), rateLimited: false) == 4)
-        #expect(JobDownloader.segmentCount(try Self.job(size: 64 << 20), rateLimited: true) == 1)
-        #expect(JobDownloader.segmentCount(try Self.job(size: nil), rateLimited: false) == 1)
+        #expect(TransferPolicy.segmentCount(try Self.job(size: 64 << 20), rateLimited: false) == 4)
+        #expect(TransferPolicy.segmentCount(try Self.job(size: 64 << 20), rateLimited: true) == 1)
+        #expect(TransferPolicy.segmentCount(try Self.job(size: nil), rateLimited: false) == 1)
     }
 
     private static func job(size: Int64?) throws -> BatchFetchSpec.Job {

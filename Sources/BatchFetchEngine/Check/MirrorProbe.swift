@@ -202,7 +202,7 @@ struct MirrorProbe: Sendable {
     }
 
     /// How one request ended, redirects followed.
-    private struct Exchange {
+    private struct Reply {
         var head: TransportResponseHead?
         /// The attempt's end when it got no usable head: retry or not.
         var failed: Attempt?
@@ -213,17 +213,14 @@ struct MirrorProbe: Sendable {
     /// One request, following redirects as the job's redirect policy allows; the body is read
     /// only when `body` is given.
     private func exchange(_ url: URL, mirror: Int, method: String, extra: [(name: String, value: String)],
-                          body: (any ProbeBody)?) async -> Exchange {
+                          body: (any ProbeBody)?) async -> Reply {
         var current = url
         var followed = 0
         while true {
             let request = network.request(current, mirrorIndex: mirror, method: method, extra: extra, timeout: timeout)
             let handler = ProbeHandler(body: body)
-            let host = request.url.host ?? ""
-            await hosts.acquire(host)
-            handler.attach(network.transport.start(request, handler: handler))
-            let (head, failure, received) = await handler.finished(idleTimeout: timeout)
-            await hosts.release(host)
+            let (head, failure, received) = await Exchange.perform(
+                request, handler: handler, transport: network.transport, hosts: hosts, interruption: nil, idleTimeout: timeout)!
             if let head, RedirectPolicy.statuses.contains(head.status) {
                 switch network.redirect.decide(status: head.status, location: head.header("location"), from: current, followed: followed) {
                 case .follow(let target):
@@ -231,20 +228,20 @@ struct MirrorProbe: Sendable {
                     followed += 1
                     continue
                 case .refuse(let failure):
-                    return Exchange(head: nil, failed: .fail(failure, status: head.status))
+                    return Reply(head: nil, failed: .fail(failure, status: head.status))
                 }
             }
             switch failure {
             case .tls(let reason)?:
-                return Exchange(head: nil, failed: .fail(DownloadFailure(.tls, reason), status: nil))
+                return Reply(head: nil, failed: .fail(DownloadFailure(.tls, reason), status: nil))
             case .timedOut?:
-                return Exchange(head: head, failed: .retry(DownloadFailure(.timeout, "no data within the idle timeout"),
+                return Reply(head: head, failed: .retry(DownloadFailure(.timeout, "no data within the idle timeout"),
                                                            status: head?.status, retryAfter: nil), received: received)
             case let failure? where head == nil || (body != nil && (200...299).contains(head!.status)):
-                return Exchange(head: head, failed: .retry(DownloadFailure(.connection, "\(failure)"), status: head?.status,
+                return Reply(head: head, failed: .retry(DownloadFailure(.connection, "\(failure)"), status: head?.status,
                                                            retryAfter: nil), received: received)
             default:
-                return Exchange(head: head, received: received)
+                return Reply(head: head, received: received)
             }
         }
     }
@@ -308,86 +305,47 @@ final class DataBox: ProbeBody, @unchecked Sendable {
     var overflowed: Bool { lock.withLock { tooLong } }
 }
 
-/// The transport handler of one probe request.
-private final class ProbeHandler: TransportResponseHandler, @unchecked Sendable {
-    private let lock = NSLock()
+/// The transport handler of one probe request: the head, and the body when one is wanted.
+private final class ProbeHandler: WatchedHandler, @unchecked Sendable {
+    typealias Outcome = (head: TransportResponseHead?, failure: TransportFailure?, received: Int64)
+
+    let watch = RequestWatch<Outcome>()
     private let body: (any ProbeBody)?
-    private var task: (any TransportTask)?
+    // Guarded by `lock`.
+    private let lock = NSLock()
     private var head: TransportResponseHead?
     private var received: Int64 = 0
-    private var failure: TransportFailure?
-    private var lastActivity = DispatchTime.now()
-    private var timedOut = false
-    private var done = false
-    private var continuation: CheckedContinuation<Void, Never>?
 
     init(body: (any ProbeBody)?) {
         self.body = body
     }
 
-    func attach(_ task: any TransportTask) {
-        lock.withLock { self.task = task }
-    }
-
     func didReceiveHead(_ head: TransportResponseHead) -> Bool {
-        lock.withLock {
-            self.head = head
-            lastActivity = .now()
-        }
+        lock.withLock { self.head = head }
+        watch.touch()
         // Read a body only to hash it, and only a successful one.
         return body != nil && (200...299).contains(head.status)
     }
 
     func didReceiveBody(_ data: Data) {
         body?.update(data)
-        lock.withLock {
-            received += Int64(data.count)
-            lastActivity = .now()
-        }
+        lock.withLock { received += Int64(data.count) }
+        watch.touch()
     }
 
     func didComplete(_ failure: TransportFailure?) {
-        let continuation = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            done = true
-            if timedOut {
-                self.failure = .timedOut
-            } else if let failure, !(failure == .cancelled && head != nil && body == nil) {
-                self.failure = failure
+        watch.complete { expired in
+            lock.withLock {
+                // A HEAD's transfer is cancelled once its head is in: that is no failure.
+                let ignored = failure == .cancelled && head != nil && body == nil
+                return (head, expired ? .timedOut : (ignored ? nil : failure), received)
             }
-            let continuation = self.continuation
-            self.continuation = nil
-            return continuation
         }
-        continuation?.resume()
     }
+
+    /// `check` and `pin` are not interrupted request by request.
+    func interrupt() {}
 
     /// Probes never need shedding: a HEAD has no body and --deep ranges are bounded.
     var allowsShedding: Bool { false }
-
-    func finished(idleTimeout: Double) async -> (TransportResponseHead?, TransportFailure?, Int64) {
-        let watchdog = Task { [self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: UInt64(min(1.0, idleTimeout / 4) * 1e9))
-                let expired: (any TransportTask)? = lock.withLock {
-                    guard !done, DispatchTime.now().seconds(since: lastActivity) > idleTimeout else { return nil }
-                    timedOut = true
-                    return task
-                }
-                if let expired {
-                    expired.cancel()
-                    return
-                }
-            }
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = lock.withLock { () -> Bool in
-                if done { return true }
-                self.continuation = continuation
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-        watchdog.cancel()
-        return lock.withLock { (head, failure, received) }
-    }
 }

@@ -19,50 +19,44 @@ public final class Verifier: Sendable {
         let startDate = Date()
         let started = DispatchTime.now()
         let jobs = manifest.jobs
+        // No output directory: every file is missing.
+        let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
         // Hashing is CPU-bound: one file per core.
         let results = await boundedMap(jobs.count, limit: ProcessInfo.processInfo.activeProcessorCount) { index in
-            self.verify(jobs[index])
+            self.verify(jobs[index], root: root)
         }
         return RunReport.verdicts(command: .verify, manifest: manifest, options: options, results: results,
                                   startDate: startDate, started: started)
     }
 
-    func verify(_ job: Job) -> JobResult {
+    /// The manifest's expectations, then the lock's: the same check as a run's up-to-date test,
+    /// with every file hashed.
+    func verify(_ job: Job, root: SafeDirectory?) -> JobResult {
         let started = DispatchTime.now()
-        let path = job.destination(in: manifest.outputDirectory)
         var result = JobResult(id: job.id, status: .ok, dest: job.dest.redacted)
         defer { result.duration = DispatchTime.now().seconds(since: started) }
-        guard let size = LocalFile.regularFileSize(atPath: path) else {
-            result.status = .missing
-            return result
-        }
-        result.size = size
         let entry = lock?.jobs[job.id]
-        if let expected = job.size, expected != size {
-            return drift(result, DownloadFailure(.sizeMismatch, "\(size) bytes, the manifest says \(expected)"))
+        let expectations = [ContentExpectation(job: job)] + (entry.map { [ContentExpectation(lock: $0)] } ?? [])
+        switch root.map({ DestinationCheck(job: job, root: $0, state: nil).inspect(against: expectations) }) ?? .missing {
+        case .missing:
+            result.status = .missing
+        case .unreadable(let size, let failure):
+            result.size = size
+            drift(&result, failure)
+        case .differs(let size, let digests, let failure):
+            result.size = size
+            result.checksums = digests ?? [:]
+            drift(&result, failure)
+        case .matches(let size, let digests):
+            result.size = size
+            result.checksums = digests
+            result.checksumVerified = job.checksums.isEmpty && entry == nil ? nil : true
         }
-        if let entry, entry.size != size {
-            return drift(result, DownloadFailure(.lockMismatch, "\(size) bytes, the lock says \(entry.size)"))
-        }
-        guard let (digests, _) = try? Digester.digests(ofFile: path, also: job.checksums.map(\.algorithm)) else {
-            return drift(result, DownloadFailure(.ioError, "cannot read \(job.dest.redacted)"))
-        }
-        result.checksums = digests
-        if let wrong = job.checksums.first(where: { digests[$0.algorithm.rawValue] != $0.hex }) {
-            return drift(result, DownloadFailure(
-                .checksumMismatch, "\(wrong.algorithm.rawValue) is \(digests[wrong.algorithm.rawValue] ?? "?"), the manifest says \(wrong.hex)"))
-        }
-        if let entry, digests["sha256"] != entry.sha256 {
-            return drift(result, DownloadFailure(.lockMismatch, "sha256 is \(digests["sha256"] ?? "?"), the lock says \(entry.sha256)"))
-        }
-        result.checksumVerified = job.checksums.isEmpty && entry == nil ? nil : true
         return result
     }
 
-    private func drift(_ result: JobResult, _ failure: DownloadFailure) -> JobResult {
-        var result = result
+    private func drift(_ result: inout JobResult, _ failure: DownloadFailure) {
         result.status = .drift
         result.failure = failure
-        return result
     }
 }

@@ -1,64 +1,54 @@
 import Foundation
 
-/// The transport handler of one request: decides on the response head (through the state
-/// machine, synchronously, so no body byte arrives before we know where it goes), feeds body
-/// bytes to the sink, watches for idleness, and reports how the request ended.
-final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
-    /// How the request ended, for the downloader.
-    struct Outcome {
-        /// The machine's decision on the head; nil when no head arrived.
-        var headAction: DownloadStateMachine.Action?
+/// A decision on a response head: whether its body is to be received.
+protocol HeadDecision: Sendable {
+    var acceptsBody: Bool { get }
+}
+
+/// The transport handler of one request that writes its body to a ``FileSink``: decides on the
+/// response head synchronously (so no body byte arrives before we know where it goes), feeds
+/// body bytes to the sink, stops the transfer when the sink cannot keep up, and reports how the
+/// request ended. The rules live in the pure ``AttemptState``; this class only carries them out.
+final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, @unchecked Sendable {
+    /// How the request ended.
+    struct Outcome: Sendable {
+        /// The decision on the head; nil when no head arrived.
+        var decision: Decision?
+        /// How the transfer ended, reconciled with what we asked for (``AttemptState/end(_:expired:tooLong:writeFailed:)``).
         var failure: TransportFailure?
         var overflow: Bool
         var received: Int64
     }
 
-    private let lock = NSLock()
-    private let decide: @Sendable (TransportResponseHead) -> DownloadStateMachine.Action
-    private let begin: @Sendable (BodyPlan) -> Void
+    let watch = RequestWatch<Outcome>()
+    private let decide: @Sendable (TransportResponseHead) -> Decision
     private let sink: FileSink
     private let progress: JobProgress?
     /// Below this many remaining body bytes the transfer is left to finish rather than cancelled.
     private let finishWithin: Int64
-    private var task: (any TransportTask)?
-    private var headAction: DownloadStateMachine.Action?
-    private var accepting = false
-    private var overflow = false
-    private var timedOut = false
-    private var received: Int64 = 0
-    private var lastActivity = DispatchTime.now()
-    private var continuation: CheckedContinuation<Outcome, Never>?
-    private var outcome: Outcome?
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var state = AttemptState()
+    private var decision: Decision?
 
+    /// `decide` runs on the transport's queue when the head arrives; when it accepts the body it
+    /// must have made the sink ready for it.
     init(sink: FileSink, finishWithin: Int64, progress: JobProgress? = nil,
-         decide: @escaping @Sendable (TransportResponseHead) -> DownloadStateMachine.Action,
-         begin: @escaping @Sendable (BodyPlan) -> Void) {
+         decide: @escaping @Sendable (TransportResponseHead) -> Decision) {
         self.sink = sink
         self.progress = progress
         self.finishWithin = finishWithin
         self.decide = decide
-        self.begin = begin
-    }
-
-    func attach(_ task: any TransportTask) {
-        lock.withLock { self.task = task }
     }
 
     func didReceiveHead(_ head: TransportResponseHead) -> Bool {
-        let action = decide(head)
-        let accept: Bool
-        if case .receive(let plan) = action {
-            begin(plan)
-            accept = true
-        } else {
-            accept = false
-        }
+        let decision = decide(head)
         lock.withLock {
-            headAction = action
-            accepting = accept
-            lastActivity = .now()
+            self.decision = decision
+            state.head(accepted: decision.acceptsBody)
         }
-        return accept
+        watch.touch()
+        return decision.acceptsBody
     }
 
     /// With backpressure nothing is cancelled: a full sink holds the transport's reads until it
@@ -69,17 +59,14 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         case .accepted:
             ready()
         case .pause:
-            sink.whenUnwritten(atMost: sink.resumeLimit) { [self] in
+            sink.whenUnwritten(atMost: sink.resumeLimit) { [watch] in
                 // Waiting for our own disk is not the server's silence.
-                lock.withLock { lastActivity = .now() }
+                watch.touch()
                 ready()
             }
         case .stop:
-            let task = lock.withLock { () -> (any TransportTask)? in
-                accepting = false
-                return self.task
-            }
-            if let task, sink.writeFailure != nil || sink.bodyTooLong { task.cancel() }
+            lock.withLock { state.stop(sinkFull: false) }
+            if sink.writeFailure != nil || sink.bodyTooLong { watch.attachedTask?.cancel() }
             ready()
         }
     }
@@ -93,32 +80,21 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
         case .pause?:
             // Keep accepting what is already on its way; stop the transfer once, unless it is
             // about to end anyway (the sink holds up to twice its cap).
-            guard allowsShedding else { return }
-            let (first, task) = lock.withLock { () -> (Bool, (any TransportTask)?) in
-                defer { overflow = true }
-                return (!overflow, self.task)
-            }
-            if first, let task { cancelOffQueue(task) }
+            guard allowsShedding, lock.withLock({ state.shed() }) else { return }
+            cancelOffQueue()
         case .stop?:
-            let task = lock.withLock { () -> (any TransportTask)? in
-                accepting = false
-                overflow = !sink.bodyTooLong && sink.writeFailure == nil
-                return self.task
-            }
+            let failed = sink.bodyTooLong || sink.writeFailure != nil
+            lock.withLock { state.stop(sinkFull: !failed) }
             // Near its end a transfer is left to finish (its bytes are dropped) rather than risk
             // the cancel-versus-completion trap in FoundationNetworking.
-            if let task, allowsShedding || sink.writeFailure != nil || sink.bodyTooLong { cancelOffQueue(task) }
+            if allowsShedding || failed { cancelOffQueue() }
         }
     }
 
     /// Counts a body part and hands it to the sink; nil when the body is not being accepted.
     private func append(_ data: Data) -> FileSink.AppendResult? {
-        let accepting = lock.withLock {
-            received += Int64(data.count)
-            lastActivity = .now()
-            return self.accepting
-        }
-        guard accepting else { return nil }
+        watch.touch()
+        guard lock.withLock({ state.body(data.count) }) else { return nil }
         let result = sink.append(data)
         if result != .stop { progress?.received(data.count) }
         return result
@@ -128,8 +104,8 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
     /// (then it finishes: see ``allowsShedding`` on the cancel-versus-completion trap). The bytes
     /// written so far are kept.
     func interrupt() {
-        let (task, started): ((any TransportTask)?, Bool) = lock.withLock { (outcome == nil ? self.task : nil, headAction != nil) }
-        guard let task else { return }
+        guard let task = watch.runningTask else { return }
+        let started = lock.withLock { decision != nil }
         if !started || (sink.remainingBodyBytes.map { $0 > 1 << 20 } ?? true) { cancelOffQueue(task) }
     }
 
@@ -140,69 +116,30 @@ final class AttemptHandler: TransportResponseHandler, @unchecked Sendable {
     /// Cancelling from the delegate queue took effect only after libcurl had queued most of the
     /// file (a gigabyte of backlog in the 1 GiB benchmark); from another thread it stops within
     /// milliseconds.
-    private func cancelOffQueue(_ task: any TransportTask) {
+    private func cancelOffQueue(_ task: (any TransportTask)? = nil) {
+        guard let task = task ?? watch.attachedTask else { return }
         DispatchQueue.global().async { task.cancel() }
     }
 
     func didComplete(_ failure: TransportFailure?) {
-        lock.lock()
-        // Cancellations we asked for are not failures of the transfer.
-        var reported = failure
-        if timedOut {
-            reported = .timedOut
-        } else if failure == .overloaded {
-            overflow = accepting || overflow
-            reported = overflow ? nil : .connection("transfer shed by the transport")
-        } else if failure == nil && overflow && !sink.bodyTooLong {
-            // The body ended before the pause took effect: nothing is missing.
-            overflow = false
-        } else if failure == .cancelled && (overflow || sink.bodyTooLong || sink.writeFailure != nil || (headAction != nil && !isReceive(headAction!))) {
-            reported = nil
-        }
-        let result = Outcome(headAction: headAction, failure: reported, overflow: overflow, received: received)
-        outcome = result
-        let continuation = self.continuation
-        self.continuation = nil
-        lock.unlock()
-        continuation?.resume(returning: result)
-    }
-
-    private func isReceive(_ action: DownloadStateMachine.Action) -> Bool {
-        if case .receive = action { return true }
-        return false
-    }
-
-    /// Waits for the request to end, cancelling it when no bytes arrive for `idleTimeout` seconds
-    /// or the deadline passes.
-    func finished(idleTimeout: Double, deadline: DispatchTime?) async -> Outcome {
-        let watchdog = Task { [self] in
-            let interval = UInt64(min(1.0, idleTimeout / 4) * 1_000_000_000)
-            while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: interval)
-                let now = DispatchTime.now()
-                let expired: (any TransportTask)? = lock.withLock {
-                    let idle = now.seconds(since: lastActivity)
-                    guard outcome == nil, idle > idleTimeout || (deadline.map { now >= $0 } ?? false) else { return nil }
-                    timedOut = true
-                    return task
-                }
-                if let expired {
-                    expired.cancel()
-                    return
-                }
+        let tooLong = sink.bodyTooLong, writeFailed = sink.writeFailure != nil
+        watch.complete { expired in
+            lock.withLock {
+                let (reported, overflow) = state.end(failure, expired: expired, tooLong: tooLong, writeFailed: writeFailed)
+                return Outcome(decision: decision, failure: reported, overflow: overflow, received: state.received)
             }
         }
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            lock.lock()
-            if let outcome {
-                lock.unlock()
-                continuation.resume(returning: outcome)
-            } else {
-                self.continuation = continuation
-                lock.unlock()
-            }
-        }
-        watchdog.cancel()
-        return result
+    }
+}
+
+extension AttemptHandler.Outcome {
+    /// How an accepted body ended, once the sink has drained: the sink's own failures first
+    /// (they are not the server's), then what the transport said.
+    func bodyEnd(sink: FileSink) -> DownloadStateMachine.BodyOutcome {
+        if let failure = sink.writeFailure { return .diskError(failure) }
+        if sink.bodyTooLong { return .tooLong }
+        if overflow { return .overflow }
+        if let failure { return .failed(failure) }
+        return .complete
     }
 }

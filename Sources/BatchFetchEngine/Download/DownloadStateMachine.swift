@@ -14,8 +14,8 @@ import Foundation
 /// ETag or no validator: restart. Across mirrors a partial continues only with a strong ETag
 /// (which If-Range then checks) or a pinned checksum.
 ///
-/// Memory: URLSession cannot pause a transfer. With ``Configuration/boundedBodies`` a file larger
-/// than ``Configuration/pauseChunk`` (or of unknown size) is fetched in bounded ranges of that
+/// Memory: URLSession cannot pause a transfer. With ``TransferPolicy/boundedBodies`` a file larger
+/// than ``TransferPolicy/pauseChunk`` (or of unknown size) is fetched in bounded ranges of that
 /// size, each one sent only after the previous one is on disk, so the server can never send more
 /// than one range ahead of the disk; the first range is sent without If-Range and its answer
 /// names the size and the validator. A server that ignores ranges answers 200 with the whole
@@ -24,53 +24,38 @@ import Foundation
 /// last resort: libcurl keeps reading until the cancel takes effect (up to 350 MiB buffered in
 /// 300 ms on loopback), and a cancel racing a transfer's end can trap in FoundationNetworking.
 ///
-/// Segments: with ``Configuration/segments`` above 1 the first request asks for one piece
+/// Segments: with ``TransferPolicy/segments`` above 1 the first request asks for one piece
 /// (`Range: bytes=0-…`); its 206 names the size and the validator, and the machine answers
 /// ``Action/segment(_:)`` for the rest, which ``SegmentedTransfer`` fetches over several
 /// connections. A 200 instead means the server ignores ranges: that body is the whole file, one
 /// stream. When segmenting ends early, ``segmentsEnded(writtenThrough:failure:attempts:)`` continues
 /// from the written prefix as a single stream, with the usual retries and mirror failover.
-public struct DownloadStateMachine: Sendable {
+struct DownloadStateMachine: Sendable {
     /// The fixed facts of a job.
-    public struct Configuration: Sendable {
+    struct Configuration: Sendable {
         /// The job's mirrors, in order.
-        public var mirrors: [Mirror]
-        public var expectedSize: Int64?
-        public var checksumPinned: Bool
+        var mirrors: [Mirror]
+        var expectedSize: Int64?
+        var checksumPinned: Bool
         /// Retries, backoff and the Retry-After cap, shared with the mirror probe.
-        public var retry: RetryPolicy
+        var retry: RetryPolicy
         /// Which redirects are followed, shared with the mirror probe.
-        public var redirect: RedirectPolicy
-        /// Size of the bounded ranges (the per-job memory cap).
-        public var pauseChunk: Int64 = 8 << 20
-        /// Fetch bodies larger than ``pauseChunk`` in bounded ranges from the start, instead of
-        /// streaming them and switching to ranges after an overflow.
-        public var boundedBodies: Bool
-        /// With a rate limit: fetch in bounded ranges of this size from the start, so the owner can
-        /// wait for the rate limiter before each one (URLSession cannot be slowed down otherwise).
-        public var pacedChunk: Int64?
-        /// Parallel connections for one file; 1 is a single stream.
-        public var segments: Int
-        /// Size of the first (probing) range and of each range a segment fetches.
-        public var pieceSize: Int64
+        var redirect: RedirectPolicy
+        /// One stream or segments, whole bodies or bounded ranges, and their sizes.
+        var transfer: TransferPolicy
 
-        public init(mirrors: [Mirror], expectedSize: Int64?, checksumPinned: Bool, retry: RetryPolicy, redirect: RedirectPolicy,
-                    pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
-                    boundedBodies: Bool = false) {
-            self.boundedBodies = boundedBodies
-            self.segments = segments
-            self.pieceSize = pieceSize
-            self.pauseChunk = pauseChunk
-            self.pacedChunk = pacedChunk
+        init(mirrors: [Mirror], expectedSize: Int64?, checksumPinned: Bool, retry: RetryPolicy, redirect: RedirectPolicy,
+             transfer: TransferPolicy = TransferPolicy()) {
             self.mirrors = mirrors
             self.expectedSize = expectedSize
             self.checksumPinned = checksumPinned
             self.retry = retry
             self.redirect = redirect
+            self.transfer = transfer
         }
 
         /// A configuration with policies made of the plain settings (tests and simple callers).
-        public init(mirrors: [String], expectedSize: Int64?, checksumPinned: Bool, retries: Int, backoff: Double,
+        init(mirrors: [String], expectedSize: Int64?, checksumPinned: Bool, retries: Int, backoff: Double,
                     backoffMax: Double, allowInsecureRedirect: Bool, retryAfterMax: Double = 300,
                     pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
                     boundedBodies: Bool = false) {
@@ -78,16 +63,14 @@ public struct DownloadStateMachine: Sendable {
                 mirrors: mirrors.map { Mirror(url: $0) }, expectedSize: expectedSize, checksumPinned: checksumPinned,
                 retry: RetryPolicy(retries: retries, backoff: backoff, backoffMax: backoffMax, retryAfterMax: retryAfterMax),
                 redirect: RedirectPolicy(allowInsecure: allowInsecureRedirect),
-                pauseChunk: pauseChunk, pacedChunk: pacedChunk, segments: segments, pieceSize: pieceSize,
-                boundedBodies: boundedBodies)
+                transfer: TransferPolicy(segments: segments, pieceSize: pieceSize, pauseChunk: pauseChunk, pacedChunk: pacedChunk,
+                                         boundedBodies: boundedBodies))
         }
     }
 
-    public enum Action: Sendable, Equatable {
+    enum Action: Sendable, Equatable {
         case send(PlannedRequest)
         case sendAfter(PlannedRequest, RetryDelay)
-        /// Accept the response body as described.
-        case receive(BodyPlan)
         /// The partial already holds the whole file (416): verify it and publish.
         case verifyPartial
         /// The body is complete: verify and publish.
@@ -99,18 +82,30 @@ public struct DownloadStateMachine: Sendable {
         case fail(DownloadFailure)
     }
 
+    /// The decision on a response head: take its body as planned, or act on it without the body
+    /// (follow a redirect, retry, fail over, publish a complete partial…).
+    enum AfterHead: HeadDecision, Equatable {
+        case receive(BodyPlan)
+        case next(Action)
+
+        var acceptsBody: Bool {
+            if case .receive = self { return true }
+            return false
+        }
+    }
+
     /// Where a segmented transfer starts: the content it continues and what is already written.
-    public struct SegmentStart: Sendable, Equatable {
+    struct SegmentStart: Sendable, Equatable {
         /// The URL to ask (the mirror, or where it redirected).
-        public var url: String
-        public var total: Int64
+        var url: String
+        var total: Int64
         /// The sidecar naming the content; its `ranges_done` says what is written.
-        public var sidecar: Sidecar
-        public var done: ByteRanges
+        var sidecar: Sidecar
+        var done: ByteRanges
     }
 
     /// How a response body ended, as seen by the owner.
-    public enum BodyOutcome: Sendable, Equatable {
+    enum BodyOutcome: Sendable, Equatable {
         case complete
         case failed(TransportFailure)
         /// The unwritten buffer passed its cap; the transfer was cancelled to let the disk catch up.
@@ -121,23 +116,23 @@ public struct DownloadStateMachine: Sendable {
         case diskError(DownloadFailure)
     }
 
-    public let configuration: Configuration
-    public private(set) var mirrorIndex = 0
+    let configuration: Configuration
+    private(set) var mirrorIndex = 0
     /// Redirect targets followed on the current mirror, in order.
-    public private(set) var redirects: [String] = []
-    public private(set) var attempts: [AttemptRecord] = []
+    private(set) var redirects: [String] = []
+    private(set) var attempts: [AttemptRecord] = []
     /// Offset the first successful resume continued from, for the report; nil when the file was
     /// fetched from byte 0 after all.
-    public private(set) var resumedFrom: Int64?
+    private(set) var resumedFrom: Int64?
     /// Bytes an earlier run's segments wrote, while the segments continuing them are running.
     private var pendingResume: Int64?
     /// Segmented transfers that stopped because the content changed.
     private var changedRestarts = 0
     /// Validators of the content being assembled.
-    public private(set) var etag: String?
-    public private(set) var lastModified: String?
-    public private(set) var totalSize: Int64?
-    public private(set) var lastStatus: Int?
+    private(set) var etag: String?
+    private(set) var lastModified: String?
+    private(set) var totalSize: Int64?
+    private(set) var lastStatus: Int?
 
     private var currentURL: String
     private var failuresOnMirror = 0
@@ -157,19 +152,16 @@ public struct DownloadStateMachine: Sendable {
     /// Validators of the file at `dest` (`refresh: if-changed`), see ``revalidate(etag:lastModified:)``.
     private var conditional: (etag: String?, lastModified: String?)?
 
-    public init(configuration: Configuration) {
+    init(configuration: Configuration) {
         self.configuration = configuration
         currentURL = configuration.mirrors.first?.url ?? ""
-        boundedRanges = configuration.pacedChunk != nil
-            || (configuration.boundedBodies && (configuration.expectedSize ?? .max) > configuration.pauseChunk)
+        boundedRanges = configuration.transfer.boundsRanges(expectedSize: configuration.expectedSize)
     }
-
-    private var chunkSize: Int64 { configuration.pacedChunk ?? configuration.pauseChunk }
 
     // MARK: - Events
 
     /// The first request, given what is on disk.
-    public mutating func start(local: LocalPartial?) -> Action {
+    mutating func start(local: LocalPartial?) -> Action {
         if let local, local.segmentedBytes > 0, let sidecar = local.sidecar, sidecar.ifRangeValue != nil,
            local.bytes <= (sidecar.totalSize ?? .max), local.bytes <= (configuration.expectedSize ?? .max),
            sidecar.rangesDone == nil || sidecar.totalSize == (configuration.expectedSize ?? sidecar.totalSize) {
@@ -195,7 +187,7 @@ public struct DownloadStateMachine: Sendable {
     /// The file at `dest` matches the manifest but may be outdated (`refresh: if-changed`): the
     /// first request to the first mirror carries its validators, and a 304 means up to date
     /// (``Action/notModified``). Call before ``start(local:)``.
-    public mutating func revalidate(etag: String?, lastModified: String?) {
+    mutating func revalidate(etag: String?, lastModified: String?) {
         conditional = (etag, lastModified)
     }
 
@@ -204,7 +196,7 @@ public struct DownloadStateMachine: Sendable {
     /// When the segments stopped because the remote content changed, the prefix belongs to the
     /// old file: it is discarded and the new content fetched from byte 0 (segmented again),
     /// counted as a retry so content that never holds still ends in a failure, not a loop.
-    public mutating func segmentsEnded(writtenThrough prefix: Int64, failure: DownloadFailure, attempts: [AttemptRecord]) -> Action {
+    mutating func segmentsEnded(writtenThrough prefix: Int64, failure: DownloadFailure, attempts: [AttemptRecord]) -> Action {
         self.attempts += attempts
         pendingResume = nil
         partialBytes = prefix
@@ -222,7 +214,7 @@ public struct DownloadStateMachine: Sendable {
 
     /// Records the failed range requests of a segmented transfer that wrote every byte (it is
     /// verified next); a transfer that continued an earlier run's ranges is now a resume.
-    public mutating func segmentsFinished(attempts: [AttemptRecord]) {
+    mutating func segmentsFinished(attempts: [AttemptRecord]) {
         self.attempts += attempts
         if let pendingResume { resumedFrom = pendingResume }
         pendingResume = nil
@@ -231,8 +223,8 @@ public struct DownloadStateMachine: Sendable {
     /// `.segment` for the rest of the current content, when it is worth it: segments wanted,
     /// size and validator known, and more than one piece left.
     private mutating func offerSegments(done: ByteRanges) -> Action? {
-        guard configuration.segments > 1, !segmentingOffered, let total = totalSize, etag ?? lastModified != nil,
-              total - done.count > configuration.pieceSize else { return nil }
+        guard configuration.transfer.segments > 1, !segmentingOffered, let total = totalSize, etag ?? lastModified != nil,
+              total - done.count > configuration.transfer.pieceSize else { return nil }
         segmentingOffered = true
         var sidecar = sidecar()
         sidecar.rangesDone = done
@@ -240,15 +232,15 @@ public struct DownloadStateMachine: Sendable {
     }
 
     /// A response head arrived for the pending request.
-    public mutating func headReceived(_ head: TransportResponseHead, remaining: Double? = nil, now: Date = Date()) -> Action {
-        guard let request = pending else { return .fail(DownloadFailure(.connection, "response without a request")) }
+    mutating func headReceived(_ head: TransportResponseHead, remaining: Double? = nil, now: Date = Date()) -> AfterHead {
+        guard let request = pending else { return .next(.fail(DownloadFailure(.connection, "response without a request"))) }
         lastStatus = head.status
         switch head.status {
         case 304 where request.ifNoneMatch != nil || request.ifModifiedSince != nil:
             record(status: 304, failure: nil)
-            return .notModified
+            return .next(.notModified)
         case 301, 302, 303, 307, 308:
-            return redirect(head, request: request)
+            return .next(redirect(head, request: request))
         case 200:
             return acceptFullBody(head, request: request)
         case 206:
@@ -257,24 +249,24 @@ public struct DownloadStateMachine: Sendable {
             let total = ResponseHeaders.contentRange(head.header("content-range"))?.total ?? totalSize
             if let total, total == request.rangeStart {
                 record(status: 416, failure: nil)
-                return .verifyPartial
+                return .next(.verifyPartial)
             }
             record(status: 416, failure: DownloadFailure(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"))
             discardPartial()
-            return send(nextRequest())
+            return .next(send(nextRequest()))
         case 408, 429, 500...599:
             let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL)")
             let after = ResponseHeaders.retryAfter(head.header("retry-after"), now: now)
-            return retry(failure, status: head.status, retryAfter: after, remaining: remaining)
+            return .next(retry(failure, status: head.status, retryAfter: after, remaining: remaining))
         default:
             let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL)")
             record(status: head.status, failure: failure)
-            return failMirror(failure)
+            return .next(failMirror(failure))
         }
     }
 
     /// The body of an accepted response ended; `flushed` is the partial's size on disk now.
-    public mutating func bodyFinished(_ outcome: BodyOutcome, flushed: Int64, remaining: Double? = nil) -> Action {
+    mutating func bodyFinished(_ outcome: BodyOutcome, flushed: Int64, remaining: Double? = nil) -> Action {
         partialBytes = flushed
         switch outcome {
         case .complete:
@@ -323,7 +315,7 @@ public struct DownloadStateMachine: Sendable {
     }
 
     /// The request failed before any response head.
-    public mutating func requestFailed(_ failure: TransportFailure, remaining: Double? = nil) -> Action {
+    mutating func requestFailed(_ failure: TransportFailure, remaining: Double? = nil) -> Action {
         switch failure {
         case .cancelled:
             return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
@@ -341,14 +333,14 @@ public struct DownloadStateMachine: Sendable {
     }
 
     /// The finished partial has the wrong size or checksum (a good one is simply published).
-    public mutating func verificationFailed(_ failure: DownloadFailure) -> Action {
+    mutating func verificationFailed(_ failure: DownloadFailure) -> Action {
         discardPartial()
         amendLastAttempt(failure)
         return failMirror(failure)
     }
 
     /// The job's deadline passed.
-    public mutating func deadlineExceeded(after seconds: Double) -> Action {
+    mutating func deadlineExceeded(after seconds: Double) -> Action {
         .fail(DownloadFailure(.deadlineExceeded, "job deadline of \(seconds)s exceeded"))
     }
 
@@ -372,12 +364,12 @@ public struct DownloadStateMachine: Sendable {
         }
     }
 
-    private mutating func acceptFullBody(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
+    private mutating func acceptFullBody(_ head: TransportResponseHead, request: PlannedRequest) -> AfterHead {
         let length = ResponseHeaders.contentLength(head)
         if let expected = configuration.expectedSize, let length, length != expected {
             let failure = DownloadFailure(.sizeMismatch, "\(servedURL) announces \(length) bytes, expected \(expected)")
             record(status: 200, failure: failure)
-            return failMirror(failure)
+            return .next(failMirror(failure))
         }
         record(status: 200, failure: nil)
         // A 200 to a range request: the server ignored the range or the file changed. Either way
@@ -392,11 +384,11 @@ public struct DownloadStateMachine: Sendable {
         return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
     }
 
-    private mutating func acceptRange(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
+    private mutating func acceptRange(_ head: TransportResponseHead, request: PlannedRequest) -> AfterHead {
         guard let start = request.rangeStart else {
             let failure = DownloadFailure(.rangeNotHonoured, "206 to a request without Range from \(servedURL)")
             record(status: 206, failure: failure)
-            return failMirror(failure)
+            return .next(failMirror(failure))
         }
         let range = ResponseHeaders.contentRange(head.header("content-range"))
         // A bounded range past the end of a smaller file ends at its last byte.
@@ -408,13 +400,13 @@ public struct DownloadStateMachine: Sendable {
                 "206 with Content-Range '\(head.header("content-range") ?? "none")' for a resume at \(start)")
             record(status: 206, failure: failure)
             discardPartial()
-            return retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true)
+            return .next(retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true))
         }
         if let length = ResponseHeaders.contentLength(head), length != last - start + 1 {
             let failure = DownloadFailure(
                 .sizeMismatch, "\(servedURL) announces \(length) bytes for the \(last - start + 1)-byte range \(start)-\(last)")
             record(status: 206, failure: failure)
-            return failMirror(failure)
+            return .next(failMirror(failure))
         }
         let responseETag = ResponseHeaders.strongETag(head)
         if let sent = request.ifRange, let mismatch = ResponseHeaders.rangeMismatch(head, ifRange: sent, recordedTotal: totalSize) {
@@ -423,13 +415,13 @@ public struct DownloadStateMachine: Sendable {
             let failure = DownloadFailure(.remoteChanged, "\(mismatch) from \(servedURL)")
             record(status: 206, failure: failure)
             discardPartial()
-            return retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true)
+            return .next(retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true))
         }
         if let expected = configuration.expectedSize, let total = range.total, total != expected {
             let failure = DownloadFailure(.sizeMismatch, "\(servedURL) has \(total) bytes, expected \(expected)")
             record(status: 206, failure: failure)
             discardPartial()
-            return failMirror(failure)
+            return .next(failMirror(failure))
         }
         record(status: 206, failure: nil)
         if let total = range.total { totalSize = total }
@@ -491,7 +483,7 @@ public struct DownloadStateMachine: Sendable {
 
     /// The URL in use, as it may be printed: a redirect target (server-given) or the redacted
     /// mirror. After a download, the URL that served the file.
-    public var servedURL: String {
+    var servedURL: String {
         redirects.last ?? configuration.mirrors[mirrorIndex].printed
     }
 
@@ -513,13 +505,13 @@ public struct DownloadStateMachine: Sendable {
         }
         if boundedRanges, let total = totalSize, validator != nil {
             planned.rangeStart = partialBytes
-            planned.rangeEnd = min(partialBytes + chunkSize, total) - 1
+            planned.rangeEnd = min(partialBytes + configuration.transfer.chunkSize, total) - 1
             planned.ifRange = validator
-        } else if partialBytes == 0, boundedRanges || configuration.segments > 1 && !segmentingOffered {
+        } else if partialBytes == 0, boundedRanges || configuration.transfer.segments > 1 && !segmentingOffered {
             // The first bounded or segmented request: a range without If-Range; a server that
             // ignores ranges answers 200 with the whole file, which is accepted as it is.
             planned.rangeStart = 0
-            planned.rangeEnd = (configuration.segments > 1 && !segmentingOffered ? configuration.pieceSize : chunkSize) - 1
+            planned.rangeEnd = (configuration.transfer.segments > 1 && !segmentingOffered ? configuration.transfer.pieceSize : configuration.transfer.chunkSize) - 1
         }
         if let conditional, attempts.isEmpty, mirrorIndex == 0, partialBytes == 0 {
             // If-None-Match wins over If-Modified-Since at the server (RFC 9110 §13.2.2).
@@ -559,7 +551,7 @@ public struct DownloadStateMachine: Sendable {
     }
 
     /// The owner reports how long it actually waited before the next attempt.
-    public mutating func waited(_ seconds: Double) {
+    mutating func waited(_ seconds: Double) {
         pendingWait = seconds
     }
 }

@@ -15,6 +15,10 @@ struct JobNetwork: Sendable {
     /// Mirror URLs as the manifest resolved them (userinfo included), in order; nil for one that
     /// does not parse (validation refuses those, so only a library caller could pass one).
     let mirrors: [URL?]
+    /// What a download request carries besides headers: the job's method, body and idle timeout.
+    let method: String
+    let body: Data?
+    let timeout: Double
 
     /// `transport` is the run's; a job with an https mirror and its own TLS trust or a client
     /// certificate (or with `CURL_CA_BUNDLE`, `SSL_CERT_FILE` or `SSL_CERT_DIR` naming other
@@ -41,6 +45,24 @@ struct JobNetwork: Sendable {
         redactor = job.redactor(extra: netrcPasswords)
         redirect = RedirectPolicy(allowInsecure: job.settings.allowInsecureRedirect, redactor: redactor)
         retry = RetryPolicy(job.settings)
+        method = job.method.rawValue
+        body = job.body.map { Data($0.resolved.utf8) }
+        timeout = job.settings.timeout
+    }
+
+    /// The download request the state machine planned: the job's method, headers and body, plus
+    /// `Range`/`If-Range` and the conditional headers of `refresh: if-changed`. Nil only for a
+    /// URL that does not parse (validation refuses those).
+    func request(for planned: PlannedRequest) -> TransportRequest? {
+        guard let url = URL(string: planned.url) else { return nil }
+        var headers: [(name: String, value: String)] = []
+        if let range = planned.rangeHeader {
+            headers.append((name: "Range", value: range))
+            if let ifRange = planned.ifRange { headers.append((name: "If-Range", value: ifRange)) }
+        }
+        if let etag = planned.ifNoneMatch { headers.append((name: "If-None-Match", value: etag)) }
+        if let date = planned.ifModifiedSince { headers.append((name: "If-Modified-Since", value: date)) }
+        return request(url, mirrorIndex: planned.mirrorIndex, method: method, extra: headers, body: body, timeout: timeout)
     }
 
     /// The transport request for `target`, asked on behalf of mirror `mirrorIndex`: the job's

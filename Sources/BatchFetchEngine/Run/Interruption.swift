@@ -6,12 +6,12 @@ import Foundation
 final class Interruption: @unchecked Sendable {
     private let lock = NSLock()
     private var interrupted = false
-    private var handlers: [ObjectIdentifier: AttemptHandler] = [:]
+    private var handlers: [ObjectIdentifier: any WatchedHandler] = [:]
 
     var isInterrupted: Bool { lock.withLock { interrupted } }
 
     func interrupt() {
-        let active = lock.withLock { () -> [AttemptHandler] in
+        let active = lock.withLock { () -> [any WatchedHandler] in
             interrupted = true
             return Array(handlers.values)
         }
@@ -19,7 +19,7 @@ final class Interruption: @unchecked Sendable {
     }
 
     /// Tracks a request while it runs; returns false (and registers nothing) once interrupted.
-    func register(_ handler: AttemptHandler) -> Bool {
+    func register(_ handler: any WatchedHandler) -> Bool {
         lock.withLock {
             guard !interrupted else { return false }
             handlers[ObjectIdentifier(handler)] = handler
@@ -27,7 +27,7 @@ final class Interruption: @unchecked Sendable {
         }
     }
 
-    func unregister(_ handler: AttemptHandler) {
+    func unregister(_ handler: any WatchedHandler) {
         _ = lock.withLock { handlers.removeValue(forKey: ObjectIdentifier(handler)) }
     }
 

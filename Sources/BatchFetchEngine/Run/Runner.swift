@@ -51,13 +51,15 @@ public final class Runner: Sendable {
     /// to date (the same local check a run makes) and which would be fetched.
     public func dryRun() -> [DryRunEntry] {
         let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
-        let context = root.map {
-            self.context(root: $0, transport: options.transport ?? NoTransport(), interruption: Interruption(),
-                         state: StateCache(directory: $0))
-        }
+        let state = root.map { StateCache(directory: $0) }
         return graph.order.map { index in
             let job = manifest.jobs[index]
-            let upToDate = context.map { JobDownloader(job: job, context: $0).upToDateResult() != nil } ?? false
+            let upToDate: Bool
+            if let root, case .upToDate = DestinationCheck(job: job, root: root, state: state).verdict() {
+                upToDate = true
+            } else {
+                upToDate = false
+            }
             return DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? "", upToDate: upToDate)
         }
     }
@@ -141,7 +143,7 @@ public final class Runner: Sendable {
                     group.addTask {
                         switch self.prepared(job, sumFile: sumFile) {
                         case .success(let prepared):
-                            let downloader = JobDownloader(job: prepared, context: context, progress: progress, copyFrom: source,
+                            var downloader = JobDownloader(job: prepared, context: context, progress: progress, copyFrom: source,
                                                            locked: self.options.lock != nil)
                             return (next, await downloader.run())
                         case .failure(let failure):
@@ -210,29 +212,8 @@ public final class Runner: Sendable {
     }
 
     private func report(results: [JobResult], interrupted: Bool, startDate: Date, started: DispatchTime) -> RunReport {
-        var summary = RunReport.Summary()
-        summary.jobs = results.count
-        for result in results {
-            switch result.status {
-            case .downloaded: summary.downloaded += 1
-            case .upToDate: summary.upToDate += 1
-            case .failed: summary.failed += 1
-            case .skipped: summary.skipped += 1
-            case .interrupted: summary.interrupted += 1
-            case .ok, .drift, .missing, .unreachable: break  // check and verify only
-            }
-            summary.bytesTransferred += result.bytesTransferred
-            if result.status == .downloaded || result.status == .upToDate { summary.bytesTotal += result.size ?? 0 }
-        }
-        let status: RunReport.Status = interrupted || summary.interrupted > 0 ? .interrupted
-            : (summary.failed + summary.skipped > 0 ? .failed : .succeeded)
-        let finishDate = Date()
-        return RunReport(
-            tool: .init(version: ToolVersion.current), command: .run,
-            manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Self.fileSHA256(manifest.path)),
-            startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(finishDate),
-            durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,
-            status: status, summary: summary, jobs: results.map(RunReport.Job.init))
+        RunReport.ofRun(manifest: manifest, options: options, results: results, interrupted: interrupted,
+                        startDate: startDate, started: started)
     }
 
     static func fileSHA256(_ path: String) -> String {
@@ -258,10 +239,3 @@ public final class Runner: Sendable {
 @_silgen_name("syncfs")
 private func linuxSyncfs(_ descriptor: Int32) -> Int32
 #endif
-
-/// The transport of a dry run: never asked for anything.
-private struct NoTransport: HTTPTransport {
-    func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
-        preconditionFailure("a dry run makes no requests")
-    }
-}

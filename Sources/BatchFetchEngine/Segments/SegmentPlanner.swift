@@ -9,17 +9,17 @@ import Foundation
 /// of jumping at the end; a range that ends early goes back to the pool from its last written
 /// byte. Giving up (``stop(_:)``) is never fatal: the owner continues from the written prefix
 /// with a single stream, which also handles mirror failover.
-public struct SegmentPlanner: Sendable {
-    public struct Configuration: Sendable {
-        public var total: Int64
-        public var pieceSize: Int64
+struct SegmentPlanner: Sendable {
+    struct Configuration: Sendable {
+        var total: Int64
+        var pieceSize: Int64
         /// The validator every range request carries in `If-Range`; a strong ETag is also compared
         /// with each 206's ETag.
-        public var ifRange: String
+        var ifRange: String
         /// The job's retries, backoff and Retry-After cap.
-        public var retry: RetryPolicy
+        var retry: RetryPolicy
 
-        public init(total: Int64, pieceSize: Int64, ifRange: String, retry: RetryPolicy) {
+        init(total: Int64, pieceSize: Int64, ifRange: String, retry: RetryPolicy) {
             self.total = total
             self.pieceSize = max(1, pieceSize)
             self.ifRange = ifRange
@@ -28,7 +28,7 @@ public struct SegmentPlanner: Sendable {
     }
 
     /// What to make of the response head to one range request (``judge(_:for:now:)``).
-    public enum HeadVerdict: Sendable, Equatable {
+    enum HeadVerdict: Sendable, Equatable {
         case accept
         /// A response worth retrying (408, 429, 5xx), with the server's `Retry-After` in seconds:
         /// pass it to ``failed(_:retryAfter:)``, which decides.
@@ -38,7 +38,7 @@ public struct SegmentPlanner: Sendable {
     }
 
     /// How one range request ended, for the connection that made it.
-    public enum Verdict: Sendable, Equatable {
+    enum Verdict: Sendable, Equatable {
         case accept
         /// A transient failure: retry this range after the delay.
         case retry(DownloadFailure, RetryDelay)
@@ -47,25 +47,25 @@ public struct SegmentPlanner: Sendable {
         case stop(DownloadFailure)
     }
 
-    public let configuration: Configuration
+    let configuration: Configuration
     /// Bytes written and complete.
-    public private(set) var done: ByteRanges
+    private(set) var done: ByteRanges
     /// Ranges handed to a connection and not yet returned.
-    public private(set) var claimed = ByteRanges()
+    private(set) var claimed = ByteRanges()
     /// Why segmenting ended early, once it has.
-    public private(set) var stopReason: DownloadFailure?
+    private(set) var stopReason: DownloadFailure?
     private var failures = 0
 
-    public init(configuration: Configuration, done: ByteRanges = ByteRanges()) {
+    init(configuration: Configuration, done: ByteRanges = ByteRanges()) {
         self.configuration = configuration
         self.done = done.clipped(to: configuration.total)
     }
 
     /// Every byte is written.
-    public var isComplete: Bool { done.prefix >= configuration.total }
+    var isComplete: Bool { done.prefix >= configuration.total }
 
     /// The next range to fetch, or nil when none is left unclaimed (or segmenting stopped).
-    public mutating func claim() -> Range<Int64>? {
+    mutating func claim() -> Range<Int64>? {
         guard stopReason == nil,
               let gap = done.union(claimed).firstGap(before: configuration.total) else { return nil }
         let range = gap.lowerBound..<min(gap.upperBound, gap.lowerBound + configuration.pieceSize)
@@ -75,13 +75,13 @@ public struct SegmentPlanner: Sendable {
 
     /// A claimed range is given back with its bytes up to `written` on disk; the rest returns to
     /// the pool.
-    public mutating func release(_ range: Range<Int64>, writtenThrough written: Int64) {
+    mutating func release(_ range: Range<Int64>, writtenThrough written: Int64) {
         claimed.remove(range)
         done.insert(range.lowerBound..<min(max(written, range.lowerBound), range.upperBound))
     }
 
     /// Judges the response head to a request for `range`.
-    public func judge(_ head: TransportResponseHead, for range: Range<Int64>, now: Date = Date()) -> HeadVerdict {
+    func judge(_ head: TransportResponseHead, for range: Range<Int64>, now: Date = Date()) -> HeadVerdict {
         switch head.status {
         case 206:
             let answered = ResponseHeaders.contentRange(head.header("content-range"))
@@ -111,7 +111,7 @@ public struct SegmentPlanner: Sendable {
     /// A range request failed in a way worth retrying (connection, timeout, a retryable status):
     /// retry after the job's retry policy's wait, or stop when it gives up (retries used up, a
     /// Retry-After over `retry_after_max`); the single stream that continues then fails over.
-    public mutating func failed(_ failure: DownloadFailure, retryAfter: Double? = nil) -> Verdict {
+    mutating func failed(_ failure: DownloadFailure, retryAfter: Double? = nil) -> Verdict {
         failures += 1
         switch configuration.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: nil) {
         case .wait(let delay):
@@ -123,7 +123,7 @@ public struct SegmentPlanner: Sendable {
     }
 
     /// Ends segmenting: nothing more is handed out.
-    public mutating func stop(_ failure: DownloadFailure) {
+    mutating func stop(_ failure: DownloadFailure) {
         if stopReason == nil { stopReason = failure }
     }
 }

@@ -118,32 +118,30 @@ final class SegmentedTransfer: @unchecked Sendable {
     private func fetch(_ range: Range<Int64>, sink: FileSink, key: Int) async -> SegmentPlanner.Verdict {
         // After a refusal the others start only once the stop is recorded, and then claim nothing.
         defer { firstHead.open() }
-        guard let request = setup.request(range), let host = request.url.host else {
+        guard let request = setup.request(range) else {
             return stop(DownloadFailure(.connection, "invalid URL \(setup.start.url)"))
         }
-        let verdictBox = VerdictBox()
         let judge = lock.withLock { planner }
-        let handler = AttemptHandler(
+        let handler = AttemptHandler<RangeHead>(
             // Never shed or cancelled: without backpressure a range fits its sink (see
-            // JobDownloader.pieceSize); with it, the sink holds the reads.
+            // TransferPolicy.pieceSize); with it, the sink holds the reads.
             sink: sink, finishWithin: setup.planner.pieceSize, progress: setup.progress,
             decide: { [firstHead] head in
                 let verdict = judge.judge(head, for: range)
-                verdictBox.set(verdict, status: head.status)
-                guard verdict == .accept else { return .fail(DownloadFailure(.httpStatus, "range refused")) }
-                firstHead.open()
-                return .receive(BodyPlan(offset: range.lowerBound, end: range.upperBound))
-            },
-            begin: { plan in sink.beginRange(at: plan.offset, end: plan.end ?? range.upperBound) })
-        await setup.context.hosts.acquire(host)
-        if !setup.context.interruption.register(handler) { stop(DownloadFailure(.interrupted, "the run was interrupted")) }
-        let stopped = lock.withLock { planner.stopReason != nil }
-        if !stopped { handler.attach(setup.transport.start(request, handler: handler)) }
-        let outcome = stopped ? nil : await handler.finished(idleTimeout: setup.idleTimeout, deadline: setup.deadline)
-        setup.context.interruption.unregister(handler)
-        await setup.context.hosts.release(host)
+                if verdict == .accept {
+                    sink.beginRange(at: range.lowerBound, end: range.upperBound)
+                    firstHead.open()
+                }
+                return RangeHead(verdict: verdict, status: head.status)
+            })
+        let outcome = await Exchange.perform(
+            request, handler: handler, transport: setup.transport, hosts: setup.context.hosts,
+            interruption: setup.context.interruption, idleTimeout: setup.idleTimeout, deadline: setup.deadline,
+            proceed: { lock.withLock { planner.stopReason == nil } })
+        if outcome == nil, setup.context.interruption.isInterrupted { stop(DownloadFailure(.interrupted, "the run was interrupted")) }
         await sink.drain()
-        let written = verdictBox.verdict == .accept ? sink.flushedOffset : range.lowerBound
+        let head = outcome?.decision
+        let written = head?.verdict == .accept ? sink.flushedOffset : range.lowerBound
         let prefix = lock.withLock { () -> Int64 in
             active[key] = nil
             received += outcome?.received ?? 0
@@ -158,12 +156,12 @@ final class SegmentedTransfer: @unchecked Sendable {
         if let deadline = setup.deadline, DispatchTime.now() >= deadline {
             return stop(DownloadFailure(.deadlineExceeded, "job deadline exceeded"))
         }
-        switch verdictBox.verdict {
+        switch head?.verdict {
         case .stop(let failure)?:
-            record(status: verdictBox.status, failure)
+            record(status: head?.status, failure)
             return stop(failure)
         case .retryable(let failure, let retryAfter)?:
-            record(status: verdictBox.status, failure)
+            record(status: head?.status, failure)
             return lock.withLock { planner.failed(failure, retryAfter: retryAfter) }.stoppingOthers(self)
         case .accept?:
             break
@@ -179,7 +177,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         case .tls(let reason)?: return stop(DownloadFailure(.tls, reason))
         case .overloaded?, nil: failure = DownloadFailure(.connection, "connection closed at \(written) of bytes \(range.lowerBound)-\(range.upperBound - 1)")
         }
-        record(status: verdictBox.status, failure)
+        record(status: head?.status, failure)
         return lock.withLock { planner.failed(failure) }.stoppingOthers(self)
     }
 
@@ -236,18 +234,12 @@ final class SegmentedTransfer: @unchecked Sendable {
     }
 }
 
-/// The verdict on a range's response head, set on the transport's queue and read after the
-/// request ends.
-private final class VerdictBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: (SegmentPlanner.HeadVerdict, Int)?
+/// The planner's verdict on a range's response head, and the status it was given for.
+private struct RangeHead: HeadDecision {
+    var verdict: SegmentPlanner.HeadVerdict
+    var status: Int
 
-    func set(_ verdict: SegmentPlanner.HeadVerdict, status: Int) {
-        lock.withLock { stored = (verdict, status) }
-    }
-
-    var verdict: SegmentPlanner.HeadVerdict? { lock.withLock { stored?.0 } }
-    var status: Int? { lock.withLock { stored?.1 } }
+    var acceptsBody: Bool { verdict == .accept }
 }
 
 private extension SegmentPlanner.Verdict {

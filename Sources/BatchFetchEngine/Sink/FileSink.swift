@@ -14,9 +14,9 @@ import Foundation
 /// A sink made with `hashes: false` serves one connection of a segmented download: it writes
 /// ranges at their offsets into the shared, preallocated part (``beginRange(at:end:)``) and
 /// leaves hashing to ``OrderedHasher``, which needs the bytes in file order.
-public final class FileSink: @unchecked Sendable {
-    public static let defaultWriteSize = 1 << 20
-    public static let defaultMemoryCap = 8 << 20
+final class FileSink: @unchecked Sendable {
+    static let defaultWriteSize = 1 << 20
+    static let defaultMemoryCap = 8 << 20
 
     private let descriptor: Int32
     private let partPath: String
@@ -52,7 +52,7 @@ public final class FileSink: @unchecked Sendable {
 
     /// Writes through `descriptor` (the part, opened by ``PartialFiles/openPart()``), which the
     /// sink owns and closes; does not truncate it. `partPath` is for messages.
-    public init(descriptor: Int32, partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
+    init(descriptor: Int32, partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
                 memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
                 onWrite: (@Sendable (Int64) -> Void)? = nil, writeRate: Int64? = nil) {
         self.descriptor = descriptor
@@ -76,7 +76,7 @@ public final class FileSink: @unchecked Sendable {
     /// digests to `offset`. When the sink itself wrote exactly `offset` bytes (a resume within the
     /// run) its digests already cover them; otherwise they restart, and a resume of a partial from
     /// an earlier run reads those bytes back once. `end` is where the body must stop.
-    public func begin(at offset: Int64, end: Int64?) {
+    func begin(at offset: Int64, end: Int64?) {
         lock.lock()
         nextOffset = offset
         endOffset = end
@@ -105,7 +105,7 @@ public final class FileSink: @unchecked Sendable {
 
     /// Prepares for a range of a segmented download: bytes `offset..<end` of the part, which is
     /// neither truncated nor hashed here.
-    public func beginRange(at offset: Int64, end: Int64) {
+    func beginRange(at offset: Int64, end: Int64) {
         lock.withLock {
             nextOffset = offset
             endOffset = end
@@ -115,7 +115,7 @@ public final class FileSink: @unchecked Sendable {
         queue.async { [self] in written = offset }
     }
 
-    public enum AppendResult {
+    enum AppendResult {
         /// Keep going.
         case accepted
         /// Accepted, but the unwritten bytes passed the cap: stop the transfer.
@@ -125,7 +125,7 @@ public final class FileSink: @unchecked Sendable {
     }
 
     /// Appends body bytes (called on the transport's queue).
-    public func append(_ data: Data) -> AppendResult {
+    func append(_ data: Data) -> AppendResult {
         lock.lock()
         defer { lock.unlock() }
         guard failure == nil, !exceeded, queuedBytes + buffer.count <= 2 * memoryCap else { return .stop }
@@ -143,11 +143,11 @@ public final class FileSink: @unchecked Sendable {
     }
 
     /// Where a transport with backpressure resumes reading after a pause: half the cap.
-    public var resumeLimit: Int { memoryCap / 2 }
+    var resumeLimit: Int { memoryCap / 2 }
 
     /// Calls `callback` once unwritten bytes are at most `limit`: at once, or from the writer
     /// after a write. A transport with backpressure resumes reading with it.
-    public func whenUnwritten(atMost limit: Int, _ callback: @escaping @Sendable () -> Void) {
+    func whenUnwritten(atMost limit: Int, _ callback: @escaping @Sendable () -> Void) {
         let now: Bool = lock.withLock {
             if queuedBytes + buffer.count <= limit || failure != nil { return true }
             roomWaiters.append((limit, callback))
@@ -157,28 +157,28 @@ public final class FileSink: @unchecked Sendable {
     }
 
     /// Bytes of the current body still to come, when its end is known.
-    public var remainingBodyBytes: Int64? {
+    var remainingBodyBytes: Int64? {
         lock.lock()
         defer { lock.unlock() }
         return endOffset.map { $0 - nextOffset }
     }
 
     /// Whether the body went past its expected end (the excess was not written).
-    public var bodyTooLong: Bool {
+    var bodyTooLong: Bool {
         lock.lock()
         defer { lock.unlock() }
         return exceeded
     }
 
     /// Bytes handed to the writer and not yet written, plus bytes still buffered.
-    public var unwrittenBytes: Int {
+    var unwrittenBytes: Int {
         lock.lock()
         defer { lock.unlock() }
         return queuedBytes + buffer.count
     }
 
     /// Writes what is buffered and waits until every queued write is done.
-    public func drain() async {
+    func drain() async {
         lock.withLock { handOff() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }
@@ -186,23 +186,23 @@ public final class FileSink: @unchecked Sendable {
     }
 
     /// Bytes of the part known written (valid after ``drain()``).
-    public var flushedOffset: Int64 {
+    var flushedOffset: Int64 {
         queue.sync { written }
     }
 
-    public var writeFailure: DownloadFailure? {
+    var writeFailure: DownloadFailure? {
         lock.lock()
         defer { lock.unlock() }
         return failure
     }
 
     /// The digests of bytes 0..<flushedOffset (valid after ``drain()``).
-    public func digests() -> [String: String] {
+    func digests() -> [String: String] {
         queue.sync { digester.finalize() }
     }
 
     /// fsync of the part file, for durability `strict`.
-    public func sync() throws(DownloadFailure) {
+    func sync() throws(DownloadFailure) {
         let result = queue.sync { fsync(descriptor) }
         if result != 0 { throw Self.failure(errno, "fsync failed") }
     }

@@ -1,0 +1,100 @@
+import BatchFetchSpec
+import Foundation
+
+/// What the file at a job's `dest` is, without any network: missing, or its size and digests
+/// checked against expectations. One check for `run` (is the job already done?), `run --dry-run`
+/// (would it be?) and `verify` (did anything change behind batchfetch's back?).
+///
+/// With a ``StateCache`` the digests of a file whose identity (device, inode, size, mtime) is
+/// unchanged since it was verified come from the cache, and freshly hashed ones are recorded;
+/// `verify` passes none and hashes every file.
+struct DestinationCheck {
+    let job: Job
+    let files: PartialFiles
+    let state: StateCache?
+
+    /// What was found at `dest`.
+    enum Finding: Equatable {
+        /// No regular file (nothing, a symlink, a directory…).
+        case missing
+        /// The file cannot be read: `failure` says why.
+        case unreadable(size: Int64, DownloadFailure)
+        /// The file differs from an expectation; `digests` are nil when the size already did.
+        case differs(size: Int64, digests: [String: String]?, DownloadFailure)
+        case matches(size: Int64, digests: [String: String])
+    }
+
+    /// Whether `run` has anything to do for the job.
+    enum Verdict {
+        /// `dest` matches the manifest: nothing to fetch.
+        case upToDate(JobResult)
+        /// `dest` matches, but `refresh: if-changed` asks the server (conditional GET).
+        case revalidate(JobResult, etag: String?, lastModified: String?)
+        case fetch
+    }
+
+    init(job: Job, root: SafeDirectory, state: StateCache?) {
+        self.job = job
+        files = PartialFiles(root: root, dest: job.dest.resolved)
+        self.state = state
+    }
+
+    /// Checks `dest` against `expectations`: its size first (no hashing when that differs), then
+    /// the digests of every algorithm the job pins, plus sha256.
+    func inspect(against expectations: [ContentExpectation]) -> Finding {
+        guard let size = files.destSize() else { return .missing }
+        if let failure = expectations.lazy.compactMap({ $0.sizeMismatch(size) }).first {
+            return .differs(size: size, digests: nil, failure)
+        }
+        let digests: [String: String]
+        do {
+            digests = try self.digests()
+        } catch {
+            return .unreadable(size: size, error)
+        }
+        if let failure = ContentExpectation.firstMismatch(expectations, size: size, digests: digests) {
+            return .differs(size: size, digests: digests, failure)
+        }
+        return .matches(size: size, digests: digests)
+    }
+
+    /// What `run` does about the file at `dest`: nothing when it matches the manifest's size and
+    /// checksums and `refresh` says that is enough, a conditional request for `if-changed`
+    /// without a pinned checksum, else a fetch.
+    func verdict() -> Verdict {
+        guard job.settings.refresh != .always,
+              case .matches(let size, let digests) = inspect(against: [ContentExpectation(job: job)]) else { return .fetch }
+        var result = JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
+        result.size = size
+        result.checksums = digests
+        result.checksumVerified = job.checksums.isEmpty ? nil : true
+        // A pinned checksum already says the content is the right one; otherwise if-changed asks
+        // the server, conditionally when the state cache has the validators it served.
+        guard job.settings.refresh == .ifChanged, job.checksums.isEmpty else { return .upToDate(result) }
+        guard let cached = state?.entry(for: job.dest.resolved, status: files.destStatus()),
+              cached.etag ?? cached.lastModified != nil,
+              cached.urlSHA256 == job.urls.first.map({ Mirror($0).identity }) else { return .fetch }
+        result.etag = cached.etag
+        result.lastModified = cached.lastModified
+        return .revalidate(result, etag: cached.etag, lastModified: cached.lastModified)
+    }
+
+    /// The algorithms hashed besides sha256 (which always is).
+    var algorithms: [Checksum.Algorithm] {
+        job.checksums.map(\.algorithm).filter { $0 != .sha256 }
+    }
+
+    /// The file's digests: from the state cache while it covers every algorithm needed and the
+    /// file is unchanged, else hashed now (and recorded, keeping the cached validators).
+    private func digests() throws(DownloadFailure) -> [String: String] {
+        let dest = job.dest.resolved
+        let cached = state?.entry(for: dest, status: files.destStatus())
+        if let cached, (algorithms.map(\.rawValue) + ["sha256"]).allSatisfy({ cached.digests[$0] != nil }) {
+            return cached.digests
+        }
+        let (hashed, _) = try files.digests(of: files.destName, also: algorithms)
+        state?.record(dest, status: files.destStatus(), digests: hashed, urlSHA256: cached?.urlSHA256,
+                      etag: cached?.etag, lastModified: cached?.lastModified)
+        return hashed
+    }
+}

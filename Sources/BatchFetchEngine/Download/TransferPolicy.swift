@@ -1,0 +1,86 @@
+import BatchFetchSpec
+
+/// How one job's bytes are asked for: one stream or several connections (segments), whole
+/// bodies or bounded ranges, and the size of each range. Decided once per job from the manifest,
+/// the run's memory cap and rate limit, and whether the transport has backpressure; the state
+/// machine plans requests with it and the segmented transfer sizes its ranges by it.
+struct TransferPolicy: Sendable, Equatable {
+    /// Parallel connections for one file; 1 is a single stream.
+    var segments: Int
+    /// Size of the first (probing) range and of each range a segment fetches.
+    var pieceSize: Int64
+    /// Size of the bounded ranges that keep a transport without backpressure inside the per-job
+    /// memory cap (see ``DownloadStateMachine``).
+    var pauseChunk: Int64
+    /// With a rate limit: bounded ranges of this size from the start, so the downloader can wait
+    /// for the rate limiter before each one (URLSession cannot be slowed down otherwise).
+    var pacedChunk: Int64?
+    /// Fetch bodies larger than ``pauseChunk`` in bounded ranges from the start, instead of
+    /// streaming them and switching to ranges after an overflow (a transport without
+    /// backpressure).
+    var boundedBodies: Bool
+
+    init(segments: Int = 1, pieceSize: Int64 = 16 << 20, pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil,
+         boundedBodies: Bool = false) {
+        self.segments = segments
+        self.pieceSize = pieceSize
+        self.pauseChunk = pauseChunk
+        self.pacedChunk = pacedChunk
+        self.boundedBodies = boundedBodies
+    }
+
+    /// The policy for `job` in a run with this memory cap per job and rate limiter, on a
+    /// transport with or without backpressure; `rangeSize` overrides the piece size (tests,
+    /// benchmarks).
+    init(job: Job, memoryCap: Int, rateLimiter: RateLimiter?, backpressure: Bool, rangeSize: Int64? = nil) {
+        let segments = Self.segmentCount(job, rateLimited: rateLimiter != nil)
+        self.init(
+            segments: segments,
+            pieceSize: rangeSize ?? Self.pieceSize(memoryCap: memoryCap, segments: segments, total: job.size, backpressure: backpressure),
+            pauseChunk: Int64(memoryCap), pacedChunk: rateLimiter?.chunkSize(cap: Int64(memoryCap)),
+            boundedBodies: !backpressure)
+    }
+
+    /// The size of each bounded range: paced, else the memory cap's.
+    var chunkSize: Int64 { pacedChunk ?? pauseChunk }
+
+    /// Whether a body of `expectedSize` (nil: unknown) is asked for in bounded ranges from the
+    /// first request.
+    func boundsRanges(expectedSize: Int64?) -> Bool {
+        pacedChunk != nil || (boundedBodies && (expectedSize ?? .max) > pauseChunk)
+    }
+
+    /// Connections for one file: `segments: N`, or for `auto` 4 when the manifest gives a size of
+    /// at least ``autoSegmentSize``. A rate-limited run paces single streams instead (more
+    /// connections cannot beat the limit).
+    static func segmentCount(_ job: Job, rateLimited: Bool) -> Int {
+        guard !rateLimited else { return 1 }
+        switch job.settings.segments {
+        case .count(let count): return count
+        case .auto: return (job.size ?? 0) >= autoSegmentSize ? 4 : 1
+        }
+    }
+
+    static let autoSegmentSize: Int64 = 64 << 20
+
+    /// Bodies up to this size get no sidecar: a partial without one is fetched again whole
+    /// (small files are cheaper to fetch again than to make resumable).
+    static let resumableSize: Int64 = 4 << 20
+
+    /// Range size for segments: each connection's share of the memory cap (2 MiB at least).
+    ///
+    /// A range never has to be cancelled: its connection's sink holds a whole range, and the next
+    /// one is asked for only when it is written, so memory is bounded even when the disk is slower
+    /// than the network — without the cancel that FoundationNetworking 6.3 can trap on when it
+    /// races the end of a transfer (it did, about once in ten 1 GiB runs, with 16 MiB ranges cut at
+    /// 2 MiB). Small ranges also keep the written prefix, which the hash follows, close behind.
+    ///
+    /// With a transport that has backpressure, memory does not depend on the range size: a
+    /// quarter of each connection's share of the file (when the manifest gives its size), between
+    /// 2 and 16 MiB, keeps the requests few and the hash close behind.
+    static func pieceSize(memoryCap: Int, segments: Int, total: Int64?, backpressure: Bool) -> Int64 {
+        let segments = Int64(max(1, segments))
+        guard backpressure else { return max(2 << 20, Int64(memoryCap) / segments) }
+        return total.map { min(16 << 20, max(2 << 20, $0 / (segments * 4))) } ?? 16 << 20
+    }
+}

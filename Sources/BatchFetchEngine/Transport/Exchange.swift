@@ -1,0 +1,116 @@
+import Foundation
+
+/// A transport handler whose request is watched by a ``RequestWatch``: what ``Exchange`` needs
+/// to run it.
+protocol WatchedHandler: TransportResponseHandler {
+    associatedtype Outcome: Sendable
+    var watch: RequestWatch<Outcome> { get }
+    /// The run was interrupted while the request is in flight.
+    func interrupt()
+}
+
+/// One request on the wire, the same way for a download, a segment's range and a mirror probe:
+/// take a `per_host` slot for the host, register with the run's interruption, start the
+/// transfer, wait for its end (cancelling it when idle for `idleTimeout` seconds or past the
+/// deadline), then give everything back.
+enum Exchange {
+    /// The handler's outcome, or nil when the request never started: the run was interrupted, or
+    /// `proceed` (asked once the host slot is held) said no.
+    static func perform<Handler: WatchedHandler>(
+        _ request: TransportRequest, handler: Handler, transport: any HTTPTransport, hosts: HostLimiter,
+        interruption: Interruption?, idleTimeout: Double, deadline: DispatchTime? = nil, proceed: () -> Bool = { true }
+    ) async -> Handler.Outcome? {
+        let host = request.url.host ?? ""
+        await hosts.acquire(host)
+        var outcome: Handler.Outcome?
+        if interruption?.register(handler) ?? true {
+            if proceed() {
+                handler.watch.attach(transport.start(request, handler: handler))
+                outcome = await handler.watch.outcome(idleTimeout: idleTimeout, deadline: deadline)
+            }
+            interruption?.unregister(handler)
+        }
+        await hosts.release(host)
+        return outcome
+    }
+}
+
+/// The life of one request, shared by its handler and its waiter: the transport task (to
+/// cancel), the last sign of activity (for the idle timeout), and the outcome once the transport
+/// reports the end. One watchdog per request cancels it when it goes idle or passes its deadline.
+final class RequestWatch<Outcome: Sendable>: @unchecked Sendable {
+    // Everything below is guarded by `lock`.
+    private let lock = NSLock()
+    private var task: (any TransportTask)?
+    private var lastActivity = DispatchTime.now()
+    /// The watchdog cancelled the transfer (idle or deadline).
+    private var expired = false
+    private var outcome: Outcome?
+    private var waiter: CheckedContinuation<Outcome, Never>?
+
+    /// The transfer started: the idle clock starts now, not while waiting for a host slot.
+    func attach(_ task: any TransportTask) {
+        lock.withLock {
+            self.task = task
+            lastActivity = .now()
+        }
+    }
+
+    /// Bytes or a head arrived, or the request waited on our own disk (not the server's silence).
+    func touch() {
+        lock.withLock { lastActivity = .now() }
+    }
+
+    /// The transport task while the request runs; nil once it ended.
+    var runningTask: (any TransportTask)? {
+        lock.withLock { outcome == nil ? task : nil }
+    }
+
+    /// The transport task, to cancel a transfer that is no longer wanted.
+    var attachedTask: (any TransportTask)? {
+        lock.withLock { task }
+    }
+
+    /// The transport reported the end: `make` turns it into the outcome, told whether the
+    /// watchdog caused it; the waiter resumes with it.
+    func complete(_ make: (_ expired: Bool) -> Outcome) {
+        let (waiter, outcome) = lock.withLock { () -> (CheckedContinuation<Outcome, Never>?, Outcome) in
+            let outcome = make(expired)
+            self.outcome = outcome
+            defer { self.waiter = nil }
+            return (self.waiter, outcome)
+        }
+        waiter?.resume(returning: outcome)
+    }
+
+    /// Waits for the outcome, cancelling the transfer when nothing arrives for `idleTimeout`
+    /// seconds or the deadline passes.
+    func outcome(idleTimeout: Double, deadline: DispatchTime?) async -> Outcome {
+        let watchdog = Task { [self] in
+            let interval = UInt64(min(1.0, idleTimeout / 4) * 1e9)
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: interval)
+                let now = DispatchTime.now()
+                let cancel: (any TransportTask)? = lock.withLock {
+                    let idle = now.seconds(since: lastActivity) > idleTimeout
+                    guard outcome == nil, idle || (deadline.map { now >= $0 } ?? false) else { return nil }
+                    expired = true
+                    return task
+                }
+                if let cancel {
+                    cancel.cancel()
+                    return
+                }
+            }
+        }
+        defer { watchdog.cancel() }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            let ready = lock.withLock { () -> Outcome? in
+                if let outcome { return outcome }
+                waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+@testable import BatchFetchEngine
+import Crypto
+import Foundation
+import Testing
+
+/// The sink that writes a body into `.part` off the transport's queue: bytes in order, hashed
+/// once, bounded by the body's end and by its memory cap.
+@Suite struct FileSinkTests {
+    /// A fresh file and a sink writing to it.
+    static func sink(writeSize: Int = 64 << 10, memoryCap: Int = 1 << 20, writeRate: Int64? = nil,
+                     flags: Int32 = O_RDWR) throws -> (FileSink, String) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bf-sink-\(UUID().uuidString)").path
+        FileManager.default.createFile(atPath: path, contents: Data("prefix".utf8))
+        let descriptor = open(path, flags)
+        try #require(descriptor >= 0)
+        return (FileSink(descriptor: descriptor, partPath: path, algorithms: [.md5], writeSize: writeSize,
+                         memoryCap: memoryCap, writeRate: writeRate), path)
+    }
+
+    static func bytes(_ count: Int, seed: UInt8 = 1) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
+    }
+
+    @Test func aBodyIsWrittenInOrderAndHashedOnTheWay() async throws {
+        let (sink, path) = try Self.sink()
+        defer { unlink(path) }
+        let body = Self.bytes(3 << 20)
+        sink.begin(at: 0, end: nil)
+        for start in stride(from: 0, to: body.count, by: 100_000) {
+            let result = sink.append(body[start..<min(body.count, start + 100_000)])
+            #expect(result != .stop)
+            // As the owner does: a pause waits for the disk.
+            if result == .pause { await sink.drain() }
+        }
+        await sink.drain()
+        #expect(sink.flushedOffset == Int64(body.count))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == body)
+        #expect(sink.digests()["sha256"] == SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined())
+        #expect(sink.digests()["md5"] == Insecure.MD5.hash(data: body).map { String(format: "%02x", $0) }.joined())
+    }
+
+    @Test func aResumeReadsThePrefixBackOnceSoTheDigestsCoverTheWholeFile() async throws {
+        let (sink, path) = try Self.sink()
+        defer { unlink(path) }
+        // "prefix" is on disk from an earlier run; the body continues at byte 6.
+        sink.begin(at: 6, end: nil)
+        #expect(sink.append(Data(" and the rest".utf8)) == .accepted)
+        await sink.drain()
+        let whole = Data("prefix and the rest".utf8)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == whole)
+        #expect(sink.digests()["sha256"] == SHA256.hash(data: whole).map { String(format: "%02x", $0) }.joined())
+    }
+
+    @Test func bytesPastTheBodysEndAreCutOffAndReported() async throws {
+        let (sink, path) = try Self.sink()
+        defer { unlink(path) }
+        sink.begin(at: 0, end: 10)
+        #expect(sink.append(Data("0123456789abcdef".utf8)) == .stop)
+        await sink.drain()
+        #expect(sink.bodyTooLong)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("0123456789".utf8))
+    }
+
+    @Test func unwrittenBytesPastTheCapPauseAndPastTwiceTheCapStop() async throws {
+        // A slow disk (64 KiB/s): what is appended now stays unwritten for a while.
+        let (sink, path) = try Self.sink(writeSize: 16 << 10, memoryCap: 64 << 10, writeRate: 64 << 10)
+        defer { unlink(path) }
+        sink.begin(at: 0, end: nil)
+        #expect(sink.append(Self.bytes(80 << 10)) == .pause)
+        #expect(sink.append(Self.bytes(40 << 10)) == .pause)
+        #expect(sink.append(Self.bytes(16 << 10)) == .pause)
+        // 136 KiB unwritten is past twice the cap: nothing more is taken.
+        #expect(sink.append(Self.bytes(1)) == .stop)
+        await sink.drain()
+        #expect(sink.flushedOffset == 136 << 10)
+        #expect(!sink.bodyTooLong && sink.writeFailure == nil)
+    }
+
+    @Test func aFailedWriteIsRecordedAndStopsTheBody() async throws {
+        let (sink, path) = try Self.sink(writeSize: 4, flags: O_RDONLY)
+        defer { unlink(path) }
+        sink.begin(at: 0, end: nil)
+        _ = sink.append(Data("some bytes".utf8))
+        await sink.drain()
+        let failure = try #require(sink.writeFailure)
+        #expect(failure.message.contains(path))
+        #expect(sink.append(Data("more".utf8)) == .stop)
+    }
+}

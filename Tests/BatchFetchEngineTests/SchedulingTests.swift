@@ -1,0 +1,54 @@
+@testable import BatchFetchEngine
+import BatchFetchSpec
+import Testing
+
+/// The scheduler's pure parts: ready jobs in plan order, and twins (the same content to two
+/// destinations) fetched once.
+@Suite struct SchedulingTests {
+    @Test func readyJobsComeOutInPlanOrderWhateverOrderTheyArrive() {
+        var queue = JobQueue()
+        let ranks = [7, 3, 9, 0, 5, 1, 8, 2, 6, 4]
+        for (job, rank) in ranks.enumerated() { queue.push(job, rank: rank) }
+        var popped: [Int] = []
+        while let job = queue.pop() { popped.append(ranks[job]) }
+        #expect(popped == Array(0..<10))
+        #expect(queue.isEmpty)
+    }
+
+    static func jobs(_ urls: [String]) throws -> [Job] {
+        let lines = urls.enumerated().map { "  - {id: j\($0), url: \"\($1)\", dest: d\($0).bin}" }
+        let text = "version: 1\njobs:\n" + lines.joined(separator: "\n") + "\n"
+        return try ManifestLoader(environment: [:]).load(bytes: Array(text.utf8), displayPath: "m.yaml", baseDirectory: "/tmp").jobs
+    }
+
+    @Test func aTwinWaitsForTheFirstAndTakesItsFile() throws {
+        var same = SameContent(jobs: try Self.jobs(["http://h/a", "http://h/b", "http://h/a"]))
+        guard case .start(nil) = same.claim(0), case .start(nil) = same.claim(1) else {
+            Issue.record("the first of each content should download")
+            return
+        }
+        guard case .wait = same.claim(2) else {
+            Issue.record("the twin should wait")
+            return
+        }
+        #expect(same.finished(0, succeeded: true) == [2])
+        guard case .start(let source?) = same.claim(2) else {
+            Issue.record("the twin should take the published file")
+            return
+        }
+        #expect(source.id == "j0" && source.dest == "d0.bin")
+        // A job without a twin is never held.
+        #expect(same.finished(1, succeeded: true).isEmpty)
+    }
+
+    @Test func afterAFailureEachTwinTriesOnItsOwn() throws {
+        var same = SameContent(jobs: try Self.jobs(["http://h/a", "http://h/a"]))
+        _ = same.claim(0)
+        _ = same.claim(1)
+        #expect(same.finished(0, succeeded: false) == [1])
+        guard case .start(nil) = same.claim(1) else {
+            Issue.record("the twin should download itself")
+            return
+        }
+    }
+}

@@ -1,5 +1,5 @@
 import ArgumentParser
-import BatchFetchEngine
+@_spi(Benchmarks) import BatchFetchEngine
 import BatchFetchSpec
 import Foundation
 

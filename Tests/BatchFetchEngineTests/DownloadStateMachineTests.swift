@@ -27,7 +27,22 @@ import Testing
 
     @Test func freshStartSendsAPlainGet() {
         var machine = Self.machine()
+        #expect(machine.phase == .idle)
         #expect(machine.start(local: nil) == .send(Self.request()))
+        #expect(machine.phase == .requesting(Self.request()))
+    }
+
+    @Test func thePhaseFollowsTheActions() {
+        var machine = Self.machine(mirrors: [Self.a, Self.b], pinned: true)
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
+        #expect(machine.phase == .receiving(end: 1000))
+        _ = machine.bodyFinished(.complete, flushed: 1000)
+        #expect(machine.phase == .verifying)
+        _ = machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad"))
+        #expect(machine.phase == .requesting(Self.request(Self.b, mirror: 1)))
+        _ = machine.headReceived(Self.head(404))
+        #expect(machine.phase == .finished)
     }
 
     @Test func partialWithStrongETagResumesWithIfRange() {
@@ -232,6 +247,7 @@ import Testing
         #expect(action == .sendAfter(Self.request(from: 600, ifRange: "\"v1\""), RetryDelay(seconds: 1, jitter: true)))
         #expect(machine.attempts.count == 1)
         #expect(machine.attempts[0].failure?.code == .connection)
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 600-999/1000", "ETag": "\"v1\""]))
         let complete = machine.bodyFinished(.complete, flushed: 1000)
         #expect(complete == .verify)
     }
@@ -285,7 +301,8 @@ import Testing
         #expect(plan.offset == 0 && plan.end == 100 && plan.sidecar?.etag == "\"v1\"" && plan.sidecar?.totalSize == 150)
         #expect(machine.bodyFinished(.complete, flushed: 100)
             == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 100, rangeEnd: 149, ifRange: "\"v1\"")))
-        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 100-149/150"]))
+        #expect(machine.headReceived(Self.head(206, ["Content-Range": "bytes 100-149/150", "ETag": "\"v1\""]))
+            == .receive(BodyPlan(offset: 100, end: 150, sidecar: nil)))
         #expect(machine.bodyFinished(.complete, flushed: 150) == .verify)
     }
 
@@ -325,6 +342,8 @@ import Testing
         #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
         let next = machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad"))
         #expect(next == .send(Self.request(Self.b, mirror: 1)))
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000"]))
+        #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
         #expect(machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad")).failureCode == .checksumMismatch)
     }
 
@@ -333,8 +352,11 @@ import Testing
         var dateOnly = Self.machine(mirrors: [Self.a, Self.b])
         _ = dateOnly.start(local: nil)
         _ = dateOnly.headReceived(Self.head(200, ["Content-Length": "1000", "Last-Modified": date]))
+        let resumed = Self.head(206, ["Content-Range": "bytes 500-999/1000", "Last-Modified": date])
         _ = dateOnly.bodyFinished(.failed(.connection("reset")), flushed: 500)
+        _ = dateOnly.headReceived(resumed)
         _ = dateOnly.bodyFinished(.failed(.connection("reset")), flushed: 500)
+        _ = dateOnly.headReceived(resumed)
         #expect(dateOnly.bodyFinished(.failed(.connection("reset")), flushed: 500) == .send(Self.request(Self.b, mirror: 1)))
 
         var strong = Self.machine(mirrors: [Self.a, Self.b], retries: 0)

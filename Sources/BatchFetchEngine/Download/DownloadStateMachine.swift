@@ -116,7 +116,31 @@ struct DownloadStateMachine: Sendable {
         case diskError(DownloadFailure)
     }
 
+    /// Where the job is between two events, and what the next event must be about. Every event
+    /// method checks that it fits the phase (a precondition: the owner calling out of turn is a
+    /// bug, not a server's fault).
+    enum Phase: Equatable {
+        /// Nothing asked yet: ``start(local:)`` (after an optional ``revalidate(etag:lastModified:)``).
+        case idle
+        /// `request` is sent, or waits for its retry delay: its head
+        /// (``headReceived(_:remaining:now:)``) or its failure (``requestFailed(_:remaining:)``)
+        /// comes next.
+        case requesting(PlannedRequest)
+        /// A body is being written and must end at `end` (when known): ``bodyFinished(_:flushed:remaining:)``.
+        case receiving(end: Int64?)
+        /// A segmented transfer runs; `resuming` are the bytes an earlier run's segments wrote
+        /// (a resume once they are proven): ``segmentsFinished(attempts:)`` or
+        /// ``segmentsEnded(writtenThrough:failure:attempts:)``.
+        case segmenting(resuming: Int64?)
+        /// A complete body or partial is being verified: published by the owner, or
+        /// ``verificationFailed(_:)``.
+        case verifying
+        /// Failed, or confirmed unchanged (304): no more events.
+        case finished
+    }
+
     let configuration: Configuration
+    private(set) var phase = Phase.idle
     private(set) var mirrorIndex = 0
     /// Redirect targets followed on the current mirror, in order.
     private(set) var redirects: [String] = []
@@ -124,8 +148,6 @@ struct DownloadStateMachine: Sendable {
     /// Offset the first successful resume continued from, for the report; nil when the file was
     /// fetched from byte 0 after all.
     private(set) var resumedFrom: Int64?
-    /// Bytes an earlier run's segments wrote, while the segments continuing them are running.
-    private var pendingResume: Int64?
     /// Segmented transfers that stopped because the content changed.
     private var changedRestarts = 0
     /// Validators of the content being assembled.
@@ -139,8 +161,6 @@ struct DownloadStateMachine: Sendable {
     /// Bytes of the partial known to be good, and the mirror they came from.
     private var partialBytes: Int64 = 0
     private var partialMirror: Int?
-    private var pending: PlannedRequest?
-    private var bodyEnd: Int64?
     private var pendingWait = 0.0
     /// Fetch in bounded ranges: from the start (paced, or bounded bodies), or after an overflow.
     private var boundedRanges = false
@@ -162,6 +182,7 @@ struct DownloadStateMachine: Sendable {
 
     /// The first request, given what is on disk.
     mutating func start(local: LocalPartial?) -> Action {
+        precondition(phase == .idle, "start in phase \(phase)")
         if let local, local.segmentedBytes > 0, let sidecar = local.sidecar, sidecar.ifRangeValue != nil,
            local.bytes <= (sidecar.totalSize ?? .max), local.bytes <= (configuration.expectedSize ?? .max),
            sidecar.rangesDone == nil || sidecar.totalSize == (configuration.expectedSize ?? sidecar.totalSize) {
@@ -173,21 +194,21 @@ struct DownloadStateMachine: Sendable {
                 etag = sidecar.etag
                 lastModified = sidecar.lastModified
                 totalSize = sidecar.totalSize
-                if let done = sidecar.rangesDone, let segment = offerSegments(done: done) {
-                    // Resumes every segment; each range's response must prove the same content
-                    // (``ResponseHeaders/rangeMismatch``). It counts as a resume once they did.
-                    pendingResume = local.segmentedBytes
+                // Resumes every segment; each range's response must prove the same content
+                // (``ResponseHeaders/rangeMismatch``). It counts as a resume once they did.
+                if let done = sidecar.rangesDone, let segment = offerSegments(done: done, resuming: local.segmentedBytes) {
                     return segment
                 }
             }
         }
-        return send(nextRequest())
+        return enter(.send(nextRequest()))
     }
 
     /// The file at `dest` matches the manifest but may be outdated (`refresh: if-changed`): the
     /// first request to the first mirror carries its validators, and a 304 means up to date
     /// (``Action/notModified``). Call before ``start(local:)``.
     mutating func revalidate(etag: String?, lastModified: String?) {
+        precondition(phase == .idle, "revalidate in phase \(phase)")
         conditional = (etag, lastModified)
     }
 
@@ -197,8 +218,8 @@ struct DownloadStateMachine: Sendable {
     /// old file: it is discarded and the new content fetched from byte 0 (segmented again),
     /// counted as a retry so content that never holds still ends in a failure, not a loop.
     mutating func segmentsEnded(writtenThrough prefix: Int64, failure: DownloadFailure, attempts: [AttemptRecord]) -> Action {
+        guard case .segmenting = phase else { preconditionFailure("segments ended in phase \(phase)") }
         self.attempts += attempts
-        pendingResume = nil
         partialBytes = prefix
         partialMirror = mirrorIndex
         if failure.code == .remoteChanged {
@@ -206,26 +227,28 @@ struct DownloadStateMachine: Sendable {
             // The first change is simply new content; content that keeps changing uses retries.
             if changedRestarts > 0 { failuresOnMirror += 1 }
             changedRestarts += 1
-            guard failuresOnMirror <= configuration.retry.retries else { return failMirror(failure) }
+            guard failuresOnMirror <= configuration.retry.retries else { return enter(failMirror(failure)) }
             segmentingOffered = false
         }
-        return send(nextRequest())
+        return enter(.send(nextRequest()))
     }
 
     /// Records the failed range requests of a segmented transfer that wrote every byte (it is
     /// verified next); a transfer that continued an earlier run's ranges is now a resume.
     mutating func segmentsFinished(attempts: [AttemptRecord]) {
+        guard case .segmenting(let resuming) = phase else { preconditionFailure("segments finished in phase \(phase)") }
         self.attempts += attempts
-        if let pendingResume { resumedFrom = pendingResume }
-        pendingResume = nil
+        if let resuming { resumedFrom = resuming }
+        phase = .verifying
     }
 
     /// `.segment` for the rest of the current content, when it is worth it: segments wanted,
     /// size and validator known, and more than one piece left.
-    private mutating func offerSegments(done: ByteRanges) -> Action? {
+    private mutating func offerSegments(done: ByteRanges, resuming: Int64? = nil) -> Action? {
         guard configuration.transfer.segments > 1, !segmentingOffered, let total = totalSize, etag ?? lastModified != nil,
               total - done.count > configuration.transfer.pieceSize else { return nil }
         segmentingOffered = true
+        phase = .segmenting(resuming: resuming)
         var sidecar = sidecar()
         sidecar.rangesDone = done
         return .segment(SegmentStart(url: currentURL, total: total, sidecar: sidecar, done: done))
@@ -233,7 +256,17 @@ struct DownloadStateMachine: Sendable {
 
     /// A response head arrived for the pending request.
     mutating func headReceived(_ head: TransportResponseHead, remaining: Double? = nil, now: Date = Date()) -> AfterHead {
-        guard let request = pending else { return .next(.fail(DownloadFailure(.connection, "response without a request"))) }
+        guard case .requesting(let request) = phase else { preconditionFailure("a response head in phase \(phase)") }
+        switch decide(head, request: request, remaining: remaining, now: now) {
+        case .receive(let plan):
+            phase = .receiving(end: plan.end)
+            return .receive(plan)
+        case .next(let action):
+            return .next(enter(action))
+        }
+    }
+
+    private mutating func decide(_ head: TransportResponseHead, request: PlannedRequest, remaining: Double?, now: Date) -> AfterHead {
         lastStatus = head.status
         switch head.status {
         case 304 where request.ifNoneMatch != nil || request.ifModifiedSince != nil:
@@ -253,7 +286,7 @@ struct DownloadStateMachine: Sendable {
             }
             record(status: 416, failure: DownloadFailure(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"))
             discardPartial()
-            return .next(send(nextRequest()))
+            return .next(.send(nextRequest()))
         case 408, 429, 500...599:
             let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL)")
             let after = ResponseHeaders.retryAfter(head.header("retry-after"), now: now)
@@ -267,6 +300,11 @@ struct DownloadStateMachine: Sendable {
 
     /// The body of an accepted response ended; `flushed` is the partial's size on disk now.
     mutating func bodyFinished(_ outcome: BodyOutcome, flushed: Int64, remaining: Double? = nil) -> Action {
+        guard case .receiving(let end) = phase else { preconditionFailure("a body ended in phase \(phase)") }
+        return enter(bodyEnded(outcome, end: end, flushed: flushed, remaining: remaining))
+    }
+
+    private mutating func bodyEnded(_ outcome: BodyOutcome, end bodyEnd: Int64?, flushed: Int64, remaining: Double?) -> Action {
         partialBytes = flushed
         switch outcome {
         case .complete:
@@ -277,7 +315,7 @@ struct DownloadStateMachine: Sendable {
             if let total = totalSize, flushed < total {
                 // The first piece (segments) or one bounded range arrived; the file goes on.
                 if let segment = offerSegments(done: ByteRanges([0..<flushed])) { return segment }
-                return send(nextRequest())
+                return .send(nextRequest())
             }
             if totalSize == nil { totalSize = flushed }
             return .verify
@@ -295,14 +333,14 @@ struct DownloadStateMachine: Sendable {
                 return retry(DownloadFailure(.connection, "the disk fell behind and \(servedURL) gives no validator to resume with"),
                              status: nil, retryAfter: 0, remaining: remaining, recorded: true)
             }
-            return send(nextRequest())
+            return .send(nextRequest())
         case .failed(.cancelled):
             return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
         case .failed(.timedOut):
             return retry(DownloadFailure(.timeout, "no data from \(servedURL) within the idle timeout"),
                          status: nil, retryAfter: nil, remaining: remaining, recorded: true)
         case .failed(.overloaded):
-            return bodyFinished(.overflow, flushed: flushed, remaining: remaining)
+            return bodyEnded(.overflow, end: bodyEnd, flushed: flushed, remaining: remaining)
         case .failed(.connection(let reason)), .failed(.other(let reason)):
             return retry(DownloadFailure(.connection, "\(servedURL): \(reason)"), status: nil, retryAfter: nil,
                          remaining: remaining, recorded: true)
@@ -316,6 +354,11 @@ struct DownloadStateMachine: Sendable {
 
     /// The request failed before any response head.
     mutating func requestFailed(_ failure: TransportFailure, remaining: Double? = nil) -> Action {
+        guard case .requesting = phase else { preconditionFailure("a request failed in phase \(phase)") }
+        return enter(failed(failure, remaining: remaining))
+    }
+
+    private mutating func failed(_ failure: TransportFailure, remaining: Double?) -> Action {
         switch failure {
         case .cancelled:
             return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
@@ -328,20 +371,32 @@ struct DownloadStateMachine: Sendable {
         case .tls(let reason):
             return failTLS(reason, recorded: false)
         case .overloaded:
-            return send(nextRequest())
+            return .send(nextRequest())
         }
     }
 
     /// The finished partial has the wrong size or checksum (a good one is simply published).
     mutating func verificationFailed(_ failure: DownloadFailure) -> Action {
+        precondition(phase == .verifying, "verification failed in phase \(phase)")
         discardPartial()
         amendLastAttempt(failure)
-        return failMirror(failure)
+        return enter(failMirror(failure))
     }
 
     /// The job's deadline passed.
     mutating func deadlineExceeded(after seconds: Double) -> Action {
-        .fail(DownloadFailure(.deadlineExceeded, "job deadline of \(seconds)s exceeded"))
+        enter(.fail(DownloadFailure(.deadlineExceeded, "job deadline of \(seconds)s exceeded")))
+    }
+
+    /// The phase an action leads to (``Phase``); a `.segment` set its own when it was offered.
+    private mutating func enter(_ action: Action) -> Action {
+        switch action {
+        case .send(let request), .sendAfter(let request, _): phase = .requesting(request)
+        case .verify, .verifyPartial: phase = .verifying
+        case .segment: break
+        case .notModified, .fail: phase = .finished
+        }
+        return action
     }
 
     // MARK: - Decisions
@@ -359,7 +414,6 @@ struct DownloadStateMachine: Sendable {
             currentURL = target.absoluteString
             var next = request
             next.url = currentURL
-            pending = next
             return .send(next)
         }
     }
@@ -380,7 +434,7 @@ struct DownloadStateMachine: Sendable {
         partialBytes = 0
         partialMirror = mirrorIndex
         resumedFrom = nil
-        bodyEnd = length ?? configuration.expectedSize
+        let bodyEnd = length ?? configuration.expectedSize
         return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
     }
 
@@ -425,7 +479,7 @@ struct DownloadStateMachine: Sendable {
         }
         record(status: 206, failure: nil)
         if let total = range.total { totalSize = total }
-        bodyEnd = last + 1
+        let bodyEnd = last + 1
         partialMirror = mirrorIndex
         guard start > 0 else {
             // A paced download's first range: this response names the content from now on.
@@ -453,9 +507,7 @@ struct DownloadStateMachine: Sendable {
             amendLastAttempt(reason)
             return failMirror(reason)
         case .wait(let delay):
-            let next = nextRequest()
-            pending = next
-            return .sendAfter(next, delay)
+            return .sendAfter(nextRequest(), delay)
         }
     }
 
@@ -478,7 +530,7 @@ struct DownloadStateMachine: Sendable {
         // Continue another mirror's partial only when If-Range can check it (strong ETag) or the
         // final checksum will.
         if partialBytes > 0 && etag == nil && !configuration.checksumPinned { discardPartial() }
-        return send(nextRequest())
+        return .send(nextRequest())
     }
 
     /// The URL in use, as it may be printed: a redirect target (server-given) or the redacted
@@ -522,11 +574,6 @@ struct DownloadStateMachine: Sendable {
     }
 
 
-    private mutating func send(_ request: PlannedRequest) -> Action {
-        pending = request
-        return .send(request)
-    }
-
     private mutating func discardPartial() {
         partialBytes = 0
         etag = nil
@@ -552,6 +599,7 @@ struct DownloadStateMachine: Sendable {
 
     /// The owner reports how long it actually waited before the next attempt.
     mutating func waited(_ seconds: Double) {
+        guard case .requesting = phase else { preconditionFailure("waited in phase \(phase)") }
         pendingWait = seconds
     }
 }

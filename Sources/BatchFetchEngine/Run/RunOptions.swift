@@ -8,13 +8,15 @@ public struct RunOptions: Sendable {
     /// Unwritten bytes allowed per job before its transfer pauses (cancel, drain, resume).
     public var memoryCapPerJob = FileSink.defaultMemoryCap
     /// Size of the ranges a segmented download asks for; by default the memory cap's share per
-    /// connection (URLSession) or 16 MiB (a transport with backpressure).
-    public var segmentRangeSize: Int64?
+    /// connection (URLSession) or 16 MiB (a transport with backpressure). A test knob.
+    var segmentRangeSize: Int64?
     /// Size of the coalesced writes.
     public var writeSize = FileSink.defaultWriteSize
     /// Simulates a disk that writes no faster than this (bytes per second), to show that memory
-    /// stays bounded when the network outruns the disk. For benchmarks and tests only.
-    public var simulatedDiskRate: Int64?
+    /// stays bounded when the network outruns the disk. For benchmarks and tests only: outside
+    /// the public API, the CLI reaches it through `@_spi(Benchmarks)` for
+    /// `BATCHFETCH_SIMULATED_DISK_RATE`.
+    @_spi(Benchmarks) public var simulatedDiskRate: Int64?
     /// The HTTP client; when nil, the process's shared ``TransportKind/default`` transport.
     public var transport: (any HTTPTransport)?
     /// Hold every job to this lockfile (`run --locked`); the caller checks first that its jobs

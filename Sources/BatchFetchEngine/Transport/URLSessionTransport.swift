@@ -36,10 +36,14 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var sessions: [String: URLSessionTransport] = [:]
 
-    /// The process-wide transport for a per-host connection limit. `guardsBacklog: false` turns
-    /// the backlog guard off, for tests that count bytes exactly while other tests load the
-    /// machine; the product always guards.
-    public static func shared(maximumConnectionsPerHost: Int, guardsBacklog: Bool = true) -> URLSessionTransport {
+    /// The process-wide transport for a per-host connection limit.
+    public static func shared(maximumConnectionsPerHost: Int) -> URLSessionTransport {
+        shared(maximumConnectionsPerHost: maximumConnectionsPerHost, guardsBacklog: true)
+    }
+
+    /// `guardsBacklog: false` turns the backlog guard off, for tests that count bytes exactly
+    /// while other tests load the machine; the product always guards (so this is internal).
+    static func shared(maximumConnectionsPerHost: Int, guardsBacklog: Bool) -> URLSessionTransport {
         lock.lock()
         defer { lock.unlock() }
         let key = "\(maximumConnectionsPerHost)/\(guardsBacklog)"

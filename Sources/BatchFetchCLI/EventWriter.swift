@@ -4,7 +4,7 @@ import Foundation
 /// `run --events PATH|-`: the run's events as NDJSON, one object per line, each with `event`
 /// and `time`: `job_started`, `progress` (one line per job in flight, at most 4 a second),
 /// `job_finished` (the job's report entry) and `run_finished` (status and summary).
-final class EventWriter: @unchecked Sendable {
+final class EventWriter {
     private let handle: FileHandle
     private let closes: Bool
     /// Made once: progress events come four times a second per job.

@@ -8,7 +8,7 @@ import Foundation
 /// jobs already up to date are only counted in the final summary, so a nightly rerun of 5,000
 /// files logs what changed, not 5,000 lines (`listsUpToDate`, `run --verbose`, lists them too).
 /// `none`: nothing until the final summary.
-final class ProgressPrinter: @unchecked Sendable {
+final class ProgressPrinter {
     enum Mode: String, CaseIterable {
         case bar, line, none
     }

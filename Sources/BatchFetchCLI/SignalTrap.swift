@@ -7,6 +7,9 @@ import Foundation
 /// coreutils `timeout` (and Ctrl-C in a shell) signal both the process and its process group,
 /// so one request often arrives twice; taking that as "exit now" lost the report in one run of
 /// six under `timeout`.
+///
+/// `@unchecked`: Dispatch signal sources are not `Sendable`; they are made once in `init`, and the
+/// rest is under `lock`.
 final class SignalTrap: @unchecked Sendable {
     static let repeatWindow = 1.0
 

@@ -1,4 +1,4 @@
-@testable import BatchFetchEngine
+@_spi(Benchmarks) @testable import BatchFetchEngine
 import BatchFetchSpec
 import Foundation
 import Testing

@@ -1,5 +1,6 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Asks one mirror what it serves, for `check` and `pin`: `HEAD` (or, when HEAD is refused
 /// with 405/501, `GET` with `Range: bytes=0-0`), following redirects; with `deep`, the whole
@@ -266,62 +267,56 @@ protocol ProbeBody: AnyObject, Sendable {
 }
 
 /// A running sha256 of a body.
-final class DigestBox: ProbeBody, @unchecked Sendable {
-    private let lock = NSLock()
-    private var digester = Digester()
+final class DigestBox: ProbeBody, Sendable {
+    private let digester = NIOLockedValueBox(Digester())
 
     var state: Digester {
-        get { lock.withLock { digester } }
-        set { lock.withLock { digester = newValue } }
+        get { digester.withLockedValue { $0 } }
+        set { digester.withLockedValue { $0 = newValue } }
     }
 
     func update(_ data: Data) {
-        lock.withLock { digester.update(data) }
+        digester.withLockedValue { $0.update(data) }
     }
 
     func finalize() -> String? {
-        lock.withLock { digester.finalize()["sha256"] }
+        digester.withLockedValue { $0.finalize()["sha256"] }
     }
 }
 
 /// A small body kept in memory (a sum file), up to `limit` bytes; past it, `overflowed`.
-final class DataBox: ProbeBody, @unchecked Sendable {
-    private let lock = NSLock()
+final class DataBox: ProbeBody, Sendable {
     private let limit: Int
-    private var stored = Data()
-    private var tooLong = false
+    private let stored = NIOLockedValueBox((data: Data(), tooLong: false))
 
     init(limit: Int) {
         self.limit = limit
     }
 
     func update(_ data: Data) {
-        lock.withLock {
-            if stored.count + data.count > limit { tooLong = true } else { stored.append(data) }
+        stored.withLockedValue {
+            if $0.data.count + data.count > limit { $0.tooLong = true } else { $0.data.append(data) }
         }
     }
 
-    var data: Data { lock.withLock { stored } }
-    var overflowed: Bool { lock.withLock { tooLong } }
+    var data: Data { stored.withLockedValue { $0.data } }
+    var overflowed: Bool { stored.withLockedValue { $0.tooLong } }
 }
 
 /// The transport handler of one probe request: the head, and the body when one is wanted.
-private final class ProbeHandler: WatchedHandler, @unchecked Sendable {
+private final class ProbeHandler: WatchedHandler, Sendable {
     typealias Outcome = (head: TransportResponseHead?, failure: TransportFailure?, received: Int64)
 
     let watch = RequestWatch<Outcome>()
     private let body: (any ProbeBody)?
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var head: TransportResponseHead?
-    private var received: Int64 = 0
+    private let seen = NIOLockedValueBox((head: TransportResponseHead?.none, received: Int64(0)))
 
     init(body: (any ProbeBody)?) {
         self.body = body
     }
 
     func didReceiveHead(_ head: TransportResponseHead) -> Bool {
-        lock.withLock { self.head = head }
+        seen.withLockedValue { $0.head = head }
         watch.touch()
         // Read a body only to hash it, and only a successful one.
         return body != nil && (200...299).contains(head.status)
@@ -329,16 +324,16 @@ private final class ProbeHandler: WatchedHandler, @unchecked Sendable {
 
     func didReceiveBody(_ data: Data) {
         body?.update(data)
-        lock.withLock { received += Int64(data.count) }
+        seen.withLockedValue { $0.received += Int64(data.count) }
         watch.touch()
     }
 
     func didComplete(_ failure: TransportFailure?) {
         watch.complete { expired in
-            lock.withLock {
+            seen.withLockedValue { seen in
                 // A HEAD's transfer is cancelled once its head is in: that is no failure.
-                let ignored = failure == .cancelled && head != nil && body == nil
-                return (head, expired ? .timedOut : (ignored ? nil : failure), received)
+                let ignored = failure == .cancelled && seen.head != nil && body == nil
+                return (seen.head, expired ? .timedOut : (ignored ? nil : failure), seen.received)
             }
         }
     }

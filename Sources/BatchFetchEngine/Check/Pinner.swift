@@ -15,7 +15,7 @@ public final class Pinner: Sendable {
 
     /// The lockfile (nil if any job did not succeed), and the run's report. `handle` sees the
     /// run's events, for progress.
-    public func run(handle: @Sendable (RunHandle) async -> Void = { _ in }) async -> (LockFile?, RunReport) {
+    public func run(handle: (RunHandle) async -> Void = { _ in }) async -> (LockFile?, RunReport) {
         var runOptions = options
         runOptions.lock = nil
         let run = Runner(manifest: manifest, options: runOptions).start()

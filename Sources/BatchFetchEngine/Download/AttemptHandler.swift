@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A decision on a response head: whether its body is to be received.
 protocol HeadDecision: Sendable {
@@ -9,7 +10,7 @@ protocol HeadDecision: Sendable {
 /// response head synchronously (so no body byte arrives before we know where it goes), feeds
 /// body bytes to the sink, stops the transfer when the sink cannot keep up, and reports how the
 /// request ended. The rules live in the pure ``AttemptState``; this class only carries them out.
-final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, @unchecked Sendable {
+final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, Sendable {
     /// How the request ended.
     struct Outcome: Sendable {
         /// The decision on the head; nil when no head arrived.
@@ -26,10 +27,7 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, @unchecked S
     private let progress: JobProgress?
     /// Below this many remaining body bytes the transfer is left to finish rather than cancelled.
     private let finishWithin: Int64
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var state = AttemptState()
-    private var decision: Decision?
+    private let state = NIOLockedValueBox((attempt: AttemptState(), decision: Decision?.none))
 
     /// `decide` runs on the transport's queue when the head arrives; when it accepts the body it
     /// must have made the sink ready for it.
@@ -43,9 +41,9 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, @unchecked S
 
     func didReceiveHead(_ head: TransportResponseHead) -> Bool {
         let decision = decide(head)
-        lock.withLock {
-            self.decision = decision
-            state.head(accepted: decision.acceptsBody)
+        state.withLockedValue {
+            $0.decision = decision
+            $0.attempt.head(accepted: decision.acceptsBody)
         }
         watch.touch()
         return decision.acceptsBody
@@ -65,7 +63,7 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, @unchecked S
                 ready()
             }
         case .stop:
-            lock.withLock { state.stop(sinkFull: false) }
+            state.withLockedValue { $0.attempt.stop(sinkFull: false) }
             if sink.writeFailure != nil || sink.bodyTooLong { watch.attachedTask?.cancel() }
             ready()
         }
@@ -80,11 +78,11 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, @unchecked S
         case .pause?:
             // Keep accepting what is already on its way; stop the transfer once, unless it is
             // about to end anyway (the sink holds up to twice its cap).
-            guard allowsShedding, lock.withLock({ state.shed() }) else { return }
+            guard allowsShedding, state.withLockedValue({ $0.attempt.shed() }) else { return }
             cancelOffQueue()
         case .stop?:
             let failed = sink.bodyTooLong || sink.writeFailure != nil
-            lock.withLock { state.stop(sinkFull: !failed) }
+            state.withLockedValue { $0.attempt.stop(sinkFull: !failed) }
             // Near its end a transfer is left to finish (its bytes are dropped) rather than risk
             // the cancel-versus-completion trap in FoundationNetworking.
             if allowsShedding || failed { cancelOffQueue() }
@@ -94,7 +92,7 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, @unchecked S
     /// Counts a body part and hands it to the sink; nil when the body is not being accepted.
     private func append(_ data: Data) -> FileSink.AppendResult? {
         watch.touch()
-        guard lock.withLock({ state.body(data.count) }) else { return nil }
+        guard state.withLockedValue({ $0.attempt.body(data.count) }) else { return nil }
         let result = sink.append(data)
         if result != .stop { progress?.received(data.count) }
         return result
@@ -105,7 +103,7 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, @unchecked S
     /// written so far are kept.
     func interrupt() {
         guard let task = watch.runningTask else { return }
-        let started = lock.withLock { decision != nil }
+        let started = state.withLockedValue { $0.decision != nil }
         if !started || (sink.remainingBodyBytes.map { $0 > 1 << 20 } ?? true) { cancelOffQueue(task) }
     }
 
@@ -124,9 +122,9 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, @unchecked S
     func didComplete(_ failure: TransportFailure?) {
         let tooLong = sink.bodyTooLong, writeFailed = sink.writeFailure != nil
         watch.complete { expired in
-            lock.withLock {
-                let (reported, overflow) = state.end(failure, expired: expired, tooLong: tooLong, writeFailed: writeFailed)
-                return Outcome(decision: decision, failure: reported, overflow: overflow, received: state.received)
+            state.withLockedValue { state in
+                let (reported, overflow) = state.attempt.end(failure, expired: expired, tooLong: tooLong, writeFailed: writeFailed)
+                return Outcome(decision: state.decision, failure: reported, overflow: overflow, received: state.attempt.received)
             }
         }
     }

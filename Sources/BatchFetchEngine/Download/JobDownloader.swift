@@ -1,5 +1,6 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Carries out one job: asks the ``DestinationCheck`` whether `dest` is already up to date,
 /// takes a twin job's file when one fetched the same URL, or runs the ``DownloadStateMachine``
@@ -41,7 +42,9 @@ struct JobDownloader: Sendable {
     private let files: PartialFiles
     /// Transport, credentials, redirect and retry policies, redaction.
     private let network: JobNetwork
-    private let machine: MachineBox
+    /// The state machine behind a lock: the transport's delivery queue decides on response
+    /// heads while the downloader's task handles everything else.
+    private let machine: NIOLockedValueBox<DownloadStateMachine>
     private let started = DispatchTime.now()
     private let deadline: DispatchTime?
     /// The file at `dest` as found at the start: what a 304 confirms.
@@ -62,7 +65,7 @@ struct JobDownloader: Sendable {
         self.network = network
         let transfer = TransferPolicy(job: job, memoryCap: context.memoryCap, rateLimiter: context.rateLimiter,
                                       backpressure: network.transport.hasBackpressure, rangeSize: context.segmentRangeSize)
-        machine = MachineBox(DownloadStateMachine(configuration: .init(
+        machine = NIOLockedValueBox(DownloadStateMachine(configuration: .init(
             mirrors: job.urls.map(Mirror.init), expectedSize: job.size, checksumPinned: !job.checksums.isEmpty,
             retry: network.retry, redirect: network.redirect, transfer: transfer)))
         deadline = job.settings.deadline.map { .now() + .nanoseconds(Int($0 * 1e9)) }
@@ -75,7 +78,7 @@ struct JobDownloader: Sendable {
             result = upToDate
         case .revalidate(let local, let etag, let lastModified):
             revalidating = local
-            machine.with { $0.revalidate(etag: etag, lastModified: lastModified) }
+            machine.withLockedValue { $0.revalidate(etag: etag, lastModified: lastModified) }
             result = await download()
         case .fetch:
             if let copyFrom {
@@ -123,7 +126,7 @@ struct JobDownloader: Sendable {
         } catch {
             return finish(failure: error)
         }
-        var next = Next.act(machine.with { $0.start(local: files.local()) })
+        var next = Next.act(machine.withLockedValue { $0.start(local: files.local()) })
         while true {
             switch next {
             case .act(let action): next = await perform(action, sink: sink)
@@ -152,12 +155,12 @@ struct JobDownloader: Sendable {
         case .sendAfter(let request, let delay):
             let seconds = delay.draw()
             if let deadline, DispatchTime.now() + .nanoseconds(Int(seconds * 1e9)) > deadline {
-                return .act(machine.with { $0.deadlineExceeded(after: job.settings.deadline ?? 0) })
+                return .act(machine.withLockedValue { $0.deadlineExceeded(after: job.settings.deadline ?? 0) })
             }
             guard await context.interruption.sleep(seconds) else {
                 return .act(.fail(DownloadFailure(.interrupted, "the run was interrupted")))
             }
-            machine.with { $0.waited(seconds) }
+            machine.withLockedValue { $0.waited(seconds) }
             return .act(await send(request, sink: sink))
         case .verify:
             // The body just written was hashed on the way in.
@@ -174,7 +177,7 @@ struct JobDownloader: Sendable {
             return await performSegments(start, sink: sink)
         case .notModified:
             var result = revalidating ?? JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
-            let state = machine.with { $0 }
+            let state = machine.withLockedValue { $0 }
             result.httpStatus = 304
             result.attempts = state.attempts
             result.url = state.servedURL
@@ -190,7 +193,7 @@ struct JobDownloader: Sendable {
     /// Runs a segmented transfer and returns what to do next: verify and publish, continue as one
     /// stream from the written prefix, or fail (disk errors, deadline, interruption).
     private mutating func performSegments(_ start: DownloadStateMachine.SegmentStart, sink: FileSink) async -> Next {
-        let state = machine.with { $0 }
+        let state = machine.withLockedValue { $0 }
         let connections = state.configuration.transfer.segments
         let network = self.network
         let transfer = SegmentedTransfer(.init(
@@ -210,7 +213,7 @@ struct JobDownloader: Sendable {
         segmentsUsed = connections
         switch outcome {
         case .complete(let digests):
-            machine.with { $0.segmentsFinished(attempts: transfer.attempts) }
+            machine.withLockedValue { $0.segmentsFinished(attempts: transfer.attempts) }
             return verifyAndPublish(digests: digests, size: start.total, sink: sink)
         case .stopped(let prefix, let failure):
             if Self.endsTheJob(failure) { return .act(.fail(failure)) }
@@ -218,7 +221,7 @@ struct JobDownloader: Sendable {
             var sidecar = start.sidecar
             sidecar.rangesDone = ByteRanges([0..<prefix])
             try? files.writeSidecar(sidecar)
-            return .act(machine.with { $0.segmentsEnded(writtenThrough: prefix, failure: failure, attempts: transfer.attempts) })
+            return .act(machine.withLockedValue { $0.segmentsEnded(writtenThrough: prefix, failure: failure, attempts: transfer.attempts) })
         }
     }
 
@@ -241,12 +244,12 @@ struct JobDownloader: Sendable {
         let handler = AttemptHandler<DownloadStateMachine.AfterHead>(
             sink: sink, finishWithin: Int64(context.memoryCap), progress: progress,
             decide: { head in
-                let decision = machine.with { $0.headReceived(head, remaining: deadline.map { $0.seconds(since: .now()) }) }
+                let decision = machine.withLockedValue { $0.headReceived(head, remaining: deadline.map { $0.seconds(since: .now()) }) }
                 if case .receive(let plan) = decision {
                     if let sidecar = plan.sidecar, (sidecar.totalSize ?? plan.end ?? .max) > TransferPolicy.resumableSize {
                         try? files.writeSidecar(sidecar)
                     }
-                    progress.moved(to: plan.offset, total: machine.with { $0.totalSize })
+                    progress.moved(to: plan.offset, total: machine.withLockedValue { $0.totalSize })
                     sink.begin(at: plan.offset, end: plan.end)
                 }
                 return decision
@@ -259,17 +262,17 @@ struct JobDownloader: Sendable {
         if let limiter = context.rateLimiter, outcome.received > paced { await limiter.charge(outcome.received - paced) }
 
         if let deadline, DispatchTime.now() >= deadline {
-            return machine.with { $0.deadlineExceeded(after: job.settings.deadline ?? 0) }
+            return machine.withLockedValue { $0.deadlineExceeded(after: job.settings.deadline ?? 0) }
         }
         switch outcome.decision {
         case nil:
-            return machine.with { $0.requestFailed(outcome.failure ?? .connection("no response"), remaining: remaining) }
+            return machine.withLockedValue { $0.requestFailed(outcome.failure ?? .connection("no response"), remaining: remaining) }
         case .next(let next)?:
             return next
         case .receive?:
             await sink.drain()
             let (end, flushed) = (outcome.bodyEnd(sink: sink), sink.flushedOffset)
-            return machine.with { $0.bodyFinished(end, flushed: flushed, remaining: remaining) }
+            return machine.withLockedValue { $0.bodyFinished(end, flushed: flushed, remaining: remaining) }
         }
     }
 
@@ -280,11 +283,11 @@ struct JobDownloader: Sendable {
     /// Checks size and checksums against the expectations — the manifest's (or the lock's), then
     /// the size the server announced — and publishes when they hold.
     private func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) -> Next {
-        let announced = ContentExpectation(size: machine.with { $0.totalSize }, authority: .server)
+        let announced = ContentExpectation(size: machine.withLockedValue { $0.totalSize }, authority: .server)
         if let problem = ContentExpectation.firstMismatch([expectation, announced], size: size, digests: digests) {
             // The part is truncated by the next mirror's body, or removed when the job fails;
             // unlinking it here would leave the sink writing to a deleted file.
-            return .act(machine.with { $0.verificationFailed(problem) })
+            return .act(machine.withLockedValue { $0.verificationFailed(problem) })
         }
         do {
             if context.durability == .strict { try sink.sync() }
@@ -299,7 +302,7 @@ struct JobDownloader: Sendable {
     private func finish(failure: DownloadFailure? = nil, published: (digests: [String: String], bytes: Int64)? = nil) -> JobResult {
         // A part the job never wrote to (it failed before any body) is no partial to keep.
         if failure != nil, files.partSize() == 0 { files.removePartial() }
-        let state = machine.with { $0 }
+        let state = machine.withLockedValue { $0 }
         var result = JobResult(id: job.id, status: failure == nil ? .downloaded : .failed, dest: job.dest.redacted)
         if failure?.code == .interrupted { result.status = .interrupted }
         result.failure = failure
@@ -326,21 +329,4 @@ struct JobDownloader: Sendable {
     }
 
     private typealias Action = DownloadStateMachine.Action
-}
-
-/// The state machine behind a lock: the transport's delivery queue decides on response heads
-/// while the downloader's task handles everything else.
-final class MachineBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var machine: DownloadStateMachine
-
-    init(_ machine: DownloadStateMachine) {
-        self.machine = machine
-    }
-
-    func with<T>(_ body: (inout DownloadStateMachine) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&machine)
-    }
 }

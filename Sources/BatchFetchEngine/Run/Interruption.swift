@@ -1,34 +1,38 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// The run's stop switch: set by `RunHandle.interrupt()` (SIGINT/SIGTERM in the CLI). Jobs
 /// check it before each request and while waiting to retry; requests in flight are cancelled
 /// through the handlers registered here, keeping their partials and sidecars for a rerun.
-final class Interruption: @unchecked Sendable {
-    private let lock = NSLock()
-    private var interrupted = false
-    private var handlers: [ObjectIdentifier: any WatchedHandler] = [:]
+final class Interruption: Sendable {
+    private struct State {
+        var interrupted = false
+        var handlers: [ObjectIdentifier: any WatchedHandler] = [:]
+    }
 
-    var isInterrupted: Bool { lock.withLock { interrupted } }
+    private let state = NIOLockedValueBox(State())
+
+    var isInterrupted: Bool { state.withLockedValue { $0.interrupted } }
 
     func interrupt() {
-        let active = lock.withLock { () -> [any WatchedHandler] in
-            interrupted = true
-            return Array(handlers.values)
+        let active = state.withLockedValue { state -> [any WatchedHandler] in
+            state.interrupted = true
+            return Array(state.handlers.values)
         }
         for handler in active { handler.interrupt() }
     }
 
     /// Tracks a request while it runs; returns false (and registers nothing) once interrupted.
     func register(_ handler: any WatchedHandler) -> Bool {
-        lock.withLock {
-            guard !interrupted else { return false }
-            handlers[ObjectIdentifier(handler)] = handler
+        state.withLockedValue { state in
+            guard !state.interrupted else { return false }
+            state.handlers[ObjectIdentifier(handler)] = handler
             return true
         }
     }
 
     func unregister(_ handler: any WatchedHandler) {
-        _ = lock.withLock { handlers.removeValue(forKey: ObjectIdentifier(handler)) }
+        _ = state.withLockedValue { $0.handlers.removeValue(forKey: ObjectIdentifier(handler)) }
     }
 
     /// Sleeps up to `seconds`, waking early when interrupted. Returns false if interrupted.

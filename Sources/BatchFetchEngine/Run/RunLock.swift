@@ -1,10 +1,11 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// The run lock (Docs/Contracts.md §1, §3): an exclusive `flock` on `<output_dir>/.batchfetch.lock`, so
 /// two runs never write one directory. The file holds the holder's pid for the error message;
 /// the lock itself dies with the process, so a crashed run never leaves a stale lock behind.
-public final class RunLock: @unchecked Sendable {
+public final class RunLock: Sendable {
     public struct Held: Error, Sendable {
         public var path: String
         /// The holder's pid, when it could be read.
@@ -14,8 +15,7 @@ public final class RunLock: @unchecked Sendable {
     public static let fileName = ToolFiles.runLock
     public let path: String
     private let descriptor: Int32
-    private let lock = NSLock()
-    private var released = false
+    private let released = NIOLockedValueBox(false)
 
     /// Takes the lock; when another process holds it, throws ``Held`` — or, with `wait`, calls
     /// `waiting` with the holder and blocks until it is released.
@@ -57,7 +57,7 @@ public final class RunLock: @unchecked Sendable {
 
     /// Gives the lock up (also when the holder is deinitialised, or the process exits).
     public func release() {
-        lock.withLock {
+        released.withLockedValue { released in
             guard !released else { return }
             released = true
             flock(descriptor, LOCK_UN)

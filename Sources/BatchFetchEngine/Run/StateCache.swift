@@ -1,5 +1,6 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// What batchfetch knows about the files it published, kept in `<output_dir>/.batchfetch-state.json`
 /// between runs: for each dest its identity on disk (device, inode, size, mtime), its verified
@@ -9,7 +10,7 @@ import Foundation
 ///
 /// An entry counts only while the file's identity is unchanged; any write, replacement or touch
 /// makes it stale and the file is hashed again. The cache is a hint: losing it costs a re-hash.
-public final class StateCache: @unchecked Sendable {
+public final class StateCache: Sendable {
     public struct Entry: Codable, Sendable, Equatable {
         public var device: UInt64
         public var inode: UInt64
@@ -36,23 +37,22 @@ public final class StateCache: @unchecked Sendable {
 
     public static let fileName = ToolFiles.stateCache
     private let directory: SafeDirectory?
-    private let lock = NSLock()
-    private var files: [String: Entry]
-    private var changed = false
+    /// Entries by dest, and whether any changed since the load.
+    private let stored: NIOLockedValueBox<(files: [String: Entry], changed: Bool)>
 
     /// Loads the cache of the output directory; a missing or unreadable file is an empty cache.
     public init(directory: SafeDirectory?) {
         self.directory = directory
         let stored = directory?.contents(Self.fileName).flatMap { try? JSONDecoder().decode(Stored.self, from: $0) }
-        files = stored?.version == 1 ? stored!.files : [:]
+        self.stored = NIOLockedValueBox((stored?.version == 1 ? stored!.files : [:], false))
     }
 
     /// The entry for `dest` (relative to the output directory) if the file, whose `lstat` is
     /// `status`, is still the one it describes.
     func entry(for dest: String, status: stat?) -> Entry? {
         guard let identity = status.map(Self.identity) else { return nil }
-        return lock.withLock {
-            guard let entry = files[dest], entry.sameFile(as: identity) else { return nil }
+        return stored.withLockedValue {
+            guard let entry = $0.files[dest], entry.sameFile(as: identity) else { return nil }
             return entry
         }
     }
@@ -65,10 +65,10 @@ public final class StateCache: @unchecked Sendable {
         entry.urlSHA256 = urlSHA256
         entry.etag = etag
         entry.lastModified = lastModified
-        lock.withLock {
-            if files[dest] != entry {
-                files[dest] = entry
-                changed = true
+        stored.withLockedValue {
+            if $0.files[dest] != entry {
+                $0.files[dest] = entry
+                $0.changed = true
             }
         }
     }
@@ -76,10 +76,10 @@ public final class StateCache: @unchecked Sendable {
     /// Writes the cache if anything changed: a temporary file renamed over the old one, so a
     /// kill leaves the old or the new cache (no fsync: it is a hint).
     public func save() {
-        let data: Data? = lock.withLock {
-            guard changed else { return nil }
-            changed = false
-            return try? StableJSON.encode(Stored(files: files))
+        let data: Data? = stored.withLockedValue {
+            guard $0.changed else { return nil }
+            $0.changed = false
+            return try? StableJSON.encode(Stored(files: $0.files))
         }
         guard let data, let directory else { return }
         try? directory.writeAtomically(Self.fileName, data)

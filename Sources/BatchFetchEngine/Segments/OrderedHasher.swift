@@ -5,6 +5,8 @@ import Foundation
 /// written prefix grows, the new bytes are read back (from the page cache, just written) and fed
 /// to the digests on the hasher's own queue. The whole file is hashed once, mostly during the
 /// transfer; only the last pieces remain when the last byte lands.
+///
+/// `@unchecked`: its digests are touched only on its own serial `queue`.
 final class OrderedHasher: @unchecked Sendable {
     private let queue = DispatchQueue(label: "batchfetch.hasher")
     private let descriptor: Int32

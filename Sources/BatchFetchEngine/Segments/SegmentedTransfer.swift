@@ -1,11 +1,15 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Performs a segmented download (Docs/Contracts.md §3): several connections fetch ranges chosen by a
 /// ``SegmentPlanner`` and write them at their offsets into one preallocated `.part`, each through
 /// its own ``FileSink``; an ``OrderedHasher`` follows the written prefix. The sidecar lists the
 /// written ranges after every write (1 MiB), so a SIGKILL loses at most a write per connection,
 /// and a rerun resumes each gap.
+///
+/// `@unchecked`: planner, ranges in flight and records are guarded by `lock`; `hasher` is set once
+/// before any connection starts.
 final class SegmentedTransfer: @unchecked Sendable {
     enum Outcome {
         /// Every byte is written; the digests cover the whole part.
@@ -251,16 +255,14 @@ private extension SegmentPlanner.Verdict {
 }
 
 /// Opens once; waiters resume then (or at once after).
-private final class Gate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+private final class Gate: Sendable {
+    private let state = NIOLockedValueBox((isOpen: false, waiters: [CheckedContinuation<Void, Never>]()))
 
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = lock.withLock {
-                if isOpen { return true }
-                waiters.append(continuation)
+            let now = state.withLockedValue { state in
+                if state.isOpen { return true }
+                state.waiters.append(continuation)
                 return false
             }
             if now { continuation.resume() }
@@ -268,10 +270,10 @@ private final class Gate: @unchecked Sendable {
     }
 
     func open() {
-        let waiting = lock.withLock {
-            defer { waiters = [] }
-            isOpen = true
-            return waiters
+        let waiting = state.withLockedValue { state in
+            defer { state.waiters = [] }
+            state.isOpen = true
+            return state.waiters
         }
         for waiter in waiting { waiter.resume() }
     }

@@ -3,7 +3,8 @@ import Crypto
 import Foundation
 
 /// Computes sha256 (always) and any other digests a job pins, in one pass over the bytes.
-/// (Value semantics: the hash states are plain structs, so sending a copy is safe.)
+/// `@unchecked`: swift-crypto does not mark its hash states `Sendable`, but they are plain
+/// value types, so sending a copy is safe.
 public struct Digester: @unchecked Sendable {
     private var sha256 = SHA256()
     private var sha512: SHA512?

@@ -14,6 +14,9 @@ import Foundation
 /// A sink made with `hashes: false` serves one connection of a segmented download: it writes
 /// ranges at their offsets into the shared, preallocated part (``beginRange(at:end:)``) and
 /// leaves hashing to ``OrderedHasher``, which needs the bytes in file order.
+///
+/// `@unchecked`: its state is split between `lock` (what the transport's queue touches) and
+/// `queue` (what only the writer touches), a confinement the checker cannot see.
 final class FileSink: @unchecked Sendable {
     static let defaultWriteSize = 1 << 20
     static let defaultMemoryCap = 8 << 20
@@ -290,6 +293,9 @@ final class FileSink: @unchecked Sendable {
 /// The storage is its own anonymous mapping, not malloc's: pages count in RSS only once written,
 /// and return to the system when the buffer goes, instead of staying in a heap that URLSession's
 /// many small allocations fragment.
+///
+/// `@unchecked`: raw storage passed from the sink's lock holder to its writer queue, one owner at
+/// a time.
 final class ChunkBuffer: @unchecked Sendable {
     let capacity: Int
     var count = 0

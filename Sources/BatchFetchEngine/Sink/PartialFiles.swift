@@ -22,6 +22,9 @@ public enum Durability: String, Sendable, CaseIterable {
 /// The part is held under an exclusive `flock` while the job writes it (``openPart()``): a
 /// second process on an overlapping output directory (nested, or reached through a symlink)
 /// cannot write into it, and its job fails with `in_use` instead of mixing blocks.
+///
+/// `@unchecked`: the opened directory and part descriptor are guarded by `lock`; the rest is
+/// immutable.
 public final class PartialFiles: @unchecked Sendable {
     public let root: SafeDirectory
     /// The dest relative to the output directory.

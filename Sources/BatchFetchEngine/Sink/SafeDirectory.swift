@@ -10,7 +10,7 @@ import Foundation
 /// directory's descriptor (opened once), refuses it (`unsafe_path`), and files inside are opened
 /// with `O_NOFOLLOW` (a symlink planted at `x.part` is not written through). A descriptor keeps
 /// naming the directory it opened, whatever is renamed around it later.
-public final class SafeDirectory: @unchecked Sendable {
+public final class SafeDirectory: Sendable {
     public let descriptor: Int32
     /// The directory's path, for messages only.
     public let path: String

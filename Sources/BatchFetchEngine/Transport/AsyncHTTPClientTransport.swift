@@ -20,6 +20,8 @@ import NIOSSL
 /// the sink is full. The engine then streams whole bodies (no bounded ranges, no cancels to shed
 /// load): on this machine a 1 GiB download took 1.3 s instead of 2.9 s on URLSession
 /// (bench/results/nio-probe.md).
+///
+/// `@unchecked`: its clients (one per proxy) are guarded by `lock`.
 public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable {
     private let maximumConnectionsPerHost: Int
     private let proxies: ProxySettings
@@ -112,6 +114,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
     }
 
     /// Forwards one response to the engine's handler, exactly one completion per request.
+    /// `@unchecked`: `completed` is guarded by `lock`.
     private final class Delegate: HTTPClientResponseDelegate, @unchecked Sendable {
         typealias Response = Void
 

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A transport handler whose request is watched by a ``RequestWatch``: what ``Exchange`` needs
 /// to run it.
@@ -38,47 +39,49 @@ enum Exchange {
 /// The life of one request, shared by its handler and its waiter: the transport task (to
 /// cancel), the last sign of activity (for the idle timeout), and the outcome once the transport
 /// reports the end. One watchdog per request cancels it when it goes idle or passes its deadline.
-final class RequestWatch<Outcome: Sendable>: @unchecked Sendable {
-    // Everything below is guarded by `lock`.
-    private let lock = NSLock()
-    private var task: (any TransportTask)?
-    private var lastActivity = DispatchTime.now()
-    /// The watchdog cancelled the transfer (idle or deadline).
-    private var expired = false
-    private var outcome: Outcome?
-    private var waiter: CheckedContinuation<Outcome, Never>?
+final class RequestWatch<Outcome: Sendable>: Sendable {
+    private struct State {
+        var task: (any TransportTask)?
+        var lastActivity = DispatchTime.now()
+        /// The watchdog cancelled the transfer (idle or deadline).
+        var expired = false
+        var outcome: Outcome?
+        var waiter: CheckedContinuation<Outcome, Never>?
+    }
+
+    private let state = NIOLockedValueBox(State())
 
     /// The transfer started: the idle clock starts now, not while waiting for a host slot.
     func attach(_ task: any TransportTask) {
-        lock.withLock {
-            self.task = task
-            lastActivity = .now()
+        state.withLockedValue {
+            $0.task = task
+            $0.lastActivity = .now()
         }
     }
 
     /// Bytes or a head arrived, or the request waited on our own disk (not the server's silence).
     func touch() {
-        lock.withLock { lastActivity = .now() }
+        state.withLockedValue { $0.lastActivity = .now() }
     }
 
     /// The transport task while the request runs; nil once it ended.
     var runningTask: (any TransportTask)? {
-        lock.withLock { outcome == nil ? task : nil }
+        state.withLockedValue { $0.outcome == nil ? $0.task : nil }
     }
 
     /// The transport task, to cancel a transfer that is no longer wanted.
     var attachedTask: (any TransportTask)? {
-        lock.withLock { task }
+        state.withLockedValue { $0.task }
     }
 
     /// The transport reported the end: `make` turns it into the outcome, told whether the
     /// watchdog caused it; the waiter resumes with it.
     func complete(_ make: (_ expired: Bool) -> Outcome) {
-        let (waiter, outcome) = lock.withLock { () -> (CheckedContinuation<Outcome, Never>?, Outcome) in
-            let outcome = make(expired)
-            self.outcome = outcome
-            defer { self.waiter = nil }
-            return (self.waiter, outcome)
+        let (waiter, outcome) = state.withLockedValue { state -> (CheckedContinuation<Outcome, Never>?, Outcome) in
+            let outcome = make(state.expired)
+            state.outcome = outcome
+            defer { state.waiter = nil }
+            return (state.waiter, outcome)
         }
         waiter?.resume(returning: outcome)
     }
@@ -86,16 +89,16 @@ final class RequestWatch<Outcome: Sendable>: @unchecked Sendable {
     /// Waits for the outcome, cancelling the transfer when nothing arrives for `idleTimeout`
     /// seconds or the deadline passes.
     func outcome(idleTimeout: Double, deadline: DispatchTime?) async -> Outcome {
-        let watchdog = Task { [self] in
+        let watchdog = Task { [state] in
             let interval = UInt64(min(1.0, idleTimeout / 4) * 1e9)
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: interval)
                 let now = DispatchTime.now()
-                let cancel: (any TransportTask)? = lock.withLock {
-                    let idle = now.seconds(since: lastActivity) > idleTimeout
-                    guard outcome == nil, idle || (deadline.map { now >= $0 } ?? false) else { return nil }
-                    expired = true
-                    return task
+                let cancel = state.withLockedValue { state -> (any TransportTask)? in
+                    let idle = now.seconds(since: state.lastActivity) > idleTimeout
+                    guard state.outcome == nil, idle || (deadline.map { now >= $0 } ?? false) else { return nil }
+                    state.expired = true
+                    return state.task
                 }
                 if let cancel {
                     cancel.cancel()
@@ -105,9 +108,9 @@ final class RequestWatch<Outcome: Sendable>: @unchecked Sendable {
         }
         defer { watchdog.cancel() }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            let ready = lock.withLock { () -> Outcome? in
-                if let outcome { return outcome }
-                waiter = continuation
+            let ready = state.withLockedValue { state -> Outcome? in
+                if let outcome = state.outcome { return outcome }
+                state.waiter = continuation
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }

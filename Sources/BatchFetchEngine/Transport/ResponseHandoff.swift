@@ -6,6 +6,8 @@ import Foundation
 /// length, range, validators, encoding), and passes only its body and end to the engine's
 /// handler. A head that differs (the file changed in between) ends the request as a connection
 /// failure, which the engine retries like any other.
+///
+/// `@unchecked`: its mutable state is guarded by `lock`.
 final class ResponseHandoff: TransportResponseHandler, @unchecked Sendable {
     private let handler: any TransportResponseHandler
     private let accepted: TransportResponseHead

@@ -25,6 +25,8 @@ import FoundationNetworking
 /// accepted such a response head, the transfer is cancelled at its head and the same request
 /// is sent on the process's ``AsyncHTTPClientTransport`` (no decoding, backpressure), whose head must
 /// match the first one; the engine sees one response. See ``ResponseHandoff``.
+///
+/// `@unchecked`: `URLSession` is thread-safe but not marked `Sendable` on Linux.
 public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let session: URLSession
     private let delegate: SessionDelegate
@@ -95,6 +97,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         return current
     }
 
+    /// `@unchecked`: `URLSessionDataTask` is thread-safe but not marked `Sendable` on Linux.
     private struct DataTask: TransportTask, @unchecked Sendable {
         let task: URLSessionDataTask
 
@@ -106,6 +109,8 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 
 /// The task a request is running on now: the URLSession task, or after a hand-off the other
 /// transport's. A cancel reaches whichever it is (and one made before the hand-off finished).
+///
+/// `@unchecked`: the current task is guarded by `lock`.
 final class CurrentTask: TransportTask, @unchecked Sendable {
     private let lock = NSLock()
     private var task: any TransportTask
@@ -141,6 +146,8 @@ private struct Registration {
 }
 
 /// Routes URLSession's delegate calls to each task's handler.
+///
+/// `@unchecked`: an `NSObject` subclass; its handler table is guarded by `lock`.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private var registrations: [Int: Registration] = [:]

@@ -204,21 +204,21 @@ struct RunCommand: AsyncParsableCommand {
 enum JobLine {
     static func describe(_ job: JobResult) -> String {
         switch job.status {
-        case .downloaded where job.copiedFrom != nil:
+        case .run(.downloaded) where job.copiedFrom != nil:
             return "downloaded  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0)), the same URL as '\(job.copiedFrom!)' (linked or copied)"
-        case .downloaded:
+        case .run(.downloaded):
             let rate = job.duration > 0 ? Double(job.bytesTransferred) / job.duration : 0
             let resumed = job.resumedFrom.map { ", resumed at \(ByteFormat.bytes($0))" } ?? ""
             return "downloaded  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0)) in "
                 + "\(String(format: "%.1f", job.duration))s (\(ByteFormat.bytes(Int64(rate)))/s\(resumed))"
-        case .upToDate:
+        case .run(.upToDate):
             return "up to date  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0))"
-        case .failed, .interrupted:
+        case .run(.failed), .run(.interrupted):
             let failure = job.failure.map { "\($0.code.rawValue): \($0.message)" } ?? "unknown"
             return "\(job.status == .failed ? "failed      " : "interrupted ")\(job.id)  \(failure)"
-        case .skipped:
+        case .run(.skipped):
             return "skipped     \(job.id)  \(job.skippedBecause ?? "")"
-        case .ok, .drift, .missing, .unreachable:
+        case .verdict:
             return CheckLine.describe(job)
         }
     }

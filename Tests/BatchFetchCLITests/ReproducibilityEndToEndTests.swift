@@ -117,8 +117,9 @@ import TestOrigin
             """)
         #expect(try BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
         #expect(try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url).status == 0)
-        try await Task.sleep(nanoseconds: 1_100_000_000)  // a new mtime second: nginx's ETag and date change
-        try nginx.write("data.bin", Data(OriginContent.generated(size: 200_000, seed: 85).allBytes))
+        // Another mtime second: nginx's ETag and date change.
+        try nginx.write("data.bin", Data(OriginContent.generated(size: 200_000, seed: 85).allBytes),
+                        modified: Date().addingTimeInterval(60))
         let check = try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
         #expect(check.status == 3)
         #expect(check.stderr.contains("etag: expected "))

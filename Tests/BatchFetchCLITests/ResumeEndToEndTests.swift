@@ -12,7 +12,8 @@ import TestOrigin
     private func killHalfway(_ directory: TemporaryDirectory, origin: TestOrigin) async throws -> Int64 {
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let part = directory.url.appendingPathComponent("data/big.bin.part").path
-        _ = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Self.size / 2 }
+        let held = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Self.size / 2 }
+        #expect(held, "the process never got there within the timeout")
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
         return BinaryRunner.fileSize(part)
@@ -77,7 +78,8 @@ import TestOrigin
         if segmented {
             let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
             let url = directory.url
-            _ = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
+            let held = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
+            #expect(held, "the process never got there within the timeout")
             process.waitUntilExit()
             #expect(!Self.rangesDone(directory.url).isEmpty)
         } else {
@@ -118,7 +120,8 @@ import TestOrigin
         let (directory, origin, content) = try await setUp(seed: 23, trickle: 3 << 20, job: ", size: \(Self.size), segments: 4")
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let url = directory.url
-        _ = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
+        let held = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
+        #expect(held, "the process never got there within the timeout")
         process.waitUntilExit()
         let ranges = Self.rangesDone(directory.url)
         let done = ranges.reduce(0) { $0 + $1[1] - $1[0] }

@@ -33,7 +33,8 @@ import TestOrigin
     /// Sends `signal` once the part holds `bytes`.
     private func signal(_ signal: Int32, to process: Process, _ directory: TemporaryDirectory, atPart bytes: Int64) async {
         let part = directory.url.appendingPathComponent("data/slow.bin.part").path
-        _ = await BinaryRunner.signal(signal, to: process) { BinaryRunner.fileSize(part) >= bytes }
+        let held = await BinaryRunner.signal(signal, to: process) { BinaryRunner.fileSize(part) >= bytes }
+        #expect(held, "the process never got there within the timeout")
     }
 
     private func stderr(_ directory: TemporaryDirectory) throws -> String {
@@ -95,13 +96,16 @@ import TestOrigin
         // --wait-lock waits for the holder instead.
         origin.update("/slow.bin") { $0.trickleBytesPerSecond = nil }
         let waiting = try BinaryRunner.start(["run", "m.yaml", "--wait-lock"], in: directory.url)
-        try await Task.sleep(nanoseconds: 500_000_000)
-        #expect(waiting.isRunning)
+        let log = directory.url.appendingPathComponent("stderr.log")
+        let said = await BinaryRunner.wait {
+            ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("waiting for the run lock")
+        }
+        #expect(said && waiting.isRunning, "it should say it waits, and wait")
+        #expect(origin.requests("/slow.bin").isEmpty)
         holder.release()
         waiting.waitUntilExit()
         try await origin.shutdown()
         #expect(waiting.terminationStatus == 0)
-        #expect(try stderr(directory).contains("waiting for the run lock"))
     }
 
     @Test func failFastStartsNothingAfterTheFirstFailure() async throws {

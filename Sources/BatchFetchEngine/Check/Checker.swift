@@ -32,7 +32,7 @@ public final class Checker: Sendable {
 
     /// The sha256 a job is held to: the lock's, the manifest's, or (with `--deep`) its sum file's.
     private func expectedSHA256(_ job: Job, sums: [String: SumSource])
-        -> (sha256: String?, problem: (JobResult.Status, DownloadFailure)?) {
+        -> (sha256: String?, problem: (MirrorVerdict.Status, DownloadFailure)?) {
         if let locked = lock?.jobs[job.id]?.sha256 { return (locked, nil) }
         if let pinned = job.checksums.first(where: { $0.algorithm == .sha256 })?.hex { return (pinned, nil) }
         guard let id = job.checksumsFrom, let source = sums[id] else { return (nil, nil) }
@@ -91,20 +91,20 @@ public final class Checker: Sendable {
             mirrors.append(MirrorCheck(mirrorIndex: index, url: url.redacted, observation: observation,
                                        verdict: .judge(observation, expected: expected)))
         }
-        var result = JobResult(id: job.id, status: Self.worst(mirrors.map(\.status)), dest: job.dest.redacted)
+        var result = JobResult(id: job.id, status: .verdict(Self.worst(mirrors.map(\.status))), dest: job.dest.redacted)
         result.mirrors = mirrors
         result.size = entry?.size ?? job.size
         if let sha256 { result.checksums = ["sha256": sha256] }
         if let (status, failure) = sumProblem {
             result.failure = failure
-            if result.status == .ok || (status == .drift && result.status == .unreachable) { result.status = status }
+            if result.status == .ok || (status == .drift && result.status == .unreachable) { result.status = .verdict(status) }
         }
         result.duration = DispatchTime.now().seconds(since: started)
         return result.redacted(by: network.redactor)
     }
 
     /// A job's status: its most serious mirror verdict.
-    static func worst(_ statuses: [MirrorVerdict.Status]) -> JobResult.Status {
+    static func worst(_ statuses: [MirrorVerdict.Status]) -> MirrorVerdict.Status {
         if statuses.contains(.drift) { return .drift }
         if statuses.contains(.missing) { return .missing }
         if statuses.contains(.unreachable) { return .unreachable }

@@ -2,21 +2,59 @@ import BatchFetchSpec
 
 /// What happened to one job; the report's per-job entry is made from it.
 public struct JobResult: Sendable {
-    public enum Status: String, Sendable, Codable {
+    /// What `run` did with a job.
+    public enum Outcome: String, Sendable, Codable, CaseIterable {
         case downloaded
         case upToDate = "up_to_date"
         case failed
         case skipped
         case interrupted
-        // `check` and `verify`:
-        /// Every mirror (check) or the local file (verify) is as expected.
-        case ok
-        /// Something differs: see the mirrors' differences (check) or the error (verify).
-        case drift
-        /// 404/410 on a mirror (check), or no file at `dest` (verify).
-        case missing
-        /// A mirror gave no usable answer after its retries (check).
-        case unreachable
+    }
+
+    /// A job's status in a report: a run's outcome, or the verdict of `check` (its most serious
+    /// mirror's) or `verify` — two sets that never mix. One string in report v1.
+    public enum Status: Sendable, Hashable, Codable, CustomStringConvertible {
+        case run(Outcome)
+        /// Every mirror (check) or the local file (verify) is as expected (`ok`); something
+        /// differs (`drift`); 404/410 on a mirror or no file at `dest` (`missing`); no usable
+        /// answer after the retries (`unreachable`).
+        case verdict(MirrorVerdict.Status)
+
+        public static let downloaded = Status.run(.downloaded)
+        public static let upToDate = Status.run(.upToDate)
+        public static let failed = Status.run(.failed)
+        public static let skipped = Status.run(.skipped)
+        public static let interrupted = Status.run(.interrupted)
+        public static let ok = Status.verdict(.ok)
+        public static let drift = Status.verdict(.drift)
+        public static let missing = Status.verdict(.missing)
+        public static let unreachable = Status.verdict(.unreachable)
+
+        /// The report's string.
+        public var rawValue: String {
+            switch self {
+            case .run(let outcome): outcome.rawValue
+            case .verdict(let verdict): verdict.rawValue
+            }
+        }
+
+        public var description: String { rawValue }
+
+        public init(from decoder: any Decoder) throws {
+            let text = try decoder.singleValueContainer().decode(String.self)
+            if let outcome = Outcome(rawValue: text) {
+                self = .run(outcome)
+            } else if let verdict = MirrorVerdict.Status(rawValue: text) {
+                self = .verdict(verdict)
+            } else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown job status '\(text)'"))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(rawValue)
+        }
     }
 
     public var id: String

@@ -15,13 +15,13 @@ extension RunReport {
         for job in jobs {
             let open = "    <testcase classname=\"batchfetch.\(command)\" name=\"\(Self.escape(job.id))\" time=\"\(job.durationSeconds ?? 0)\""
             switch job.status {
-            case .downloaded, .upToDate, .ok:
+            case .run(.downloaded), .run(.upToDate), .verdict(.ok):
                 xml += open + ">\n      <system-out>\(job.status.rawValue) \(Self.escape(job.dest))</system-out>\n    </testcase>\n"
-            case .failed, .interrupted, .drift, .missing, .unreachable:
+            case .run(.failed), .run(.interrupted), .verdict(.drift), .verdict(.missing), .verdict(.unreachable):
                 let code = job.error?.code.rawValue ?? job.status.rawValue
                 let message = job.error?.message ?? job.status.rawValue
                 xml += open + ">\n      <failure type=\"\(code)\" message=\"\(Self.escape(message))\">\(Self.escape(job.dest)): \(code): \(Self.escape(message))</failure>\n    </testcase>\n"
-            case .skipped:
+            case .run(.skipped):
                 xml += open + ">\n      <skipped message=\"\(Self.escape(job.skippedBecause ?? "skipped"))\"/>\n    </testcase>\n"
             }
         }

@@ -19,13 +19,13 @@ extension RunReport {
         var summary = Summary()
         summary.jobs = results.count
         for result in results {
-            switch result.status {
+            guard case .run(let outcome) = result.status else { continue }
+            switch outcome {
             case .downloaded: summary.downloaded += 1
             case .upToDate: summary.upToDate += 1
             case .failed: summary.failed += 1
             case .skipped: summary.skipped += 1
             case .interrupted: summary.interrupted += 1
-            case .ok, .drift, .missing, .unreachable: break  // check and verify only
             }
             summary.bytesTransferred += result.bytesTransferred
             if result.status == .downloaded || result.status == .upToDate { summary.bytesTotal += result.size ?? 0 }

@@ -10,7 +10,8 @@ extension RunReport {
         summary.jobs = results.count
         let statuses: [MirrorVerdict.Status] = results.flatMap { result -> [MirrorVerdict.Status] in
             if let mirrors = result.mirrors { return mirrors.map(\.status) }
-            return MirrorVerdict.Status(rawValue: result.status.rawValue).map { [$0] } ?? []
+            if case .verdict(let verdict) = result.status { return [verdict] }
+            return []
         }
         summary.ok = statuses.filter { $0 == .ok }.count
         summary.drift = statuses.filter { $0 == .drift }.count

@@ -4,15 +4,15 @@ import Foundation
 ///
 /// URLSession cannot be slowed down while it receives, so the limit is kept by pacing requests:
 /// with a rate limit every download is fetched in bounded ranges of ``chunkSize(cap:)`` bytes,
-/// and each range waits here for its share of time first. Over a run, `n` bytes take at least
-/// `n / rate` seconds minus one chunk (the first one goes at once). A server that ignores ranges
-/// sends a whole file unpaced; the time it took is still charged, so later requests wait longer.
+/// and each range waits here for its share of time first. The timetable is the pure
+/// ``RateSchedule``; this actor only sleeps until the time it gives.
 public actor RateLimiter {
-    public let bytesPerSecond: Int64
-    private var nextFree = ContinuousClock.now
+    public nonisolated let bytesPerSecond: Int64
+    private var schedule: RateSchedule
 
     public init(bytesPerSecond: Int64) {
-        self.bytesPerSecond = max(1, bytesPerSecond)
+        schedule = RateSchedule(bytesPerSecond: bytesPerSecond)
+        self.bytesPerSecond = schedule.bytesPerSecond
     }
 
     /// A quarter of a second's worth, between 64 KiB and the memory cap.
@@ -23,13 +23,42 @@ public actor RateLimiter {
     /// Waits until `bytes` more may be transferred.
     public func take(_ bytes: Int64) async {
         let now = ContinuousClock.now
-        let start = max(now, nextFree)
-        nextFree = start + .nanoseconds(Int64(Double(bytes) / Double(bytesPerSecond) * 1e9))
+        let start = schedule.take(bytes, now: now)
         if start > now { try? await Task.sleep(until: start, clock: .continuous) }
     }
 
     /// Accounts for bytes that arrived without being asked for through ``take(_:)``.
     public func charge(_ bytes: Int64) {
-        nextFree = max(nextFree, .now) + .nanoseconds(Int64(Double(bytes) / Double(bytesPerSecond) * 1e9))
+        schedule.charge(bytes, now: .now)
+    }
+}
+
+/// When each transfer may start under a rate limit. Over a run, `n` bytes take at least
+/// `n / rate` seconds minus one chunk (the first one goes at once). A server that ignores ranges
+/// sends a whole file unpaced; the time it took is still charged, so later requests wait longer.
+struct RateSchedule: Sendable {
+    let bytesPerSecond: Int64
+    /// When the bandwidth is free again.
+    private var nextFree: ContinuousClock.Instant?
+
+    init(bytesPerSecond: Int64) {
+        self.bytesPerSecond = max(1, bytesPerSecond)
+    }
+
+    /// When `bytes` asked for at `now` may start; the bandwidth is theirs until they are done.
+    mutating func take(_ bytes: Int64, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        let start = max(now, nextFree ?? now)
+        nextFree = start + duration(of: bytes)
+        return start
+    }
+
+    /// Bytes that came unasked: the bandwidth is busy for their time from now or from when it
+    /// frees up.
+    mutating func charge(_ bytes: Int64, now: ContinuousClock.Instant) {
+        nextFree = max(nextFree ?? now, now) + duration(of: bytes)
+    }
+
+    private func duration(of bytes: Int64) -> Duration {
+        .nanoseconds(Int64(Double(bytes) / Double(bytesPerSecond) * 1e9))
     }
 }

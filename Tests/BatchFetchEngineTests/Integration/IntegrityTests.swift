@@ -80,7 +80,7 @@ import TestOrigin
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let files = PartialFiles(root: try SafeDirectory.root(directory, create: false), dest: "x.bin")
-        FileManager.default.createFile(atPath: directory + "/x.bin.part", contents: Data(count: 10))
+        #expect(FileManager.default.createFile(atPath: directory + "/x.bin.part", contents: Data(count: 10)))
         let first = Sidecar(url: "http://h/x.bin", urlSHA256: String(repeating: "a", count: 64), etag: "\"v\"",
                             lastModified: nil, totalSize: 1 << 30)
         try files.writeSidecar(first)

@@ -8,8 +8,12 @@ struct BinaryRunner {
         var stderr: String
     }
 
-    static let repository = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository: URL = {
+        // The directory above `Tests/`, wherever this file sits below it.
+        var url = URL(fileURLWithPath: #filePath)
+        while url.lastPathComponent != "Tests" { url.deleteLastPathComponent() }
+        return url.deletingLastPathComponent()
+    }()
     static let fixtures = repository.appendingPathComponent("Tests/Fixtures")
 
     /// The binary next to the test bundle (`.build/<config>/batchfetch`), or `$BATCHFETCH_BIN`.
@@ -57,12 +61,7 @@ struct BinaryRunner {
         let pid = process.processIdentifier
         return await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                let deadline = Date().addingTimeInterval(timeout)
-                var held = condition()
-                while !held && Date() < deadline {
-                    Thread.sleep(forTimeInterval: 0.01)
-                    held = condition()
-                }
+                let held = poll(timeout: timeout, until: condition)
                 for time in 0..<times {
                     if time > 0 { Thread.sleep(forTimeInterval: 0.1) }
                     kill(pid, signal)
@@ -70,6 +69,24 @@ struct BinaryRunner {
                 continuation.resume(returning: held)
             }
         }
+    }
+
+    /// Waits until `condition` holds, from a thread of its own (see ``signal(_:to:times:timeout:when:)``);
+    /// returns false when it did not within `timeout` seconds, for the test to fail on.
+    static func wait(timeout: Double = 20, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: poll(timeout: timeout, until: condition)) }
+        }
+    }
+
+    /// Checks `condition` every 10 ms on the calling thread until it holds or `timeout` passes.
+    private static func poll(timeout: Double, until condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return true
     }
 
     /// Size of a regular file, 0 when missing.

@@ -30,8 +30,12 @@ import TestOrigin
 /// The library example in the README, compiled (above) and run here; the README must quote it
 /// exactly.
 @Suite struct LibraryExampleTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let repository: URL = {
+        // The directory above `Tests/`, wherever this file sits below it.
+        var url = URL(fileURLWithPath: #filePath)
+        while url.lastPathComponent != "Tests" { url.deleteLastPathComponent() }
+        return url.deletingLastPathComponent()
+    }()
 
     @Test func theReadmeExampleRunsAManifest() async throws {
         let world = try await Harness()
@@ -50,7 +54,7 @@ import TestOrigin
     }
 
     @Test func theReadmeQuotesTheExampleExactly() throws {
-        let source = try String(contentsOf: Self.repository.appendingPathComponent("Tests/BatchFetchEngineTests/LibraryExampleTests.swift"), encoding: .utf8)
+        let source = try String(contentsOf: Self.repository.appendingPathComponent("Tests/BatchFetchEngineTests/Integration/LibraryExampleTests.swift"), encoding: .utf8)
         let example = try #require(source.components(separatedBy: "// README-EXAMPLE-BEGIN\n").last?
             .components(separatedBy: "// README-EXAMPLE-END").first)
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)

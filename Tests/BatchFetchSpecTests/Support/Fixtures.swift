@@ -2,9 +2,13 @@ import Foundation
 
 /// Paths of the repository's test fixtures, found relative to this source file.
 enum Fixtures {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures")
-    static let repository = root.deletingLastPathComponent().deletingLastPathComponent()
+    static let repository: URL = {
+        // The directory above `Tests/`, wherever this file sits below it.
+        var url = URL(fileURLWithPath: #filePath)
+        while url.lastPathComponent != "Tests" { url.deleteLastPathComponent() }
+        return url.deletingLastPathComponent()
+    }()
+    static let root = repository.appendingPathComponent("Tests/Fixtures")
     static let invalid = root.appendingPathComponent("invalid")
     /// Inputs that once crashed the loader (found by hand or by scripts/fuzz.sh).
     static let fuzz = root.appendingPathComponent("fuzz")

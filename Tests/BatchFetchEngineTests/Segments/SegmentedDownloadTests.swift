@@ -45,13 +45,11 @@ import TestOrigin
         #expect(leftovers.sorted() == [".batchfetch-state.json", "out.bin"])
     }
 
-    @Test func aDroppedRangeIsRetriedFromWhereItStoppedAndRetryAfterIsHonoured() async throws {
+    @Test func aDroppedRangeIsRetriedFromWhereItStoppedAndA503RangeIsRetried() async throws {
         let world = try await Harness()
-        let started = Date()
         let report = try await run(world) {
             $0.faults = [.pass, .drop(afterBytes: 1 << 20), .status(503, retryAfter: "1")]
         }
-        let elapsed = Date().timeIntervalSince(started)
         let digest = try world.sha256(ofFile: "out.bin")
         let served = world.origin.bytesServed("/big.bin")
         await world.close()
@@ -62,7 +60,7 @@ import TestOrigin
         // Nothing fetched twice: the dropped range continued at its last written byte.
         #expect(served == Self.size)
         #expect(job.attempts == 3)
-        #expect(elapsed >= 1)
+        // How long the 503's range waits is the planner's decision (SegmentPlannerTests).
     }
 
     @Test func aServerThatStopsHonouringRangesFallsBackToOneStream() async throws {

@@ -39,8 +39,7 @@ final class PeerServer {
         process.executableURL = URL(fileURLWithPath: binary)
         switch kind {
         case .python:
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Support/slow_http_server.py")
+            let script = BinaryRunner.repository.appendingPathComponent("Tests/Support/slow_http_server.py")
             process.arguments = [script.path, String(port), root.path, String(bytesPerSecond)]
         case .lighttpd:
             let config = """

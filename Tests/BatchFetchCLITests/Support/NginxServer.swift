@@ -77,8 +77,12 @@ final class NginxServer {
     }
 
     /// Writes `data` at `path` under the served root.
-    func write(_ path: String, _ data: Data) throws {
-        try data.write(to: root.appendingPathComponent(path))
+    /// Writes a file to serve; `modified` sets its mtime (nginx's ETag and Last-Modified come
+    /// from it), so a test can change them without waiting for the clock's next second.
+    func write(_ path: String, _ data: Data, modified: Date? = nil) throws {
+        let url = root.appendingPathComponent(path)
+        try data.write(to: url)
+        if let modified { try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path) }
     }
 
     func accessLog() -> String {

@@ -58,7 +58,7 @@ struct MirrorProbe: Sendable {
         case .giveUp(let reason):
             return reason
         case .wait(let delay):
-            try? await Task.sleep(nanoseconds: UInt64(delay.draw() * 1e9))
+            try? await Task.sleep(for: .seconds(delay.draw()))
             return nil
         }
     }
@@ -221,7 +221,7 @@ struct MirrorProbe: Sendable {
             let request = network.request(current, mirrorIndex: mirror, method: method, extra: extra, timeout: timeout)
             let handler = ProbeHandler(body: body)
             let (head, failure, received) = await Exchange.perform(
-                request, handler: handler, transport: network.transport, hosts: hosts, interruption: nil, idleTimeout: timeout)!
+                request, handler: handler, transport: network.transport, hosts: hosts, interruption: nil, idleTimeout: .seconds(timeout))!
             if let head, RedirectPolicy.statuses.contains(head.status) {
                 switch network.redirect.decide(status: head.status, location: head.header("location"), from: current, followed: followed) {
                 case .follow(let target):

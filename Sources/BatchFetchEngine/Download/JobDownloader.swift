@@ -9,27 +9,6 @@ import NIOConcurrencyHelpers
 /// the state cache. It decides nothing itself: the machine, the ``TransferPolicy`` and the
 /// job's ``JobNetwork`` do.
 struct JobDownloader: Sendable {
-    struct Context: Sendable {
-        /// The output directory, opened once for the run; every file is reached beneath it.
-        var root: SafeDirectory
-        var transport: any HTTPTransport
-        var hosts: HostLimiter
-        /// The run's overall `rate_limit`, if any.
-        var rateLimiter: RateLimiter?
-        var durability: Durability
-        var memoryCap: Int
-        var writeSize: Int
-        var simulatedDiskRate: Int64?
-        var segmentRangeSize: Int64?
-        var interruption: Interruption
-        /// What earlier runs verified (digests and validators by dest).
-        var state: StateCache
-        /// `per_host`, for transports made for a job's TLS settings.
-        var perHost: Int
-        /// Where `SSL_CERT_FILE`, `NETRC` and the like are read.
-        var environment: [String: String]
-    }
-
     private let job: Job
     private let context: Context
     private let progress: JobProgress
@@ -46,7 +25,7 @@ struct JobDownloader: Sendable {
     /// heads while the downloader's task handles everything else.
     private let machine: NIOLockedValueBox<DownloadStateMachine>
     private let started = DispatchTime.now()
-    private let deadline: DispatchTime?
+    private let deadline: ContinuousClock.Instant?
     /// The file at `dest` as found at the start: what a 304 confirms.
     private var revalidating: JobResult?
     private var bytesTransferred: Int64 = 0
@@ -68,7 +47,7 @@ struct JobDownloader: Sendable {
         machine = NIOLockedValueBox(DownloadStateMachine(configuration: .init(
             mirrors: job.urls.map(Mirror.init), expectedSize: job.size, checksumPinned: !job.checksums.isEmpty,
             retry: network.retry, redirect: network.redirect, transfer: transfer)))
-        deadline = job.settings.deadline.map { .now() + .nanoseconds(Int($0 * 1e9)) }
+        deadline = job.settings.deadline.map { .now + .seconds($0) }
     }
 
     mutating func run() async -> JobResult {
@@ -153,14 +132,12 @@ struct JobDownloader: Sendable {
         case .send(let request):
             return .act(await send(request, sink: sink))
         case .sendAfter(let request, let delay):
-            let seconds = delay.draw()
-            if let deadline, DispatchTime.now() + .nanoseconds(Int(seconds * 1e9)) > deadline {
-                return .act(machine.withLockedValue { $0.deadlineExceeded(after: job.settings.deadline ?? 0) })
-            }
-            guard await context.interruption.sleep(seconds) else {
+            // The retry policy never returns a wait past the deadline.
+            let wait = Duration.seconds(delay.draw())
+            guard await context.interruption.sleep(wait) else {
                 return .act(.fail(DownloadFailure(.interrupted, "the run was interrupted")))
             }
-            machine.withLockedValue { $0.waited(seconds) }
+            machine.withLockedValue { $0.waited(wait.inSeconds) }
             return .act(await send(request, sink: sink))
         case .verify:
             // The body just written was hashed on the way in.
@@ -199,7 +176,7 @@ struct JobDownloader: Sendable {
         let transfer = SegmentedTransfer(.init(
             start: start, connections: connections, mirrorIndex: state.mirrorIndex, displayURL: state.servedURL,
             files: files, algorithms: algorithms, context: context, transport: network.transport, progress: progress,
-            idleTimeout: job.settings.timeout,
+            idleTimeout: .seconds(job.settings.timeout),
             deadline: deadline,
             planner: .init(total: start.total, pieceSize: state.configuration.transfer.pieceSize,
                            ifRange: start.sidecar.ifRangeValue ?? "", retry: network.retry),
@@ -244,7 +221,7 @@ struct JobDownloader: Sendable {
         let handler = AttemptHandler<DownloadStateMachine.AfterHead>(
             sink: sink, finishWithin: Int64(context.memoryCap), progress: progress,
             decide: { head in
-                let decision = machine.withLockedValue { $0.headReceived(head, remaining: deadline.map { $0.seconds(since: .now()) }) }
+                let decision = machine.withLockedValue { $0.headReceived(head, remaining: deadline.map { ($0 - .now).inSeconds }) }
                 if case .receive(let plan) = decision {
                     if let sidecar = plan.sidecar, (sidecar.totalSize ?? plan.end ?? .max) > TransferPolicy.resumableSize {
                         try? files.writeSidecar(sidecar)
@@ -256,12 +233,12 @@ struct JobDownloader: Sendable {
             })
         let outcome = await Exchange.perform(
             request, handler: handler, transport: network.transport, hosts: context.hosts,
-            interruption: context.interruption, idleTimeout: job.settings.timeout, deadline: deadline)
+            interruption: context.interruption, idleTimeout: .seconds(job.settings.timeout), deadline: deadline)
         guard let outcome else { return .fail(DownloadFailure(.interrupted, "the run was interrupted")) }
         bytesTransferred += outcome.received
         if let limiter = context.rateLimiter, outcome.received > paced { await limiter.charge(outcome.received - paced) }
 
-        if let deadline, DispatchTime.now() >= deadline {
+        if let deadline, .now >= deadline {
             return machine.withLockedValue { $0.deadlineExceeded(after: job.settings.deadline ?? 0) }
         }
         switch outcome.decision {
@@ -277,7 +254,7 @@ struct JobDownloader: Sendable {
     }
 
     private var remaining: Double? {
-        deadline.map { $0.seconds(since: .now()) }
+        deadline.map { ($0 - .now).inSeconds }
     }
 
     /// Checks size and checksums against the expectations — the manifest's (or the lock's), then

@@ -6,10 +6,11 @@ import Foundation
 ///
 /// Up to `retries` extra attempts per mirror, each after an exponential backoff with full jitter
 /// (`backoff`, doubling, at most `backoff_max`), or after exactly the server's `Retry-After`.
-/// A `Retry-After` longer than `retry_after_max` or past the job's deadline is not waited for:
-/// the mirror gives up at once with a message that says why, and the next mirror is tried — a
-/// `503 Retry-After: 86400` must not hold a nightly run and its lock for a day
-/// (Docs/Contracts.md §3).
+/// A `Retry-After` longer than `retry_after_max`, or any wait (backoff or `Retry-After`) that could
+/// end past the job's deadline, is not waited for: the mirror gives up at once with a message
+/// that says why, and the next mirror is tried — a `503 Retry-After: 86400` must not hold a
+/// nightly run and its lock for a day (Docs/Contracts.md §3). This is the engine's one rule for
+/// waits and the deadline; downloads, segments and probes all ask it.
 public struct RetryPolicy: Sendable, Equatable {
     public var retries: Int
     public var backoff: Double
@@ -39,7 +40,12 @@ public struct RetryPolicy: Sendable, Equatable {
     public func decide(after failure: DownloadFailure, failures: Int, retryAfter: Double?, remaining: Double?) -> Decision {
         guard failures <= retries else { return .giveUp(failure) }
         guard let retryAfter else {
-            return .wait(.backoff(failure: failures, base: backoff, cap: backoffMax))
+            let delay = RetryDelay.backoff(failure: failures, base: backoff, cap: backoffMax)
+            if let remaining, delay.seconds > remaining {
+                return .giveUp(DownloadFailure(.deadlineExceeded,
+                    "\(failure.message); a retry after up to \(Self.seconds(delay.seconds)) could end past the job's deadline"))
+            }
+            return .wait(delay)
         }
         if retryAfter > retryAfterMax {
             return .giveUp(DownloadFailure(failure.code,

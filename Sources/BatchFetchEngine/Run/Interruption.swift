@@ -36,12 +36,12 @@ final class Interruption: Sendable {
     }
 
     /// Sleeps up to `seconds`, waking early when interrupted. Returns false if interrupted.
-    func sleep(_ seconds: Double) async -> Bool {
-        let end = DispatchTime.now() + .nanoseconds(Int(min(seconds, 86_400) * 1e9))
+    func sleep(_ duration: Duration) async -> Bool {
+        let end = ContinuousClock.now + min(duration, .seconds(86_400))
         while !isInterrupted {
-            let left = end.seconds(since: .now())
-            if left <= 0 { return true }
-            try? await Task.sleep(nanoseconds: UInt64(min(left, 0.1) * 1e9))
+            let left = end - .now
+            if left <= .zero { return true }
+            try? await Task.sleep(for: min(left, .milliseconds(100)))
         }
         return false
     }

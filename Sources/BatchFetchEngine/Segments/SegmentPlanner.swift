@@ -108,12 +108,73 @@ struct SegmentPlanner: Sendable {
         }
     }
 
+    /// How a range request ended, as its connection saw it once the sink drained.
+    struct RangeEnd: Sendable, Equatable {
+        /// The verdict on the head and its status; nil when no head arrived.
+        var head: HeadVerdict?
+        var status: Int?
+        /// Where the range's bytes are written through.
+        var written: Int64
+        /// How the transfer ended (``AttemptState/end(_:expired:tooLong:writeFailed:)``).
+        var failure: TransportFailure?
+        /// The transfer was stopped for a full sink: its unwritten rest went back to the pool,
+        /// which is no failure.
+        var shed = false
+        /// A write to the part failed: not the server's fault, no retry.
+        var diskFailure: DownloadFailure?
+        /// The job's deadline has passed.
+        var pastDeadline = false
+        /// Seconds left before the deadline, for the retry policy.
+        var remaining: Double?
+    }
+
+    /// What the end of a request for `range` means: accept it, retry it, or stop segmenting
+    /// (which also stops the other connections from claiming more). `recorded` is the failure
+    /// to put in the attempt log, when there is one. Call after ``release(_:writtenThrough:)``.
+    mutating func ended(_ range: Range<Int64>, _ end: RangeEnd) -> (verdict: Verdict, recorded: DownloadFailure?) {
+        if let failure = end.diskFailure { return (stopping(failure), nil) }
+        if end.pastDeadline { return (stopping(DownloadFailure(.deadlineExceeded, "job deadline exceeded")), nil) }
+        switch end.head {
+        case .stop(let failure)?:
+            return (stopping(failure), failure)
+        case .retryable(let failure, let retryAfter)?:
+            return (failed(failure, retryAfter: retryAfter, remaining: end.remaining), failure)
+        case .accept?:
+            if end.shed || end.written >= range.upperBound { return (.accept, nil) }
+        case nil:
+            break
+        }
+        let bytes = "bytes \(range.lowerBound)-\(range.upperBound - 1)"
+        let failure: DownloadFailure
+        switch end.failure {
+        case .timedOut?:
+            failure = DownloadFailure(.timeout, "no data for bytes \(end.written)-\(range.upperBound - 1) within the idle timeout")
+        case .cancelled?:
+            // Cancelled by an interrupt, or by a stop another connection recorded.
+            return (stopping(stopReason ?? DownloadFailure(.interrupted, "cancelled")), nil)
+        case .tls(let reason)?:
+            return (stopping(DownloadFailure(.tls, reason)), nil)
+        case .connection(let reason)?, .other(let reason)?:
+            failure = DownloadFailure(.connection, reason)
+        case .overloaded?, nil:
+            failure = DownloadFailure(.connection, "connection closed at \(end.written) of \(bytes)")
+        }
+        return (failed(failure, remaining: end.remaining), failure)
+    }
+
+    /// Stops segmenting with `failure` (the first reason stays) and says so.
+    private mutating func stopping(_ failure: DownloadFailure) -> Verdict {
+        stop(failure)
+        return .stop(failure)
+    }
+
     /// A range request failed in a way worth retrying (connection, timeout, a retryable status):
     /// retry after the job's retry policy's wait, or stop when it gives up (retries used up, a
-    /// Retry-After over `retry_after_max`); the single stream that continues then fails over.
-    mutating func failed(_ failure: DownloadFailure, retryAfter: Double? = nil) -> Verdict {
+    /// Retry-After over `retry_after_max`, a wait past the deadline `remaining` seconds away); the
+    /// single stream that continues then fails over.
+    mutating func failed(_ failure: DownloadFailure, retryAfter: Double? = nil, remaining: Double? = nil) -> Verdict {
         failures += 1
-        switch configuration.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: nil) {
+        switch configuration.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: remaining) {
         case .wait(let delay):
             return .retry(failure, delay)
         case .giveUp(let reason):

@@ -31,8 +31,8 @@ final class SegmentedTransfer: @unchecked Sendable {
         /// The job's transport (the run's, or one made for its TLS settings).
         var transport: any HTTPTransport
         var progress: JobProgress
-        var idleTimeout: Double
-        var deadline: DispatchTime?
+        var idleTimeout: Duration
+        var deadline: ContinuousClock.Instant?
         var planner: SegmentPlanner.Configuration
         /// The request for one range (method, headers, Range and If-Range).
         var request: @Sendable (Range<Int64>) -> TransportRequest?
@@ -106,12 +106,8 @@ final class SegmentedTransfer: @unchecked Sendable {
         }) {
             let verdict = await fetch(range, sink: sink, key: key)
             guard case .retry(_, let delay) = verdict else { continue }
-            let seconds = delay.draw()
-            if let deadline = setup.deadline, DispatchTime.now() + .nanoseconds(Int(seconds * 1e9)) > deadline {
-                stop(DownloadFailure(.deadlineExceeded, "the job deadline passes before the next retry"))
-                return
-            }
-            guard await setup.context.interruption.sleep(seconds) else {
+            // The retry policy never returns a wait past the deadline.
+            guard await setup.context.interruption.sleep(.seconds(delay.draw())) else {
                 stop(DownloadFailure(.interrupted, "the run was interrupted"))
                 return
             }
@@ -155,40 +151,25 @@ final class SegmentedTransfer: @unchecked Sendable {
         hasher.advance(to: prefix)
         try? writeSidecar()
 
-        guard let outcome else { return .stop(DownloadFailure(.connection, "stopped")) }
-        if let failure = sink.writeFailure { return stop(failure) }
-        if let deadline = setup.deadline, DispatchTime.now() >= deadline {
-            return stop(DownloadFailure(.deadlineExceeded, "job deadline exceeded"))
-        }
-        switch head?.verdict {
-        case .stop(let failure)?:
-            record(status: head?.status, failure)
-            return stop(failure)
-        case .retryable(let failure, let retryAfter)?:
-            record(status: head?.status, failure)
-            return lock.withLock { planner.failed(failure, retryAfter: retryAfter) }.stoppingOthers(self)
-        case .accept?:
-            break
-        case nil:
-            if outcome.failure == .cancelled { return .stop(DownloadFailure(.interrupted, "cancelled")) }
-        }
-        if outcome.overflow || written >= range.upperBound { return .accept }
-        let failure: DownloadFailure
-        switch outcome.failure {
-        case .timedOut?: failure = DownloadFailure(.timeout, "no data for bytes \(written)-\(range.upperBound - 1) within the idle timeout")
-        case .cancelled?: return lock.withLock { planner.stopReason }.map { .stop($0) } ?? .stop(DownloadFailure(.interrupted, "cancelled"))
-        case .connection(let reason)?, .other(let reason)?: failure = DownloadFailure(.connection, reason)
-        case .tls(let reason)?: return stop(DownloadFailure(.tls, reason))
-        case .overloaded?, nil: failure = DownloadFailure(.connection, "connection closed at \(written) of bytes \(range.lowerBound)-\(range.upperBound - 1)")
-        }
-        record(status: head?.status, failure)
-        return lock.withLock { planner.failed(failure) }.stoppingOthers(self)
+        guard let outcome else { return .stop(lock.withLock { planner.stopReason } ?? DownloadFailure(.interrupted, "not started")) }
+        let end = SegmentPlanner.RangeEnd(
+            head: head?.verdict, status: head?.status, written: written,
+            failure: outcome.failure, shed: outcome.overflow, diskFailure: sink.writeFailure,
+            pastDeadline: setup.deadline.map { .now >= $0 } ?? false, remaining: remaining)
+        let (verdict, recorded) = lock.withLock { planner.ended(range, end) }
+        if let recorded { record(status: head?.status, recorded) }
+        return verdict
+    }
+
+    /// Seconds left before the job's deadline, for the retry policy.
+    private var remaining: Double? {
+        setup.deadline.map { ($0 - .now).inSeconds }
     }
 
     /// Ends segmenting: no more ranges are handed out; those in flight (at most a range each)
     /// finish and are kept.
     @discardableResult
-    fileprivate func stop(_ failure: DownloadFailure) -> SegmentPlanner.Verdict {
+    private func stop(_ failure: DownloadFailure) -> SegmentPlanner.Verdict {
         lock.withLock { planner.stop(failure) }
         return .stop(failure)
     }
@@ -244,14 +225,6 @@ private struct RangeHead: HeadDecision {
     var status: Int
 
     var acceptsBody: Bool { verdict == .accept }
-}
-
-private extension SegmentPlanner.Verdict {
-    /// A stop verdict also stops the other connections.
-    func stoppingOthers(_ transfer: SegmentedTransfer) -> Self {
-        if case .stop(let failure) = self { transfer.stop(failure) }
-        return self
-    }
 }
 
 /// Opens once; waiters resume then (or at once after).

@@ -19,7 +19,7 @@ enum Exchange {
     /// `proceed` (asked once the host slot is held) said no.
     static func perform<Handler: WatchedHandler>(
         _ request: TransportRequest, handler: Handler, transport: any HTTPTransport, hosts: HostLimiter,
-        interruption: Interruption?, idleTimeout: Double, deadline: DispatchTime? = nil, proceed: () -> Bool = { true }
+        interruption: Interruption?, idleTimeout: Duration, deadline: ContinuousClock.Instant? = nil, proceed: () -> Bool = { true }
     ) async -> Handler.Outcome? {
         let host = request.url.host ?? ""
         await hosts.acquire(host)
@@ -42,7 +42,7 @@ enum Exchange {
 final class RequestWatch<Outcome: Sendable>: Sendable {
     private struct State {
         var task: (any TransportTask)?
-        var lastActivity = DispatchTime.now()
+        var lastActivity = ContinuousClock.now
         /// The watchdog cancelled the transfer (idle or deadline).
         var expired = false
         var outcome: Outcome?
@@ -55,13 +55,13 @@ final class RequestWatch<Outcome: Sendable>: Sendable {
     func attach(_ task: any TransportTask) {
         state.withLockedValue {
             $0.task = task
-            $0.lastActivity = .now()
+            $0.lastActivity = .now
         }
     }
 
     /// Bytes or a head arrived, or the request waited on our own disk (not the server's silence).
     func touch() {
-        state.withLockedValue { $0.lastActivity = .now() }
+        state.withLockedValue { $0.lastActivity = .now }
     }
 
     /// The transport task while the request runs; nil once it ended.
@@ -86,16 +86,16 @@ final class RequestWatch<Outcome: Sendable>: Sendable {
         waiter?.resume(returning: outcome)
     }
 
-    /// Waits for the outcome, cancelling the transfer when nothing arrives for `idleTimeout`
-    /// seconds or the deadline passes.
-    func outcome(idleTimeout: Double, deadline: DispatchTime?) async -> Outcome {
+    /// Waits for the outcome, cancelling the transfer when nothing arrives for `idleTimeout` or
+    /// the deadline passes.
+    func outcome(idleTimeout: Duration, deadline: ContinuousClock.Instant?) async -> Outcome {
         let watchdog = Task { [state] in
-            let interval = UInt64(min(1.0, idleTimeout / 4) * 1e9)
+            let interval = min(.seconds(1), idleTimeout / 4)
             while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: interval)
-                let now = DispatchTime.now()
+                try? await Task.sleep(for: interval)
+                let now = ContinuousClock.now
                 let cancel = state.withLockedValue { state -> (any TransportTask)? in
-                    let idle = now.seconds(since: state.lastActivity) > idleTimeout
+                    let idle = now - state.lastActivity > idleTimeout
                     guard state.outcome == nil, idle || (deadline.map { now >= $0 } ?? false) else { return nil }
                     state.expired = true
                     return state.task

@@ -44,7 +44,8 @@ struct BinaryRunner {
         var env = baseEnvironment
         env.merge(environment) { _, new in new }
         process.environment = env
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("stderr.log").path, contents: nil)
+        // A file that cannot be made fails the FileHandle below, naming it.
+        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("stderr.log").path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: directory.appendingPathComponent("stderr.log"))
         process.standardOutput = FileHandle.nullDevice
         try process.run()

@@ -73,6 +73,15 @@ import Testing
         #expect(policy.decide(after: failure, failures: 3, retryAfter: nil, remaining: nil) == .giveUp(failure))
     }
 
+    @Test func aBackoffThatCouldEndPastTheDeadlineIsNotWaited() {
+        #expect(policy.decide(after: failure, failures: 2, retryAfter: nil, remaining: 2) == .wait(RetryDelay(seconds: 2, jitter: true)))
+        guard case .giveUp(let late) = policy.decide(after: failure, failures: 2, retryAfter: nil, remaining: 1.5) else {
+            Issue.record("a backoff of up to 2 s was allowed with 1.5 s left")
+            return
+        }
+        #expect(late.code == .deadlineExceeded && late.message.contains("HTTP 503 from m"))
+    }
+
     @Test func retryAfterIsWaitedExactlyUpToTheCapAndTheDeadline() {
         #expect(policy.decide(after: failure, failures: 1, retryAfter: 120, remaining: nil) == .wait(RetryDelay(seconds: 120, jitter: false)))
         guard case .giveUp(let capped) = policy.decide(after: failure, failures: 1, retryAfter: 86_400, remaining: nil) else {

@@ -151,3 +151,82 @@ import Testing
         #expect(planner.claim() == nil)
     }
 }
+
+/// What the end of one range request means, without sockets.
+@Suite struct RangeEndTests {
+    static let range: Range<Int64> = 0..<(4 * SegmentPlannerTests.mib)
+
+    /// A planner with `range` claimed and released as written through `written`.
+    static func released(written: Int64, retries: Int = 2) -> SegmentPlanner {
+        var planner = SegmentPlannerTests.planner(retries: retries)
+        _ = planner.claim()
+        planner.release(range, writtenThrough: written)
+        return planner
+    }
+
+    @Test func aWholeRangeOrAShedOneIsAccepted() {
+        var whole = Self.released(written: Self.range.upperBound)
+        #expect(whole.ended(Self.range, .init(head: .accept, status: 206, written: Self.range.upperBound)) == (.accept, nil))
+        var shed = Self.released(written: 1000)
+        #expect(shed.ended(Self.range, .init(head: .accept, status: 206, written: 1000, shed: true)) == (.accept, nil))
+    }
+
+    @Test func aShortRangeIsRetriedAndRecorded() {
+        var planner = Self.released(written: 1000)
+        let (verdict, recorded) = planner.ended(Self.range, .init(head: .accept, status: 206, written: 1000))
+        guard case .retry(let failure, _) = verdict else {
+            Issue.record("a short range should be retried, got \(verdict)")
+            return
+        }
+        #expect(failure.code == .connection && failure.message.contains("closed at 1000"))
+        #expect(recorded == failure)
+        let (timeout, _) = planner.ended(Self.range, .init(head: .accept, status: 206, written: 1000, failure: .timedOut))
+        guard case .retry(let idle, _) = timeout else {
+            Issue.record("a timed-out range should be retried, got \(timeout)")
+            return
+        }
+        #expect(idle.code == .timeout)
+    }
+
+    @Test func hardEndsStopSegmentingWithoutBlamingTheServerForOurDisk() {
+        var disk = Self.released(written: 0)
+        let full = DownloadFailure(.diskFull, "no space")
+        #expect(disk.ended(Self.range, .init(head: .accept, status: 206, written: 0, diskFailure: full)) == (.stop(full), nil))
+        #expect(disk.stopReason == full && disk.claim() == nil)
+
+        var late = Self.released(written: 0)
+        #expect(late.ended(Self.range, .init(head: .accept, status: 206, written: 0, pastDeadline: true)).verdict
+            == .stop(DownloadFailure(.deadlineExceeded, "job deadline exceeded")))
+
+        var refused = Self.released(written: 0)
+        let changed = DownloadFailure(.remoteChanged, "ETag changed")
+        #expect(refused.ended(Self.range, .init(head: .stop(changed), status: 206, written: 0)) == (.stop(changed), changed))
+
+        var tls = Self.released(written: 0)
+        #expect(tls.ended(Self.range, .init(written: 0, failure: .tls("untrusted"))).verdict == .stop(DownloadFailure(.tls, "untrusted")))
+    }
+
+    @Test func aCancelStopsWithTheReasonAnotherConnectionRecorded() {
+        var planner = Self.released(written: 0)
+        let reason = DownloadFailure(.rangeNotHonoured, "206 for the wrong range")
+        planner.stop(reason)
+        #expect(planner.ended(Self.range, .init(written: 0, failure: .cancelled)) == (.stop(reason), nil))
+        var interrupted = Self.released(written: 0)
+        #expect(interrupted.ended(Self.range, .init(written: 0, failure: .cancelled)).verdict.failureCode == .interrupted)
+    }
+
+    @Test func aRetryWhoseWaitCouldPassTheDeadlineStopsInstead() {
+        var planner = Self.released(written: 0)
+        let busy = DownloadFailure(.httpStatus, "HTTP 503")
+        let (verdict, recorded) = planner.ended(Self.range, .init(head: .retryable(busy, retryAfter: 30), status: 503, written: 0,
+                                                                  remaining: 5))
+        #expect(verdict.failureCode == .deadlineExceeded && recorded == busy)
+    }
+}
+
+private extension SegmentPlanner.Verdict {
+    var failureCode: ErrorCode? {
+        if case .stop(let failure) = self { return failure.code }
+        return nil
+    }
+}

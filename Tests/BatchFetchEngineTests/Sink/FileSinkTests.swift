@@ -10,7 +10,7 @@ import Testing
     static func sink(writeSize: Int = 64 << 10, memoryCap: Int = 1 << 20, writeRate: Int64? = nil,
                      flags: Int32 = O_RDWR) throws -> (FileSink, String) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bf-sink-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: path, contents: Data("prefix".utf8))
+        try #require(FileManager.default.createFile(atPath: path, contents: Data("prefix".utf8)))
         let descriptor = open(path, flags)
         try #require(descriptor >= 0)
         return (FileSink(descriptor: descriptor, partPath: path, algorithms: [.md5], writeSize: writeSize,

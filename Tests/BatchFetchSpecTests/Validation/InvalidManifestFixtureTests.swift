@@ -38,7 +38,7 @@ import Testing
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("huge.yaml").path
-        FileManager.default.createFile(atPath: path, contents: Data("version: 1\n".utf8))
+        try #require(FileManager.default.createFile(atPath: path, contents: Data("version: 1\n".utf8)))
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.truncate(atOffset: 65 * 1024 * 1024)  // sparse: costs no disk
         try handle.close()

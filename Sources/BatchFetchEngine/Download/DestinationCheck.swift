@@ -73,7 +73,7 @@ struct DestinationCheck {
         guard job.settings.refresh == .ifChanged, job.checksums.isEmpty else { return .upToDate(result) }
         guard let cached = state?.entry(for: job.dest.resolved, status: files.destStatus()),
               cached.etag ?? cached.lastModified != nil,
-              cached.urlSHA256 == job.urls.first.map({ Mirror($0).identity }) else { return .fetch }
+              cached.urlSHA256 == job.urls.first.map({ Mirror.identity(of: $0.resolved) }) else { return .fetch }
         result.etag = cached.etag
         result.lastModified = cached.lastModified
         return .revalidate(result, etag: cached.etag, lastModified: cached.lastModified)

@@ -53,19 +53,6 @@ struct DownloadStateMachine: Sendable {
             self.redirect = redirect
             self.transfer = transfer
         }
-
-        /// A configuration with policies made of the plain settings (tests and simple callers).
-        init(mirrors: [String], expectedSize: Int64?, checksumPinned: Bool, retries: Int, backoff: Double,
-                    backoffMax: Double, allowInsecureRedirect: Bool, retryAfterMax: Double = 300,
-                    pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
-                    boundedBodies: Bool = false) {
-            self.init(
-                mirrors: mirrors.map { Mirror(url: $0) }, expectedSize: expectedSize, checksumPinned: checksumPinned,
-                retry: RetryPolicy(retries: retries, backoff: backoff, backoffMax: backoffMax, retryAfterMax: retryAfterMax),
-                redirect: RedirectPolicy(allowInsecure: allowInsecureRedirect),
-                transfer: TransferPolicy(segments: segments, pieceSize: pieceSize, pauseChunk: pauseChunk, pacedChunk: pacedChunk,
-                                         boundedBodies: boundedBodies))
-        }
     }
 
     enum Action: Sendable, Equatable {
@@ -97,7 +84,7 @@ struct DownloadStateMachine: Sendable {
     /// Where a segmented transfer starts: the content it continues and what is already written.
     struct SegmentStart: Sendable, Equatable {
         /// The URL to ask (the mirror, or where it redirected).
-        var url: String
+        var url: URL
         var total: Int64
         /// The sidecar naming the content; its `ranges_done` says what is written.
         var sidecar: Sidecar
@@ -156,7 +143,7 @@ struct DownloadStateMachine: Sendable {
     private(set) var totalSize: Int64?
     private(set) var lastStatus: Int?
 
-    private var currentURL: String
+    private var currentURL: URL
     private var failuresOnMirror = 0
     /// Bytes of the partial known to be good, and the mirror they came from.
     private var partialBytes: Int64 = 0
@@ -174,7 +161,8 @@ struct DownloadStateMachine: Sendable {
 
     init(configuration: Configuration) {
         self.configuration = configuration
-        currentURL = configuration.mirrors.first?.url ?? ""
+        precondition(!configuration.mirrors.isEmpty, "a job has at least one mirror")
+        currentURL = configuration.mirrors[0].url
         boundedRanges = configuration.transfer.boundsRanges(expectedSize: configuration.expectedSize)
     }
 
@@ -402,18 +390,16 @@ struct DownloadStateMachine: Sendable {
     // MARK: - Decisions
 
     private mutating func redirect(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
-        let decision = URL(string: currentURL).map {
-            configuration.redirect.decide(status: head.status, location: head.header("location"), from: $0, followed: redirects.count)
-        } ?? .refuse(DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL), whose URL cannot be parsed"))
-        switch decision {
+        switch configuration.redirect.decide(status: head.status, location: head.header("location"), from: currentURL,
+                                             followed: redirects.count) {
         case .refuse(let failure):
             record(status: head.status, failure: failure)
             return failMirror(failure)
         case .follow(let target):
             redirects.append(configuration.redirect.redactor.redact(target.absoluteString))
-            currentURL = target.absoluteString
+            currentURL = target
             var next = request
-            next.url = currentURL
+            next.url = target
             return .send(next)
         }
     }

@@ -45,7 +45,7 @@ struct JobDownloader: Sendable {
         let transfer = TransferPolicy(job: job, memoryCap: context.memoryCap, rateLimiter: context.rateLimiter,
                                       backpressure: network.transport.hasBackpressure, rangeSize: context.segmentRangeSize)
         machine = NIOLockedValueBox(DownloadStateMachine(configuration: .init(
-            mirrors: job.urls.map(Mirror.init), expectedSize: job.size, checksumPinned: !job.checksums.isEmpty,
+            mirrors: job.urls.compactMap(Mirror.init), expectedSize: job.size, checksumPinned: !job.checksums.isEmpty,
             retry: network.retry, redirect: network.redirect, transfer: transfer)))
         deadline = job.settings.deadline.map { .now + .seconds($0) }
     }
@@ -209,9 +209,7 @@ struct JobDownloader: Sendable {
 
     /// Sends one request and returns the machine's next action.
     private mutating func send(_ planned: PlannedRequest, sink: FileSink) async -> Action {
-        guard let request = network.request(for: planned) else {
-            return .fail(DownloadFailure(.connection, "invalid URL \(planned.url)"))
-        }
+        let request = network.request(for: planned)
         var paced: Int64 = 0
         if let limiter = context.rateLimiter, let start = planned.rangeStart, let end = planned.rangeEnd {
             paced = end - start + 1

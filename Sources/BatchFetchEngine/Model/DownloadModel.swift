@@ -121,7 +121,7 @@ public struct AttemptRecord: Sendable, Equatable {
 public struct PlannedRequest: Sendable, Equatable {
     public var mirrorIndex: Int
     /// The resolved URL (the mirror's or a redirect target).
-    public var url: String
+    public var url: URL
     public var rangeStart: Int64?
     /// Last byte wanted, for bounded ranges (large bodies without backpressure, pacing, segments).
     public var rangeEnd: Int64?
@@ -130,7 +130,7 @@ public struct PlannedRequest: Sendable, Equatable {
     public var ifNoneMatch: String?
     public var ifModifiedSince: String?
 
-    public init(mirrorIndex: Int, url: String, rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil) {
+    public init(mirrorIndex: Int, url: URL, rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil) {
         self.mirrorIndex = mirrorIndex
         self.url = url
         self.rangeStart = rangeStart

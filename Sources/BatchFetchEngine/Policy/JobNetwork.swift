@@ -38,7 +38,7 @@ struct JobNetwork: Sendable {
             headers.append((name: "User-Agent", value: TemplatedString(literal: "batchfetch/\(ToolVersion.current)")))
         }
         credentials = CredentialPolicy(headers: headers, crossOrigin: job.settings.crossOriginHeaders, netrc: netrc)
-        mirrors = job.urls.map { URL(string: $0.resolved) }
+        mirrors = job.urls.map { Mirror($0)?.url }
         let netrcPasswords = mirrors.compactMap { url in
             url?.host.flatMap { netrc?.credentials(forHost: $0) }.map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
         }
@@ -51,10 +51,8 @@ struct JobNetwork: Sendable {
     }
 
     /// The download request the state machine planned: the job's method, headers and body, plus
-    /// `Range`/`If-Range` and the conditional headers of `refresh: if-changed`. Nil only for a
-    /// URL that does not parse (validation refuses those).
-    func request(for planned: PlannedRequest) -> TransportRequest? {
-        guard let url = URL(string: planned.url) else { return nil }
+    /// `Range`/`If-Range` and the conditional headers of `refresh: if-changed`.
+    func request(for planned: PlannedRequest) -> TransportRequest {
         var headers: [(name: String, value: String)] = []
         if let range = planned.rangeHeader {
             headers.append((name: "Range", value: range))
@@ -62,7 +60,7 @@ struct JobNetwork: Sendable {
         }
         if let etag = planned.ifNoneMatch { headers.append((name: "If-None-Match", value: etag)) }
         if let date = planned.ifModifiedSince { headers.append((name: "If-Modified-Since", value: date)) }
-        return request(url, mirrorIndex: planned.mirrorIndex, method: method, extra: headers, body: body, timeout: timeout)
+        return request(planned.url, mirrorIndex: planned.mirrorIndex, method: method, extra: headers, body: body, timeout: timeout)
     }
 
     /// The transport request for `target`, asked on behalf of mirror `mirrorIndex`: the job's

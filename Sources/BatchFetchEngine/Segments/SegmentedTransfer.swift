@@ -35,7 +35,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         var deadline: ContinuousClock.Instant?
         var planner: SegmentPlanner.Configuration
         /// The request for one range (method, headers, Range and If-Range).
-        var request: @Sendable (Range<Int64>) -> TransportRequest?
+        var request: @Sendable (Range<Int64>) -> TransportRequest
     }
 
     private let setup: Setup
@@ -118,9 +118,7 @@ final class SegmentedTransfer: @unchecked Sendable {
     private func fetch(_ range: Range<Int64>, sink: FileSink, key: Int) async -> SegmentPlanner.Verdict {
         // After a refusal the others start only once the stop is recorded, and then claim nothing.
         defer { firstHead.open() }
-        guard let request = setup.request(range) else {
-            return stop(DownloadFailure(.connection, "invalid URL \(setup.start.url)"))
-        }
+        let request = setup.request(range)
         let judge = lock.withLock { planner }
         let handler = AttemptHandler<RangeHead>(
             // Never shed or cancelled: without backpressure a range fits its sink (see

@@ -422,7 +422,7 @@ import Testing
             Issue.record("no segments offered")
             return
         }
-        #expect(start.total == 1000 && start.url == Self.a && start.done == ByteRanges([0..<100]))
+        #expect(start.total == 1000 && start.url.absoluteString == Self.a && start.done == ByteRanges([0..<100]))
         #expect(start.sidecar.etag == "\"v1\"" && start.sidecar.rangesDone == ByteRanges([0..<100]))
     }
 
@@ -508,5 +508,27 @@ extension DownloadStateMachine.AfterHead {
     var failure: DownloadFailure? {
         if case .next(.fail(let failure)) = self { return failure }
         return nil
+    }
+}
+
+extension DownloadStateMachine.Configuration {
+    /// A configuration with policies made of the plain settings.
+    init(mirrors: [String], expectedSize: Int64?, checksumPinned: Bool, retries: Int, backoff: Double,
+         backoffMax: Double, allowInsecureRedirect: Bool, retryAfterMax: Double = 300,
+         pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
+         boundedBodies: Bool = false) {
+        self.init(
+            mirrors: mirrors.map { Mirror(resolved: $0)! }, expectedSize: expectedSize, checksumPinned: checksumPinned,
+            retry: RetryPolicy(retries: retries, backoff: backoff, backoffMax: backoffMax, retryAfterMax: retryAfterMax),
+            redirect: RedirectPolicy(allowInsecure: allowInsecureRedirect),
+            transfer: TransferPolicy(segments: segments, pieceSize: pieceSize, pauseChunk: pauseChunk, pacedChunk: pacedChunk,
+                                     boundedBodies: boundedBodies))
+    }
+}
+
+extension PlannedRequest {
+    /// A request to a URL written as text.
+    init(mirrorIndex: Int, url: String, rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil) {
+        self.init(mirrorIndex: mirrorIndex, url: URL(string: url)!, rangeStart: rangeStart, rangeEnd: rangeEnd, ifRange: ifRange)
     }
 }

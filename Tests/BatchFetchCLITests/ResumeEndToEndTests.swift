@@ -108,6 +108,13 @@ import TestOrigin
         #expect(job?["resumed_from"] == nil)
     }
 
+    /// The bytes a `Range: bytes=first-last` header asks for.
+    private static func byteRange(_ header: String) -> Range<Int64>? {
+        let bounds = header.dropFirst("bytes=".count).split(separator: "-").compactMap { Int64($0) }
+        guard header.hasPrefix("bytes="), bounds.count == 2 else { return nil }
+        return bounds[0]..<(bounds[1] + 1)
+    }
+
     /// Bytes the sidecar of a segmented part lists as written.
     private static func rangesDone(_ directory: URL) -> [[Int64]] {
         let sidecar = directory.appendingPathComponent("data/big.bin.part.json")
@@ -135,9 +142,15 @@ import TestOrigin
         try await origin.shutdown()
 
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        #expect(served >= Self.size - done && served <= Self.size - done + (1 << 20))
         // Only the gaps were asked for, each range validated by If-Range (no probe this time).
+        // Checked by the ranges asked, not by a byte count: on a loaded machine URLSession's
+        // backlog guard may shed a range, whose bytes in flight the origin counts as served.
+        #expect(served >= Self.size - done, "served \(served) for \(Self.size - done) missing bytes")
         #expect(requests.allSatisfy { $0.header("range") != nil && $0.header("if-range") != nil })
+        let asked = requests.compactMap { $0.header("range") }.compactMap(Self.byteRange)
+        #expect(asked.count == requests.count)
+        let overlapping = asked.filter { range in ranges.contains { range.overlaps($0[0]..<$0[1]) } }
+        #expect(overlapping.isEmpty, "asked again for written bytes: \(overlapping), written: \(ranges)")
         let bytes = try Data(contentsOf: directory.url.appendingPathComponent("data/big.bin"))
         #expect(Self.hex(SHA256.hash(data: bytes)) == Self.hex(SHA256.hash(data: content.allBytes)))
         let report = try JSONSerialization.jsonObject(

@@ -6,12 +6,21 @@ extension RunReport {
     static func ofRun(manifest: Manifest, options: RunOptions, results: [JobResult], interrupted: Bool,
                       startDate: Date, started: DispatchTime) -> RunReport {
         let summary = runSummary(results)
-        return RunReport(
-            tool: .init(version: ToolVersion.current), command: .run,
+        return RunReport(command: .run, manifest: manifest, options: options, startDate: startDate, started: started,
+                         status: runStatus(summary, interrupted: interrupted), summary: summary, results: results)
+    }
+
+    /// A report of `command` over `results`: the tool, the manifest's path and sha256, and the
+    /// time from `startDate` (`started` on the monotonic clock) to now. Every command's report
+    /// is made here.
+    init(command: Command, manifest: Manifest, options: RunOptions, startDate: Date, started: DispatchTime,
+         status: Status, summary: Summary, results: [JobResult]) {
+        self.init(
+            tool: .init(version: ToolVersion.current), command: command,
             manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Runner.fileSHA256(manifest.path)),
             startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(Date()),
             durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,
-            status: runStatus(summary, interrupted: interrupted), summary: summary, jobs: results.map(RunReport.Job.init))
+            status: status, summary: summary, jobs: results.map(RunReport.Job.init))
     }
 
     /// Jobs by status; bytes moved, and bytes of every file the run leaves in place.

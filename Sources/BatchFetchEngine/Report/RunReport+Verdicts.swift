@@ -18,12 +18,7 @@ extension RunReport {
         summary.missing = statuses.filter { $0 == .missing }.count
         summary.unreachable = statuses.filter { $0 == .unreachable }.count
         summary.bytesTotal = results.filter { $0.status == .ok }.reduce(0) { $0 + ($1.size ?? 0) }
-        return RunReport(
-            tool: .init(version: ToolVersion.current), command: command,
-            manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Runner.fileSHA256(manifest.path)),
-            startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(Date()),
-            durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,
-            status: statuses.allSatisfy { $0 == .ok } ? .succeeded : .failed, summary: summary,
-            jobs: results.map(RunReport.Job.init))
+        return RunReport(command: command, manifest: manifest, options: options, startDate: startDate, started: started,
+                         status: statuses.allSatisfy { $0 == .ok } ? .succeeded : .failed, summary: summary, results: results)
     }
 }

@@ -42,28 +42,16 @@ struct DestinationCheck {
     /// Checks `dest` against `expectations`: its size first (no hashing when that differs), then
     /// the digests of every algorithm the job pins, plus sha256.
     func inspect(against expectations: [ContentExpectation]) -> Finding {
-        guard let size = files.destSize() else { return .missing }
-        if let failure = expectations.lazy.compactMap({ $0.sizeMismatch(size) }).first {
-            return .differs(size: size, digests: nil, failure)
-        }
-        let digests: [String: String]
-        do {
-            digests = try self.digests()
-        } catch {
-            return .unreadable(size: size, error)
-        }
-        if let failure = ContentExpectation.firstMismatch(expectations, size: size, digests: digests) {
-            return .differs(size: size, digests: digests, failure)
-        }
-        return .matches(size: size, digests: digests)
+        examine(against: expectations).finding
     }
 
     /// What `run` does about the file at `dest`: nothing when it matches the manifest's size and
     /// checksums and `refresh` says that is enough, a conditional request for `if-changed`
     /// without a pinned checksum, else a fetch.
     func verdict() -> Verdict {
-        guard job.settings.refresh != .always,
-              case .matches(let size, let digests) = inspect(against: [ContentExpectation(job: job)]) else { return .fetch }
+        guard job.settings.refresh != .always else { return .fetch }
+        let (finding, cached) = examine(against: [ContentExpectation(job: job)])
+        guard case .matches(let size, let digests) = finding else { return .fetch }
         var result = JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
         result.size = size
         result.checksums = digests
@@ -71,12 +59,33 @@ struct DestinationCheck {
         // A pinned checksum already says the content is the right one; otherwise if-changed asks
         // the server, conditionally when the state cache has the validators it served.
         guard job.settings.refresh == .ifChanged, job.checksums.isEmpty else { return .upToDate(result) }
-        guard let cached = state?.entry(for: job.dest.resolved, status: files.destStatus()),
-              cached.etag ?? cached.lastModified != nil,
+        guard let cached, cached.etag ?? cached.lastModified != nil,
               cached.urlSHA256 == job.urls.first.map({ Mirror.identity(of: $0.resolved) }) else { return .fetch }
         result.etag = cached.etag
         result.lastModified = cached.lastModified
         return .revalidate(result, etag: cached.etag, lastModified: cached.lastModified)
+    }
+
+    /// The finding, and the state cache's entry for the file as it was found (nil when there is
+    /// none, or the size already differed). One `lstat` and one cache lookup: a rerun where
+    /// everything is up to date costs no more per file.
+    private func examine(against expectations: [ContentExpectation]) -> (finding: Finding, cached: StateCache.Entry?) {
+        guard let status = files.destStatus() else { return (.missing, nil) }
+        let size = Int64(status.st_size)
+        if let failure = expectations.lazy.compactMap({ $0.sizeMismatch(size) }).first {
+            return (.differs(size: size, digests: nil, failure), nil)
+        }
+        let cached = state?.entry(for: job.dest.resolved, status: status)
+        let digests: [String: String]
+        do {
+            digests = try self.digests(cached: cached, status: status)
+        } catch {
+            return (.unreadable(size: size, error), cached)
+        }
+        if let failure = ContentExpectation.firstMismatch(expectations, size: size, digests: digests) {
+            return (.differs(size: size, digests: digests, failure), cached)
+        }
+        return (.matches(size: size, digests: digests), cached)
     }
 
     /// The algorithms hashed besides sha256 (which always is).
@@ -84,16 +93,16 @@ struct DestinationCheck {
         job.checksums.map(\.algorithm).filter { $0 != .sha256 }
     }
 
-    /// The file's digests: from the state cache while it covers every algorithm needed and the
-    /// file is unchanged, else hashed now (and recorded, keeping the cached validators).
-    private func digests() throws(DownloadFailure) -> [String: String] {
-        let dest = job.dest.resolved
-        let cached = state?.entry(for: dest, status: files.destStatus())
+    /// The file's digests: `cached`'s while it covers every algorithm needed, else hashed now and
+    /// recorded under the identity the file had before hashing (`status`), keeping the cached
+    /// validators — a file changed while it was read then fails the next run's identity check
+    /// and is hashed again.
+    private func digests(cached: StateCache.Entry?, status: stat) throws(DownloadFailure) -> [String: String] {
         if let cached, (algorithms.map(\.rawValue) + ["sha256"]).allSatisfy({ cached.digests[$0] != nil }) {
             return cached.digests
         }
         let (hashed, _) = try files.digests(of: files.destName, also: algorithms)
-        state?.record(dest, status: files.destStatus(), digests: hashed, urlSHA256: cached?.urlSHA256,
+        state?.record(job.dest.resolved, status: status, digests: hashed, urlSHA256: cached?.urlSHA256,
                       etag: cached?.etag, lastModified: cached?.lastModified)
         return hashed
     }

@@ -27,7 +27,7 @@ struct MirrorProbe: Sendable {
 
     /// What mirror `mirrorIndex` of the job serves.
     func observe(mirror mirrorIndex: Int, deep: Bool) async -> MirrorObservation {
-        guard network.mirrors.indices.contains(mirrorIndex), let url = network.mirrors[mirrorIndex] else {
+        guard network.mirrors.indices.contains(mirrorIndex), let url = network.mirrors[mirrorIndex]?.url else {
             return MirrorObservation(outcome: .unreachable("invalid URL"), httpStatus: nil, method: deep ? "GET" : "HEAD")
         }
         var failures = 0
@@ -161,7 +161,7 @@ struct MirrorProbe: Sendable {
     /// A small file's whole body (a sum file for `checksums_from`), following the job's rules;
     /// a failure saying why when it cannot be had or is larger than `limit`.
     func fetch(mirror: Int, limit: Int) async -> Result<Data, DownloadFailure> {
-        guard network.mirrors.indices.contains(mirror), let url = network.mirrors[mirror] else {
+        guard network.mirrors.indices.contains(mirror), let url = network.mirrors[mirror]?.url else {
             return .failure(DownloadFailure(.connection, "invalid URL"))
         }
         var failures = 0

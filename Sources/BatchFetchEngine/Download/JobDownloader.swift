@@ -45,7 +45,7 @@ struct JobDownloader: Sendable {
         let transfer = TransferPolicy(job: job, memoryCap: context.memoryCap, rateLimiter: context.rateLimiter,
                                       backpressure: network.transport.hasBackpressure, rangeSize: context.segmentRangeSize)
         machine = NIOLockedValueBox(DownloadStateMachine(configuration: .init(
-            mirrors: job.urls.compactMap(Mirror.init), expectedSize: job.size, checksumPinned: !job.checksums.isEmpty,
+            mirrors: network.mirrors.compactMap { $0 }, expectedSize: job.size, checksumPinned: !job.checksums.isEmpty,
             retry: network.retry, redirect: network.redirect, transfer: transfer)))
         deadline = job.settings.deadline.map { .now + .seconds($0) }
     }

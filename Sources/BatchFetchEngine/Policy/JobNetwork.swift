@@ -12,9 +12,10 @@ struct JobNetwork: Sendable {
     let redirect: RedirectPolicy
     let retry: RetryPolicy
     let redactor: Redactor
-    /// Mirror URLs as the manifest resolved them (userinfo included), in order; nil for one that
-    /// does not parse (validation refuses those, so only a library caller could pass one).
-    let mirrors: [URL?]
+    /// The job's mirrors, parsed once (URLs as the manifest resolved them, userinfo included), in
+    /// order; nil for one that does not parse (validation refuses those, so only a library caller
+    /// could pass one). The download's state machine and the probe both use these.
+    let mirrors: [Mirror?]
     /// What a download request carries besides headers: the job's method, body and idle timeout.
     let method: String
     let body: Data?
@@ -38,9 +39,9 @@ struct JobNetwork: Sendable {
             headers.append((name: "User-Agent", value: TemplatedString(literal: "batchfetch/\(ToolVersion.current)")))
         }
         credentials = CredentialPolicy(headers: headers, crossOrigin: job.settings.crossOriginHeaders, netrc: netrc)
-        mirrors = job.urls.map { Mirror($0)?.url }
-        let netrcPasswords = mirrors.compactMap { url in
-            url?.host.flatMap { netrc?.credentials(forHost: $0) }.map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
+        mirrors = job.urls.map { Mirror($0) }
+        let netrcPasswords = mirrors.compactMap { mirror in
+            mirror?.url.host.flatMap { netrc?.credentials(forHost: $0) }.map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
         }
         redactor = job.redactor(extra: netrcPasswords)
         redirect = RedirectPolicy(allowInsecure: job.settings.allowInsecureRedirect, redactor: redactor)
@@ -67,7 +68,7 @@ struct JobNetwork: Sendable {
     /// method and body, the headers the credential policy allows there, plus `extra`.
     func request(_ target: URL, mirrorIndex: Int, method: String, extra: [(name: String, value: String)] = [],
                  body: Data? = nil, timeout: Double) -> TransportRequest {
-        let mirror = mirrors.indices.contains(mirrorIndex) ? mirrors[mirrorIndex] : nil
+        let mirror = mirrors.indices.contains(mirrorIndex) ? mirrors[mirrorIndex]?.url : nil
         let (url, headers) = credentials.request(to: target, forMirror: mirror)
         return TransportRequest(url: url, method: method, headers: headers + extra, body: body, timeout: timeout + 30)
     }

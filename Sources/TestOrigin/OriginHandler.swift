@@ -18,6 +18,8 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         var stall: (at: Int64, seconds: Double)?
         var bytesPerSecond: Int?
         var closeWhenDone: Bool
+        /// The origin's counter epoch when the response began.
+        var epoch: Int
     }
 
     private let state: OriginState
@@ -83,7 +85,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         var transfer = Transfer(
             path: path, content: content, offset: response.body.lowerBound, end: response.body.upperBound,
-            bytesPerSecond: state.trickleRate(path), closeWhenDone: close)
+            bytesPerSecond: state.trickleRate(path), closeWhenDone: close, epoch: state.epoch)
         switch response.fault {
         case .drop(let after)?: transfer.dropAt = response.body.lowerBound + after
         case .stall(let after, let seconds)?: transfer.stall = (response.body.lowerBound + after, seconds)
@@ -107,7 +109,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
                 let bytes = transfer.content.bytes(in: transfer.offset..<transfer.offset + count)
                 context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))), promise: nil)
                 transfer.offset += count
-                state.countServed(transfer.path, count)
+                state.countServed(transfer.path, count, epoch: transfer.epoch)
                 self.transfer = transfer
             }
             if let dropAt = transfer.dropAt, transfer.offset >= dropAt {

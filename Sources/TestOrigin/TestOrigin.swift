@@ -94,7 +94,9 @@ public final class TestOrigin: Sendable {
         state.withLock { $0.files[path] = nil }
     }
 
-    /// Body bytes sent for `path` since the start (or the last ``resetCounters()``).
+    /// Body bytes sent for `path` since the start (or the last ``resetCounters()``). Bytes of a
+    /// response that began before the reset do not count: a killed client's connections keep
+    /// draining (trickled responses go on) until the event loop sees them closed.
     public func bytesServed(_ path: String) -> Int64 {
         state.withLock { $0.bytesServed[path, default: 0] }
     }
@@ -110,6 +112,7 @@ public final class TestOrigin: Sendable {
     public func resetCounters() {
         state.withLock { state in
             state.bytesServed = [:]
+            state.epoch += 1
             state.requests = []
             state.maxInFlight = state.inFlight
         }
@@ -131,6 +134,8 @@ final class OriginState: @unchecked Sendable {
     struct Values {
         var files: [String: OriginFile] = [:]
         var bytesServed: [String: Int64] = [:]
+        /// Counts ``TestOrigin/resetCounters()``; a response counts its bytes only in its own.
+        var epoch = 0
         var requests: [TestOrigin.RecordedRequest] = []
         var inFlight = 0
         var maxInFlight = 0
@@ -184,7 +189,15 @@ final class OriginState: @unchecked Sendable {
         withLock { $0.inFlight -= 1 }
     }
 
-    func countServed(_ path: String, _ bytes: Int64) {
-        withLock { $0.bytesServed[path, default: 0] += bytes }
+    var epoch: Int {
+        withLock { $0.epoch }
+    }
+
+    /// Counts body bytes of a response begun in `epoch`; nothing when the counters were reset
+    /// since.
+    func countServed(_ path: String, _ bytes: Int64, epoch: Int) {
+        withLock { values in
+            if values.epoch == epoch { values.bytesServed[path, default: 0] += bytes }
+        }
     }
 }

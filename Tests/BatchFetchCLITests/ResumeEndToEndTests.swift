@@ -142,10 +142,11 @@ import TestOrigin
         try await origin.shutdown()
 
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        // Only the gaps were asked for, each range validated by If-Range (no probe this time).
-        // Checked by the ranges asked, not by a byte count: on a loaded machine URLSession's
-        // backlog guard may shed a range, whose bytes in flight the origin counts as served.
-        #expect(served >= Self.size - done, "served \(served) for \(Self.size - done) missing bytes")
+        // Only the gaps were asked for, each range validated by If-Range (no probe this time), and
+        // served about once (the killed run's draining connections no longer count: TestOrigin
+        // counts a response only in the counter epoch it began in).
+        #expect(served >= Self.size - done && served <= Self.size - done + (1 << 20),
+                "served \(served) for \(Self.size - done) missing bytes")
         #expect(requests.allSatisfy { $0.header("range") != nil && $0.header("if-range") != nil })
         let asked = requests.compactMap { $0.header("range") }.compactMap(Self.byteRange)
         #expect(asked.count == requests.count)

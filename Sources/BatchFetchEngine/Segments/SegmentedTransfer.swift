@@ -136,7 +136,6 @@ final class SegmentedTransfer: @unchecked Sendable {
             request, handler: handler, transport: setup.transport, hosts: setup.context.hosts,
             interruption: setup.context.interruption, idleTimeout: setup.idleTimeout, deadline: setup.deadline,
             proceed: { lock.withLock { planner.stopReason == nil } })
-        if outcome == nil, setup.context.interruption.isInterrupted { stop(DownloadFailure(.interrupted, "the run was interrupted")) }
         await sink.drain()
         let head = outcome?.decision
         let written = head?.verdict == .accept ? sink.flushedOffset : range.lowerBound
@@ -149,7 +148,8 @@ final class SegmentedTransfer: @unchecked Sendable {
         hasher.advance(to: prefix)
         try? writeSidecar()
 
-        guard let outcome else { return .stop(lock.withLock { planner.stopReason } ?? DownloadFailure(.interrupted, "not started")) }
+        // Not started: segmenting had stopped, or the run was interrupted.
+        guard let outcome else { return stop(lock.withLock { planner.stopReason } ?? DownloadFailure(.interrupted, "the run was interrupted")) }
         let end = SegmentPlanner.RangeEnd(
             head: head?.verdict, status: head?.status, written: written,
             failure: outcome.failure, shed: outcome.overflow, diskFailure: sink.writeFailure,

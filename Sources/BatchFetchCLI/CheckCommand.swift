@@ -23,14 +23,20 @@ struct CheckCommand: AsyncParsableCommand {
             Exit status: 0 every mirror ok, 3 any drift or missing, 1 otherwise (a mirror was
             unreachable), 2 invalid manifest or lockfile.
 
+            --shard K/N checks only shard K's jobs (as `run --shard`), and its report defaults to
+            batchfetch-check.shard-K-of-N.json; `batchfetch merge-reports` combines them.
+
             Examples:
               batchfetch check datasets.yaml
+              batchfetch check datasets.yaml --shard auto
               batchfetch check datasets.yaml --deep --report check.json
             """)
     )
 
     @OptionGroup var manifest: ManifestArgument
     @OptionGroup var lockOption: LockOption
+
+    @OptionGroup var shardOption: ShardOption
 
     @Flag(help: "Hash each mirror's whole content (no disk writes) instead of trusting its headers.")
     var deep = false
@@ -39,19 +45,21 @@ struct CheckCommand: AsyncParsableCommand {
     var report: String?
 
     func run() async throws {
-        let loaded = try manifest.load()
-        let lock = try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: false)
-        let result = await Checker(manifest: loaded, lock: lock, deep: deep).run()
+        var loaded = try manifest.load()
+        var lock = try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: false)
+        var options = RunOptions()
+        (loaded, options.shard) = try shardOption.select(loaded)
+        lock = lock?.restricted(to: loaded)
+        let result = await Checker(manifest: loaded, lock: lock, deep: deep, options: options).run()
         for job in result.jobs {
             for mirror in job.mirrors ?? [] { Console.error(CheckLine.describe(mirror, job: job.id)) }
         }
-        let path = report ?? loaded.toolFile(ToolFiles.checkReport)
+        let path = report ?? loaded.toolFile(options.shard.toolFile(ToolFiles.checkReport))
         ReportFile.write(result, to: path)
         let summary = result.summary
         Console.error("check: \(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, "
             + "\(summary.unreachable ?? 0) unreachable (\(lock == nil ? "against the manifest" : "against the lockfile")\(deep ? ", deep" : "")); report: \(path)")
-        if (summary.drift ?? 0) + (summary.missing ?? 0) > 0 { throw ExitStatus.drift.exitCode }
-        if (summary.unreachable ?? 0) > 0 { throw ExitStatus.jobsFailed.exitCode }
+        if let exit = ExitStatus.of(result) { throw exit.exitCode }
     }
 }
 

@@ -39,6 +39,12 @@ enum EmbeddedSchemas {
           "description": "Overall transfer cap, e.g. 50MB/s or 2MiB/s.",
           "$ref": "#/$defs/rate"
         },
+        "shard_count": {
+          "description": "Shards that --shard auto splits the manifest into when the environment gives only an index (Kubernetes JOB_COMPLETION_INDEX); --shard-count overrides it.",
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 100000
+        },
         "defaults": {
           "description": "Settings inherited by every job; a job's own value overrides.",
           "type": "object",
@@ -356,6 +362,37 @@ enum EmbeddedSchemas {
               "description": "check: mirrors without a usable answer",
               "$ref": "#/$defs/count"
             }
+          }
+        },
+        "shard": {
+          "description": "The shard of a split manifest this report covers (--shard); absent for a whole manifest.",
+          "type": "object",
+          "required": [
+            "index",
+            "count",
+            "manifest_jobs"
+          ],
+          "additionalProperties": false,
+          "properties": {
+            "index": {
+              "description": "0-based shard number, below count",
+              "$ref": "#/$defs/count"
+            },
+            "count": {
+              "type": "integer",
+              "minimum": 1
+            },
+            "manifest_jobs": {
+              "description": "Jobs in the whole manifest, so merge-reports can tell when shards are missing",
+              "$ref": "#/$defs/count"
+            }
+          }
+        },
+        "merged_from": {
+          "description": "merge-reports: the shard reports this report combines, as named on its command line",
+          "type": "array",
+          "items": {
+            "type": "string"
           }
         },
         "jobs": {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BatchFetchEngine
 
 /// The process exit codes of Docs/Contracts.md §1, so scripts can tell outcomes apart.
 public enum ExitStatus: Int32, Sendable {
@@ -14,4 +15,27 @@ public enum ExitStatus: Int32, Sendable {
     case locked = 4
 
     var exitCode: ExitCode { ExitCode(rawValue) }
+}
+
+extension ExitStatus {
+    /// The exit status a finished report calls for (Docs/Contracts.md §1), nil for success:
+    /// `run` 3 when content differed from the lockfile on any mirror (even when the last mirror
+    /// then failed otherwise, e.g. 404), else 1 unless it succeeded; `check` 3 for drift or a
+    /// missing file, 1 for an unreachable mirror; `verify` 3 for anything not ok. Signals (130,
+    /// 143) are the caller's: a report does not know how its process was stopped.
+    static func of(_ report: RunReport) -> ExitStatus? {
+        switch report.command {
+        case .run:
+            let lockMismatch = report.jobs.contains { job in
+                job.error.map { $0.code == .lockMismatch || ($0.attempts ?? []).contains { $0.code == .lockMismatch } } ?? false
+            }
+            if lockMismatch { return .drift }
+            return report.status == .succeeded ? nil : .jobsFailed
+        case .check:
+            if (report.summary.drift ?? 0) + (report.summary.missing ?? 0) > 0 { return .drift }
+            return (report.summary.unreachable ?? 0) > 0 ? .jobsFailed : nil
+        case .verify:
+            return report.status == .succeeded ? nil : .drift
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchSpec
 import Foundation
 
 /// `batchfetch pin`: writes the lockfile.
@@ -21,8 +22,15 @@ struct PinCommand: AsyncParsableCommand {
             Exit status: 0 lockfile written, 1 a job failed (nothing written), 2 invalid
             manifest, 4 another run holds the run lock.
 
+            A sharded team pins from its reports instead: `--from-report` takes the merged
+            report (or every shard's report, merged here), requires every job to have succeeded
+            in it for this very manifest (same sha256), takes each job's verified size and
+            sha256 from it and only asks the mirrors for their validators, so no machine needs
+            the whole dataset. Exit 2 when the reports do not cover the manifest.
+
             Examples:
               batchfetch pin datasets.yaml
+              batchfetch pin datasets.yaml --from-report data/batchfetch-report.shard-*.json
               batchfetch pin datasets.yaml --lock locks/datasets.lock.json
             """)
     )
@@ -30,8 +38,16 @@ struct PinCommand: AsyncParsableCommand {
     @OptionGroup var manifest: ManifestArgument
     @OptionGroup var lockOption: LockOption
 
+    @Option(name: .customLong("from-report"), parsing: .upToNextOption, help: ArgumentHelp(
+        "Pin from run reports instead of running: a merged report, or every shard's report (merged here).",
+        valueName: "report"), completion: .file(extensions: ["json"]))
+    var fromReports: [String] = []
+
     func run() async throws {
         let loaded = try manifest.load()
+        guard fromReports.isEmpty else {
+            return try write(try await pinFromReports(loaded))
+        }
         let runLock = try RunLockOption.acquire(loaded.outputDirectory, wait: false)
         let printer = ProgressPrinter(mode: isatty(STDERR_FILENO) != 0 ? .bar : .line) { Console.errorText($0) }
         let (lock, report) = await Pinner(manifest: loaded).run { run in
@@ -43,6 +59,46 @@ struct PinCommand: AsyncParsableCommand {
             Console.error("pin: \(report.summary.failed + report.summary.skipped + report.summary.interrupted) jobs did not succeed; no lockfile written")
             throw ExitStatus.jobsFailed.exitCode
         }
+        try write(lock)
+    }
+
+    /// The lock from `--from-report`: the reports merged (when more than one), held to this
+    /// manifest, then every mirror asked for its validators; nothing is downloaded.
+    private func pinFromReports(_ loaded: Manifest) async throws -> LockFile {
+        var reports: [(name: String, report: RunReport)] = []
+        for name in fromReports {
+            guard let data = FileManager.default.contents(atPath: name),
+                  let report = try? JSONDecoder().decode(RunReport.self, from: data) else {
+                Console.error("batchfetch: error: --from-report \(name) is not a readable batchfetch report")
+                throw ExitStatus.invalid.exitCode
+            }
+            reports.append((name, report))
+        }
+        var report = reports[0].report
+        if reports.count > 1 {
+            switch ReportMerge.merge(reports) {
+            case .success(let merged): report = merged
+            case .failure(let problems):
+                for problem in problems.messages { Console.error("batchfetch: error: --from-report: \(problem)") }
+                throw ExitStatus.invalid.exitCode
+            }
+        }
+        let pinner = Pinner(manifest: loaded)
+        let problems = pinner.problems(pinning: report)
+        guard problems.isEmpty else {
+            let name = reports.count == 1 ? reports[0].name : "the merged reports"
+            for problem in problems.prefix(20) { Console.error("batchfetch: error: cannot pin from \(name): \(problem)") }
+            if problems.count > 20 { Console.error("batchfetch: error: … and \(problems.count - 20) more") }
+            throw ExitStatus.invalid.exitCode
+        }
+        guard let lock = await pinner.lock(from: report) else {
+            Console.error("pin: the report does not cover every job; no lockfile written")
+            throw ExitStatus.jobsFailed.exitCode
+        }
+        return lock
+    }
+
+    private func write(_ lock: LockFile) throws {
         let path = lockOption.path(forManifest: manifest.manifest)
         do {
             try lock.write(to: path)
@@ -56,18 +112,22 @@ struct PinCommand: AsyncParsableCommand {
 
 /// The run lock for commands that write into output_dir, with exit 4 (Docs/Contracts.md §1).
 enum RunLockOption {
-    static func acquire(_ directory: String, wait: Bool) throws -> RunLock {
+    static func acquire(_ directory: String, shard: Shard? = nil, wait: Bool) throws -> RunLock {
         do {
-            return try RunLock(directory: directory, wait: wait) { held in
-                Console.error("batchfetch: waiting for the run lock \(held.path)\(held.pid.map { " held by pid \($0)" } ?? "")")
+            return try RunLock(directory: directory, shard: shard, wait: wait) { held in
+                Console.error("batchfetch: waiting for the run lock \(held.path) held by \(describe(held))")
             }
         } catch let held as RunLock.Held {
-            Console.error("batchfetch: error: another batchfetch run\(held.pid.map { " (pid \($0))" } ?? "") holds \(held.path); "
-                + "wait for it, or use --wait-lock")
+            Console.error("batchfetch: error: \(describe(held)) holds \(held.path); wait for it, or use --wait-lock")
             throw ExitStatus.locked.exitCode
         } catch let failure as DownloadFailure {
             Console.error("batchfetch: error: cannot take the run lock: \(failure.localizedDescription)")
             throw ExitStatus.jobsFailed.exitCode
         }
+    }
+
+    private static func describe(_ held: RunLock.Held) -> String {
+        if held.byShards { return "the runs of shards (of a split manifest)" }
+        return "another batchfetch run" + (held.pid.map { " (pid \($0))" } ?? "")
     }
 }

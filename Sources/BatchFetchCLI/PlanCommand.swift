@@ -1,4 +1,5 @@
 import ArgumentParser
+import BatchFetchEngine
 import BatchFetchSpec
 
 /// `batchfetch plan`: shows the execution order and what already exists locally, offline.
@@ -12,8 +13,14 @@ struct PlanCommand: ParsableCommand {
             destination, the expected size and checksum, and whether the destination (or a
             resumable .part) already exists. No network access.
 
+            With --shard K/N (or auto, as for `run`) only the jobs of that shard are shown;
+            --shards N shows how N shards would split the manifest instead — jobs, components and
+            declared bytes per shard — to help choose N.
+
             Examples:
               batchfetch plan datasets.yaml
+              batchfetch plan datasets.yaml --shard 1/4 --format json
+              batchfetch plan datasets.yaml --shards 16
               batchfetch plan --format json datasets.yaml
               batchfetch plan --format dot datasets.yaml | dot -Tsvg > plan.svg
             """)
@@ -28,13 +35,35 @@ struct PlanCommand: ParsableCommand {
     @Option(help: "Output format: text, json or dot (Graphviz).", completion: .list(["text", "json", "dot"]))
     var format: Format = .text
 
+    @OptionGroup var shardOption: ShardOption
+
+    @Option(help: "Show how N shards would split the manifest (per shard: jobs, components, declared bytes) instead of the plan.")
+    var shards: Int?
+
+    func validate() throws {
+        if let shards, !(1...Shard.maximumCount).contains(shards) { throw ValidationError("--shards must be 1 to \(Shard.maximumCount)") }
+        if shards != nil && shardOption.shard != nil { throw ValidationError("--shards and --shard cannot be combined") }
+        if shards != nil && format == .dot { throw ValidationError("--shards prints text or json") }
+    }
+
     func run() throws {
-        let plan = Plan(manifest: try manifest.load())
+        let loaded = try manifest.load()
         var out = BufferedOutput()
         defer { out.flush() }
+        if let shards {
+            let assignment = ShardAssignment(jobs: loaded.jobs, count: shards)
+            if format == .json {
+                PlanFormatter.shardsJSON(assignment, manifest: loaded, to: &out)
+            } else {
+                PlanFormatter.shardsText(assignment, manifest: loaded, to: &out)
+            }
+            return
+        }
+        let (selected, scope) = try shardOption.select(loaded)
+        let plan = Plan(manifest: selected)
         switch format {
-        case .text: PlanFormatter.text(plan, to: &out)
-        case .json: PlanFormatter.json(plan, to: &out)
+        case .text: PlanFormatter.text(plan, shard: scope, to: &out)
+        case .json: PlanFormatter.json(plan, shard: scope, to: &out)
         case .dot: PlanFormatter.dot(plan, to: &out)
         }
     }

@@ -1,13 +1,15 @@
+import BatchFetchEngine
 import BatchFetchSpec
 import Foundation
 
 /// Renders a ``Plan`` as text, JSON or Graphviz dot, streaming to the output. Every URL and path
 /// is shown redacted.
 enum PlanFormatter {
-    static func text(_ plan: Plan, to out: inout BufferedOutput) {
+    static func text(_ plan: Plan, shard: ShardScope?, to out: inout BufferedOutput) {
         let manifest = plan.manifest
         let levels = plan.graph.levelCount
-        out.write("plan for \(manifest.path): \(manifest.jobs.count) job\(manifest.jobs.count == 1 ? "" : "s") "
+        let scope = shard.map { " (shard \($0.shard) of \($0.manifestJobs) jobs)" } ?? ""
+        out.write("plan for \(manifest.path)\(scope): \(manifest.jobs.count) job\(manifest.jobs.count == 1 ? "" : "s") "
             + "in \(levels) level\(levels == 1 ? "" : "s"), output_dir \(manifest.outputDirectory)\n")
         var currentLevel = -1
         for step in plan.steps {
@@ -58,7 +60,7 @@ enum PlanFormatter {
 
     /// The `--format json` shape: an object whose `order` array holds one compact object per job,
     /// one per line, keys sorted. Written as it goes, so the output streams in bounded memory.
-    static func json(_ plan: Plan, to out: inout BufferedOutput) {
+    static func json(_ plan: Plan, shard: ShardScope?, to out: inout BufferedOutput) {
         let manifest = plan.manifest
         out.write("{\n  \"jobs\": \(manifest.jobs.count),\n  \"levels\": \(plan.graph.levelCount),\n")
         out.write("  \"manifest\": \(JSONText.quoted(manifest.path)),\n")
@@ -68,7 +70,50 @@ enum PlanFormatter {
             out.write(stepJSON(plan, step))
         }
         out.write(plan.steps.isEmpty ? "],\n" : "\n  ],\n")
-        out.write("  \"output_dir\": \(JSONText.quoted(manifest.outputDirectory))\n}\n")
+        out.write("  \"output_dir\": \(JSONText.quoted(manifest.outputDirectory))")
+        if let shard {
+            out.write(",\n  \"shard\": " + JSONText.object([
+                ("index", "\(shard.shard.index)"), ("count", "\(shard.shard.count)"), ("manifest_jobs", "\(shard.manifestJobs)")]))
+        }
+        out.write("\n}\n")
+    }
+
+    /// `plan --shards N`: what each shard of an N-way split would hold, and how even it is.
+    static func shardsText(_ assignment: ShardAssignment, manifest: Manifest, to out: inout BufferedOutput) {
+        let declared = assignment.totals.reduce(Int64(0)) { $0 + $1.bytes }
+        let unsized = assignment.totals.reduce(0) { $0 + $1.unsizedJobs }
+        out.write("\(assignment.count) shard\(assignment.count == 1 ? "" : "s") for \(manifest.path): \(manifest.jobs.count) jobs, "
+            + "\(ByteFormat.bytes(declared)) declared\(unsized > 0 ? ", \(unsized) jobs without size" : "")\n")
+        let rows = assignment.totals.enumerated().map { index, total in
+            ["\(index)/\(assignment.count)", "\(total.jobs)", "\(total.components)", ByteFormat.bytes(total.bytes),
+             "\(total.unsizedJobs)", "\(total.largestComponent)"]
+        }
+        let header = ["shard", "jobs", "components", "declared", "without size", "largest component (jobs)"]
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
+        for row in [header] + rows {
+            out.write(row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column] + 2, withPad: " ", startingAt: 0)
+            }.joined() + "\n")
+        }
+        let heaviest = assignment.totals.map(\.bytes).max() ?? 0
+        if declared > 0 {
+            out.write(String(format: "the fullest shard holds %.2f× an even share of the declared bytes\n",
+                             Double(heaviest) * Double(assignment.count) / Double(declared)))
+        }
+    }
+
+    static func shardsJSON(_ assignment: ShardAssignment, manifest: Manifest, to out: inout BufferedOutput) {
+        out.write("{\n  \"jobs\": \(manifest.jobs.count),\n  \"manifest\": \(JSONText.quoted(manifest.path)),\n")
+        out.write("  \"shard_count\": \(assignment.count),\n  \"shards\": [")
+        for (index, total) in assignment.totals.enumerated() {
+            out.write(index == 0 ? "\n    " : ",\n    ")
+            out.write(JSONText.object([
+                ("bytes", "\(total.bytes)"), ("components", "\(total.components)"), ("index", "\(index)"),
+                ("jobs", "\(total.jobs)"), ("largest_component", "\(total.largestComponent)"),
+                ("unsized_jobs", "\(total.unsizedJobs)"),
+            ]))
+        }
+        out.write("\n  ]\n}\n")
     }
 
     private static func stepJSON(_ plan: Plan, _ step: Plan.Step) -> String {

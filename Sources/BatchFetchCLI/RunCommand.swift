@@ -29,8 +29,17 @@ struct RunCommand: AsyncParsableCommand {
             failed or were skipped, 2 invalid manifest or usage, 3 lock mismatch (--locked), 4
             another run holds the run lock, 130/143 interrupted.
 
+            With --shard K/N only the jobs of shard K run (jobs joined by dependencies stay in
+            one shard; every machine computes the same split from the manifest), with the
+            shard's own report (batchfetch-report.shard-K-of-N.json), state cache and run lock,
+            so the shards of one split can share output_dir; `batchfetch merge-reports` combines
+            their reports. --shard auto takes K/N from BATCHFETCH_SHARD, a Kubernetes Indexed
+            Job (JOB_COMPLETION_INDEX, with --shard-count) or a Slurm array task.
+
             Examples:
               batchfetch run datasets.yaml
+              batchfetch run datasets.yaml --shard 2/8
+              batchfetch run datasets.yaml --shard auto
               batchfetch run datasets.yaml --only train --only test
               batchfetch run datasets.yaml --dry-run
               batchfetch run datasets.yaml --progress line --events events.ndjson --junit junit.xml
@@ -81,6 +90,8 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var lockOption: LockOption
 
+    @OptionGroup var shardOption: ShardOption
+
     enum DurabilityArgument: String, ExpressibleByArgument, CaseIterable {
         case batch, strict, none
     }
@@ -91,6 +102,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if !only.isEmpty && shardOption.shard != nil { throw ValidationError("--only and --shard cannot be combined") }
     }
 
     func run() async throws {
@@ -105,7 +117,9 @@ struct RunCommand: AsyncParsableCommand {
             }
         }
         var options = try options()
-        if locked { options.lock = try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: true) }
+        let lock = locked ? try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: true) : nil
+        (loaded, options.shard) = try shardOption.select(loaded)
+        options.lock = lock?.restricted(to: loaded)
         let runner = Runner(manifest: loaded, options: options)
         if dryRun {
             let entries = runner.dryRun()
@@ -118,7 +132,7 @@ struct RunCommand: AsyncParsableCommand {
         }
 
         if let report { try ReportFile.checkWritable(report) }
-        let lock = try RunLockOption.acquire(loaded.outputDirectory, wait: waitLock)
+        let runLock = try RunLockOption.acquire(loaded.outputDirectory, shard: options.shard?.shard, wait: waitLock)
         let eventWriter: EventWriter?
         do {
             eventWriter = try events.map(EventWriter.init(path:))
@@ -149,29 +163,17 @@ struct RunCommand: AsyncParsableCommand {
                 written = false
             }
         }
-        withExtendedLifetime(lock) {}
+        withExtendedLifetime(runLock) {}
         let summary = result.summary
         Console.error("\(result.status.rawValue): \(summary.downloaded) downloaded, \(summary.upToDate) up to date, "
             + "\(summary.failed) failed, \(summary.skipped) skipped\(summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : ""); "
             + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(String(format: "%.1f", result.durationSeconds))s; "
             + (written ? "report: \(path)" : "report NOT written"))
-        if let exit = Self.exitCode(result, signal: trap.signal) { throw exit }
+        if let signal = trap.signal { throw ExitCode(128 + signal) }
+        if let exit = ExitStatus.of(result) { throw exit.exitCode }
         // A run whose report (or JUnit file) is missing did not do its whole job.
         if !written { throw ExitStatus.jobsFailed.exitCode }
     }
-
-    /// Docs/Contracts.md §1: 130/143 for a signal, then 3 for a lock mismatch, then 1 for any failure.
-    static func exitCode(_ result: RunReport, signal: Int32?) -> ExitCode? {
-        if let signal { return ExitCode(128 + signal) }
-        // Content that differs from the lock on any mirror is drift, even when the last mirror
-        // then failed otherwise (e.g. 404).
-        let lockMismatch = result.jobs.contains { job in
-            job.error.map { $0.code == .lockMismatch || ($0.attempts ?? []).contains { $0.code == .lockMismatch } } ?? false
-        }
-        if lockMismatch { return ExitStatus.drift.exitCode }
-        return result.status == .succeeded ? nil : ExitStatus.jobsFailed.exitCode
-    }
-
 
     private var progressMode: ProgressPrinter.Mode {
         switch progress {

@@ -17,8 +17,12 @@ struct VerifyCommand: AsyncParsableCommand {
 
             Exit status: 0 all ok, 3 any mismatch or missing file, 2 invalid manifest or lockfile.
 
+            --shard K/N verifies only shard K's files (as `run --shard`), and its report defaults
+            to batchfetch-verify.shard-K-of-N.json.
+
             Examples:
               batchfetch verify datasets.yaml
+              batchfetch verify datasets.yaml --shard 0/4
               batchfetch verify datasets.yaml --lock datasets.lock.json --report verify.json
             """)
     )
@@ -29,20 +33,25 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-verify.json).", completion: .file())
     var report: String?
 
+    @OptionGroup var shardOption: ShardOption
+
     func run() async throws {
-        let loaded = try manifest.load()
-        let lock = try lockOption.load(forManifest: manifest.manifest, required: false)
-        let result = await Verifier(manifest: loaded, lock: lock).run()
+        var loaded = try manifest.load()
+        var lock = try lockOption.load(forManifest: manifest.manifest, required: false)
+        var options = RunOptions()
+        (loaded, options.shard) = try shardOption.select(loaded)
+        lock = lock?.restricted(to: loaded)
+        let result = await Verifier(manifest: loaded, lock: lock, options: options).run()
         for job in result.jobs where job.status != .ok {
             var line = job.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "\(job.id) -> \(job.dest)"
             if let error = job.error { line += "  \(error.code.rawValue): \(error.message)" }
             Console.error(line)
         }
-        let path = report ?? loaded.toolFile(ToolFiles.verifyReport)
+        let path = report ?? loaded.toolFile(options.shard.toolFile(ToolFiles.verifyReport))
         ReportFile.write(result, to: path)
         let summary = result.summary
         Console.error("verify: \(summary.ok ?? 0) ok, \(summary.drift ?? 0) mismatched, \(summary.missing ?? 0) missing"
             + "\(lock == nil ? "" : " (with the lockfile)"); report: \(path)")
-        if result.status != .succeeded { throw ExitStatus.drift.exitCode }
+        if let exit = ExitStatus.of(result) { throw exit.exitCode }
     }
 }

@@ -26,8 +26,8 @@ public final class Checker: Sendable {
         let results = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
             await self.check(jobs[index], sums: sums, transport: transport, hosts: hosts)
         }
-        return RunReport.verdicts(command: .check, manifest: manifest, options: options, results: results,
-                                  startDate: startDate, started: started)
+        return RunReport(command: .check, manifest: manifest, options: options, startDate: startDate, started: started,
+                         jobs: results.map(RunReport.Job.init), interrupted: false)
     }
 
     /// The sha256 a job is held to: the lock's, the manifest's, or (with `--deep`) its sum file's.

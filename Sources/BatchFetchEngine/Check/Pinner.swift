@@ -22,23 +22,62 @@ public final class Pinner: Sendable {
         await handle(run)
         let report = await run.report
         guard report.status == .succeeded else { return (nil, report) }
+        return (await lock(from: report), report)
+    }
+
+    /// Why `report` cannot be pinned from (empty when it can): it must be a `run` report of this
+    /// manifest (`sha256` is the manifest file's) in which every job succeeded. This is how a
+    /// sharded team pins: the shards' reports, merged, hold every job's verified size and sha256,
+    /// so no machine has to hold the whole dataset (Docs/Contracts.md §7).
+    public func problems(pinning report: RunReport) -> [String] {
+        let sha256 = options.manifestSHA256 ?? Runner.fileSHA256(manifest.path)
+        guard report.command == .run else { return ["it is a \(report.command.rawValue) report, not a run report"] }
+        guard report.manifest.sha256 == sha256 else {
+            return ["it is for another manifest (sha256 \(report.manifest.sha256.prefix(12))…, this one is \(sha256.prefix(12))…)"]
+        }
+        if let scope = report.shard, scope.shard.count > 1 {
+            return ["it covers shard \(scope.shard) only: give every shard's report, or their merge-reports"]
+        }
+        let byID = Dictionary(report.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var problems: [String] = []
+        for job in manifest.jobs {
+            guard let result = byID[job.id] else {
+                problems.append("job '\(job.id)' is not in it")
+                continue
+            }
+            if result.status != .downloaded && result.status != .upToDate {
+                problems.append("job '\(job.id)' is \(result.status.rawValue) in it")
+            } else if result.checksums?["sha256"] == nil || result.size == nil {
+                problems.append("job '\(job.id)' has no verified size and sha256 in it")
+            }
+        }
+        return problems
+    }
+
+    /// The lockfile from a run report in which every job succeeded (the run's own, or merged
+    /// shard reports): each job's verified size and sha256 from the report, and each mirror
+    /// asked for its size and validators. Nil when a job is missing from the report or failed.
+    public func lock(from report: RunReport) async -> LockFile? {
         let transport = options.httpTransport(perHost: manifest.perHost)
         let hosts = HostLimiter(limit: manifest.perHost)
         let jobs = manifest.jobs
+        let byID = Dictionary(report.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let found = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
-            await Self.entry(jobs[index], report.jobs[index], network: JobNetwork(
+            guard let result = byID[jobs[index].id] else { return nil as LockFile.Entry? }
+            return await Self.entry(jobs[index], result, network: JobNetwork(
                 job: jobs[index], transport: transport, perHost: self.manifest.perHost, environment: self.options.environment),
                 hosts: hosts)
         }
         var entries: [String: LockFile.Entry] = [:]
         for (job, entry) in zip(jobs, found) { entries[job.id] = entry }
-        let complete = entries.count == jobs.count
-        return (complete ? LockFile(manifest: (manifest.path as NSString).lastPathComponent, jobs: entries) : nil, report)
+        guard entries.count == jobs.count else { return nil }
+        return LockFile(manifest: (manifest.path as NSString).lastPathComponent, jobs: entries)
     }
 
     private static func entry(_ job: Job, _ result: RunReport.Job, network: JobNetwork, hosts: HostLimiter) async
         -> LockFile.Entry? {
-        guard let sha256 = result.checksums?["sha256"], let size = result.size else { return nil }
+        guard result.status == .downloaded || result.status == .upToDate,
+              let sha256 = result.checksums?["sha256"], let size = result.size else { return nil }
         let probe = MirrorProbe(job: job, network: network, hosts: hosts)
         let redact = network.redactor.redact
         var mirrors: [LockFile.Mirror] = []

@@ -25,8 +25,8 @@ public final class Verifier: Sendable {
         let results = await boundedMap(jobs.count, limit: ProcessInfo.processInfo.activeProcessorCount) { index in
             self.verify(jobs[index], root: root)
         }
-        return RunReport.verdicts(command: .verify, manifest: manifest, options: options, results: results,
-                                  startDate: startDate, started: started)
+        return RunReport(command: .verify, manifest: manifest, options: options, startDate: startDate, started: started,
+                         jobs: results.map(RunReport.Job.init), interrupted: false)
     }
 
     /// The manifest's expectations, then the lock's: the same check as a run's up-to-date test,

@@ -5,7 +5,7 @@ import Foundation
 /// checked against expectations. One check for `run` (is the job already done?), `run --dry-run`
 /// (would it be?) and `verify` (did anything change behind batchfetch's back?).
 ///
-/// With a ``StateCache`` the digests of a file whose identity (device, inode, size, mtime) is
+/// With a ``StateCache`` the digests of a file whose identity (inode, size, mtime) is
 /// unchanged since it was verified come from the cache, and freshly hashed ones are recorded;
 /// `verify` passes none and hashes every file.
 struct DestinationCheck {

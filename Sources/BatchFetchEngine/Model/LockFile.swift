@@ -56,6 +56,12 @@ public struct LockFile: Codable, Sendable, Equatable {
         case lockVersion = "lock_version", manifest, jobs
     }
 
+    /// The lockfile with only the entries of `manifest`'s jobs (a shard's part of a whole lock).
+    public func restricted(to manifest: Manifest) -> LockFile {
+        let ids = Set(manifest.jobs.map(\.id))
+        return LockFile(manifest: self.manifest, jobs: jobs.filter { ids.contains($0.key) })
+    }
+
     /// `datasets.yaml` → `datasets.lock.json`, beside the manifest.
     public static func defaultPath(forManifest path: String) -> String {
         let url = URL(fileURLWithPath: path)

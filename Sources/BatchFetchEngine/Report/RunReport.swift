@@ -107,11 +107,16 @@ public struct RunReport: Codable, Sendable {
     public var durationSeconds: Double
     public var status: Status
     public var summary: Summary
+    /// The shard this report covers (`--shard`); absent for a whole manifest.
+    public var shard: ShardScope?
+    /// The shard reports a `merge-reports` report was made from, as named on its command line.
+    public var mergedFrom: [String]?
     public var jobs: [Job]
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version", tool, command, manifest, startedAt = "started_at"
-        case finishedAt = "finished_at", durationSeconds = "duration_seconds", status, summary, jobs
+        case finishedAt = "finished_at", durationSeconds = "duration_seconds", status, summary, shard
+        case mergedFrom = "merged_from", jobs
     }
 }
 

@@ -28,6 +28,9 @@ public struct RunOptions: Sendable {
     public var progressInterval = 0.25
     /// sha256 of the manifest file, for the report; read from the manifest's path when nil.
     public var manifestSHA256: String?
+    /// The shard this command covers when the manifest was split (`--shard`): the report says
+    /// so, and the run's report, state cache and run lock are the shard's own files.
+    public var shard: ShardScope?
     /// Where `SSL_CERT_FILE`, `SSL_CERT_DIR`, `CURL_CA_BUNDLE`, `NETRC` and `HOME` are read.
     public var environment = ProcessInfo.processInfo.environment
 

@@ -16,8 +16,9 @@ public final class Runner: Sendable {
         graph = JobGraph(manifest: manifest)
     }
 
-    /// The default report location: `<output_dir>/batchfetch-report.json`.
-    public var defaultReportPath: String { manifest.toolFile(ToolFiles.runReport) }
+    /// The default report location: `<output_dir>/batchfetch-report.json`, or a shard's own
+    /// (`batchfetch-report.shard-K-of-N.json`).
+    public var defaultReportPath: String { manifest.toolFile(options.shard.toolFile(ToolFiles.runReport)) }
 
     /// Starts the run in a task of its own and returns its handle: events, interrupt, report.
     public func start() -> RunHandle {
@@ -51,7 +52,7 @@ public final class Runner: Sendable {
     /// to date (the same local check a run makes) and which would be fetched.
     public func dryRun() -> [DryRunEntry] {
         let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
-        let state = root.map { StateCache(directory: $0) }
+        let state = root.map(stateCache)
         return graph.order.map { index in
             let job = manifest.jobs[index]
             let upToDate: Bool
@@ -62,6 +63,15 @@ public final class Runner: Sendable {
             }
             return DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? "", upToDate: upToDate)
         }
+    }
+
+    /// The state cache: the whole manifest's, or a shard's own file, which starts from the
+    /// whole manifest's entries for the shard's jobs so that splitting a manifest that was run
+    /// whole costs no re-hashing (and shards sharing `output_dir` never write one file).
+    private func stateCache(_ root: SafeDirectory) -> StateCache {
+        guard let shard = options.shard else { return StateCache(directory: root) }
+        return StateCache(directory: root, fileName: shard.shard.fileName(ToolFiles.stateCache),
+                          seed: (ToolFiles.stateCache, Set(manifest.jobs.map(\.dest.resolved))))
     }
 
     private func context(root: SafeDirectory, transport: any HTTPTransport, interruption: Interruption,
@@ -95,7 +105,7 @@ public final class Runner: Sendable {
             for result in results { emit(.jobFinished(result)) }
             return report(results: results, interrupted: false, startDate: startDate, started: started)
         }
-        let state = StateCache(directory: root)
+        let state = stateCache(root)
         let results = await schedule(
             context: context(root: root, transport: transport, interruption: interruption, state: state), active: active,
             interruption: interruption,

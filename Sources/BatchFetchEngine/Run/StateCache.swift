@@ -35,16 +35,28 @@ public final class StateCache: Sendable {
         var files: [String: Entry]
     }
 
-    public static let fileName = ToolFiles.stateCache
     private let directory: SafeDirectory?
+    /// The cache file's name in the output directory.
+    private let fileName: String
     /// Entries by dest, and whether any changed since the load.
     private let stored: NIOLockedValueBox<(files: [String: Entry], changed: Bool)>
 
-    /// Loads the cache of the output directory; a missing or unreadable file is an empty cache.
-    public init(directory: SafeDirectory?) {
+    /// Loads the cache `fileName` of the output directory; a missing or unreadable file is an
+    /// empty cache. When it is missing and `seed` names another cache file, the entries of that
+    /// one for the given dests are the start (a shard's first run after whole-manifest runs).
+    public init(directory: SafeDirectory?, fileName: String = ToolFiles.stateCache,
+                seed: (fileName: String, dests: Set<String>)? = nil) {
         self.directory = directory
-        let stored = directory?.contents(Self.fileName).flatMap { try? JSONDecoder().decode(Stored.self, from: $0) }
-        self.stored = NIOLockedValueBox((stored?.version == 1 ? stored!.files : [:], false))
+        self.fileName = fileName
+        func load(_ name: String) -> [String: Entry]? {
+            let stored = directory?.contents(name).flatMap { try? JSONDecoder().decode(Stored.self, from: $0) }
+            return stored?.version == 1 ? stored!.files : nil
+        }
+        var files = load(fileName)
+        if files == nil, let seed {
+            files = load(seed.fileName)?.filter { seed.dests.contains($0.key) }
+        }
+        self.stored = NIOLockedValueBox((files ?? [:], false))
     }
 
     /// The entry for `dest` (relative to the output directory) if the file, whose `lstat` is
@@ -82,7 +94,7 @@ public final class StateCache: Sendable {
             return try? StableJSON.encode(Stored(files: $0.files))
         }
         guard let data, let directory else { return }
-        try? directory.writeAtomically(Self.fileName, data)
+        try? directory.writeAtomically(fileName, data)
     }
 
     private static func identity(_ info: stat) -> Entry {
@@ -97,7 +109,11 @@ public final class StateCache: Sendable {
 }
 
 private extension StateCache.Entry {
+    /// The device number is recorded but not compared: NFS clients number a mount's device
+    /// anew on each machine and each mount, and a sharded run's task lands on any node, so a
+    /// shared `output_dir` would be re-hashed on every run. Inode, size and mtime to the
+    /// nanosecond still change with any write or replacement.
     func sameFile(as other: StateCache.Entry) -> Bool {
-        device == other.device && inode == other.inode && size == other.size && mtimeNanoseconds == other.mtimeNanoseconds
+        inode == other.inode && size == other.size && mtimeNanoseconds == other.mtimeNanoseconds
     }
 }

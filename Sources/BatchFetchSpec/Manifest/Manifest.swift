@@ -11,6 +11,9 @@ public struct Manifest: Sendable {
     public var perHost: Int
     /// Overall cap in bytes per second, if any.
     public var rateLimit: Int64?
+    /// How many shards `--shard auto` splits the manifest into when the environment gives only
+    /// an index (a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX`).
+    public var shardCount: Int?
     /// Jobs in manifest order.
     public var jobs: [Job]
 

@@ -6,7 +6,7 @@ import Foundation
 /// the next key, so one `validate` run lists everything to fix. Cross-job rules (unique ids,
 /// dependencies, cycles, shared destinations) are checked afterwards by ``ManifestValidator``.
 struct ManifestDecoder {
-    static let topLevelKeys = ["version", "output_dir", "concurrency", "per_host", "rate_limit", "defaults", "jobs"]
+    static let topLevelKeys = ["version", "output_dir", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs"]
     static let settingKeys = [
         "retries", "backoff", "backoff_max", "retry_after_max", "timeout", "deadline", "segments", "refresh",
         "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls",
@@ -63,6 +63,9 @@ struct ManifestDecoder {
         }
         if let entry = fields["per_host"], let value = integer(entry, context: "", range: 1...64) {
             manifest.perHost = value
+        }
+        if let entry = fields["shard_count"], let value = integer(entry, context: "", range: 1...Shard.maximumCount) {
+            manifest.shardCount = value
         }
         if let entry = fields["rate_limit"], let text = scalarText(entry, context: "", expected: "a rate such as 50MB/s") {
             switch Quantity.rate(text) {

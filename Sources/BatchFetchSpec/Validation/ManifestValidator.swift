@@ -34,7 +34,10 @@ struct ManifestValidator {
             }
         }
         for position in jobs.indices {
-            guard let what = reserved[jobs[position].dest.resolved] else { continue }
+            let dest = jobs[position].dest.resolved
+            guard let what = reserved[dest] ?? (ToolFiles.isShardFile(dest) ? "a shard's own file of batchfetch" : nil) else {
+                continue
+            }
             problems.error(
                 "job '\(jobs[position].id)': dest '\(jobs[position].dest.redacted)' is \(what); choose another dest",
                 at: jobs[position].source.dest)

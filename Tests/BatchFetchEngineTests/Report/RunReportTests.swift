@@ -13,13 +13,13 @@ import Testing
     }
 
     @Test func theSummaryCountsEveryStatusAndTheBytesLeftInPlace() {
-        let summary = RunReport.runSummary([
+        let summary = RunReport.summary(of: [
             Self.result("a", .downloaded, size: 10, transferred: 10),
             Self.result("b", .upToDate, size: 5),
             Self.result("c", .failed, size: 7, transferred: 3),
             Self.result("d", .skipped),
             Self.result("e", .interrupted, transferred: 2),
-        ])
+        ].map(RunReport.Job.init), command: .run)
         #expect(summary.jobs == 5)
         let counts: [Int] = [summary.downloaded, summary.upToDate, summary.failed, summary.skipped, summary.interrupted]
         #expect(counts == [1, 1, 1, 1, 1])
@@ -30,15 +30,15 @@ import Testing
 
     @Test func statusPrecedenceIsInterruptedThenFailedThenSucceeded() {
         var summary = RunReport.Summary()
-        #expect(RunReport.runStatus(summary, interrupted: false) == .succeeded)
+        #expect(RunReport.status(of: summary, command: .run, interrupted: false) == .succeeded)
         summary.skipped = 1
-        #expect(RunReport.runStatus(summary, interrupted: false) == .failed)
+        #expect(RunReport.status(of: summary, command: .run, interrupted: false) == .failed)
         summary.skipped = 0
         summary.failed = 1
-        #expect(RunReport.runStatus(summary, interrupted: false) == .failed)
-        #expect(RunReport.runStatus(summary, interrupted: true) == .interrupted)
+        #expect(RunReport.status(of: summary, command: .run, interrupted: false) == .failed)
+        #expect(RunReport.status(of: summary, command: .run, interrupted: true) == .interrupted)
         summary.interrupted = 1
-        #expect(RunReport.runStatus(summary, interrupted: false) == .interrupted)
+        #expect(RunReport.status(of: summary, command: .run, interrupted: false) == .interrupted)
     }
 
     @Test func theJSONUsesReportV1sKeysAndKeepsAFailuresHistory() throws {

@@ -1,4 +1,5 @@
 @testable import BatchFetchEngine
+import BatchFetchSpec
 import Crypto
 import Foundation
 import Testing
@@ -33,7 +34,7 @@ import Testing
     @Test func anUnreadableCacheIsAnEmptyOne() throws {
         let url = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: url) }
-        try Data("{not json".utf8).write(to: url.appendingPathComponent(StateCache.fileName))
+        try Data("{not json".utf8).write(to: url.appendingPathComponent(ToolFiles.stateCache))
         try Data("x".utf8).write(to: url.appendingPathComponent("a.bin"))
         let root = try SafeDirectory.root(url.path, create: false)
         #expect(StateCache(directory: root).entry(for: "a.bin", status: root.status("a.bin")) == nil)

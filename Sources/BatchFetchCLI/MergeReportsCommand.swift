@@ -1,0 +1,105 @@
+import ArgumentParser
+import BatchFetchEngine
+import Foundation
+
+/// `batchfetch merge-reports`: the reports of a split manifest's shards as one report v1.
+struct MergeReportsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge-reports",
+        abstract: "Combine the reports of every shard of a split manifest into one report.",
+        discussion: HelpText.reflowed("""
+            Takes the reports that `run`, `check` or `verify --shard K/N` wrote (one per shard,
+            e.g. batchfetch-report.shard-*.json) and writes one report v1 with every job of the
+            manifest exactly once (ordered by id), the summary counted again from the jobs and the
+            status by the command's precedence. The merged report goes to --report, or to stdout.
+
+            Refused, naming the report (exit 2): a report that is not a shard report, a report of
+            another command or another manifest (its sha256 differs), shards of different splits,
+            a missing shard, a shard given twice, a job in two reports, or fewer jobs than the
+            manifest has.
+
+            Exit status: as the command the reports are of — run: 0 all succeeded, 1 a job failed,
+            was skipped or interrupted, 3 lock mismatch; check: 3 drift or missing, 1 unreachable;
+            verify: 3 any mismatch — and 2 when the reports do not make one whole.
+
+            Examples:
+              batchfetch merge-reports data/batchfetch-report.shard-*.json --report merged.json
+              batchfetch merge-reports shard-reports/*.json --junit junit.xml > merged.json
+            """)
+    )
+
+    @Argument(help: "The shard reports, one per shard.", completion: .file(extensions: ["json"]))
+    var reports: [String]
+
+    @Option(help: "Where to write the merged report (default: stdout).", completion: .file())
+    var report: String?
+
+    @Option(help: "Write a JUnit XML file with one testcase per job.", completion: .file(extensions: ["xml"]))
+    var junit: String?
+
+    func run() throws {
+        var loaded: [(name: String, report: RunReport)] = []
+        for name in reports {
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: name))
+                loaded.append((name, try JSONDecoder().decode(RunReport.self, from: data)))
+            } catch {
+                Console.error("batchfetch: error: \(name) is not a readable batchfetch report: \(Self.describe(error))")
+                throw ExitStatus.invalid.exitCode
+            }
+        }
+        let merged: RunReport
+        switch ReportMerge.merge(loaded) {
+        case .success(let report):
+            merged = report
+        case .failure(let problems):
+            for problem in problems.messages { Console.error("batchfetch: error: \(problem)") }
+            throw ExitStatus.invalid.exitCode
+        }
+        var written = true
+        if let report {
+            written = ReportFile.write(merged, to: report)
+        } else {
+            do {
+                FileHandle.standardOutput.write(try StableJSON.encode(merged) + Data("\n".utf8))
+            } catch {
+                Console.error("batchfetch: error: cannot encode the merged report: \(error)")
+                written = false
+            }
+        }
+        if let junit {
+            do {
+                try SafeDirectory.writeAtomically(path: junit, Data(merged.junitXML().utf8))
+            } catch {
+                Console.error("batchfetch: error: cannot write JUnit XML \(junit): \(error.localizedDescription)")
+                written = false
+            }
+        }
+        let summary = merged.summary
+        let counts = merged.command == .run
+            ? "\(summary.downloaded) downloaded, \(summary.upToDate) up to date, \(summary.failed) failed, \(summary.skipped) skipped"
+                + (summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : "")
+            : "\(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, \(summary.unreachable ?? 0) unreachable"
+        Console.error("merged \(loaded.count) shard reports of \(merged.command.rawValue): \(merged.status.rawValue), "
+            + "\(summary.jobs) jobs: \(counts)" + (report.map { "; report: \($0)" } ?? ""))
+        if let exit = ExitStatus.of(merged) { throw exit.exitCode }
+        if !written { throw ExitStatus.jobsFailed.exitCode }
+    }
+
+    /// A decoding error as a person can act on it: what is wrong, and where in the JSON.
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            return "'\(key.stringValue)' is missing at \(path(context))"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+             DecodingError.dataCorrupted(let context):
+            return "\(context.debugDescription) at \(path(context))"
+        default:
+            return error.localizedDescription
+        }
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        context.codingPath.isEmpty ? "the top" : context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+}

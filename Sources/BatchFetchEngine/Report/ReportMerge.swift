@@ -1,0 +1,80 @@
+import BatchFetchSpec
+import Foundation
+
+/// Combines the reports of a split manifest's shards into one report v1 (`merge-reports`,
+/// Docs/Contracts.md §7): every job of the manifest exactly once, the summary counted again from
+/// the jobs and the status by the command's precedence, as if one machine had run it all.
+///
+/// A merge never guesses: every report must be a shard report of one command, one manifest
+/// (its sha256) and one split, each shard exactly once, no job in two shards, and together as
+/// many jobs as the manifest has. Each problem names the report it is about; all are reported.
+public enum ReportMerge {
+    /// Why the reports do not make one whole: every problem found, each naming its report.
+    public struct Problems: Error, Sendable, Equatable {
+        public var messages: [String]
+    }
+
+    /// The merged report of `reports` (each with the name it was given by), or every problem.
+    /// Jobs are ordered by id (UTF-8), which no shard count changes.
+    public static func merge(_ reports: [(name: String, report: RunReport)]) -> Result<RunReport, Problems> {
+        var problems: [String] = []
+        guard let (firstName, first) = reports.first else { return .failure(Problems(messages: ["no reports to merge"])) }
+        var byShard: [Int: [String]] = [:]
+        for (name, report) in reports {
+            guard let scope = report.shard else {
+                problems.append("\(name) is not a shard report (it has no 'shard': it was written without --shard)")
+                continue
+            }
+            if report.command != first.command {
+                problems.append("\(name) is a \(report.command.rawValue) report; \(firstName) is a \(first.command.rawValue) report")
+            }
+            if report.manifest.sha256 != first.manifest.sha256 {
+                problems.append("\(name) (shard \(scope.shard)) is for another manifest: sha256 "
+                    + "\(report.manifest.sha256.prefix(12))…, where \(firstName) has \(first.manifest.sha256.prefix(12))…")
+            }
+            if let expected = first.shard, scope.shard.count != expected.shard.count || scope.manifestJobs != expected.manifestJobs {
+                problems.append("\(name) is shard \(scope.shard) of a manifest of \(scope.manifestJobs) jobs; \(firstName) is "
+                    + "shard \(expected.shard) of \(expected.manifestJobs) jobs: all reports must come from one split")
+            }
+            byShard[scope.shard.index, default: []].append(name)
+        }
+        if let scope = first.shard, problems.isEmpty {
+            for index in 0..<scope.shard.count {
+                let names = byShard[index] ?? []
+                if names.isEmpty {
+                    problems.append("shard \(index)/\(scope.shard.count) is missing")
+                } else if names.count > 1 {
+                    problems.append("shard \(index)/\(scope.shard.count) is given \(names.count) times: \(names.joined(separator: ", "))")
+                }
+            }
+        }
+        if let scope = first.shard, problems.isEmpty {
+            var seen: [String: String] = [:]
+            for (name, report) in reports {
+                for job in report.jobs {
+                    if let other = seen.updateValue(name, forKey: job.id) {
+                        problems.append("job '\(job.id)' is in both \(other) and \(name)")
+                    }
+                }
+            }
+            if problems.isEmpty && seen.count != scope.manifestJobs {
+                problems.append("the shard reports list \(seen.count) jobs, but the manifest has \(scope.manifestJobs)")
+            }
+        }
+        guard problems.isEmpty else { return .failure(Problems(messages: problems)) }
+
+        let jobs = reports.flatMap(\.report.jobs).sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        let summary = RunReport.summary(of: jobs, command: first.command)
+        let interrupted = reports.contains { $0.report.status == .interrupted }
+        let startedAt = reports.map(\.report.startedAt).min()!
+        let finishedAt = reports.map(\.report.finishedAt).max()!
+        let dates = ISO8601DateFormatter()
+        let span = dates.date(from: finishedAt).flatMap { end in dates.date(from: startedAt).map { end.timeIntervalSince($0) } }
+        return .success(RunReport(
+            tool: .init(version: ToolVersion.current), command: first.command, manifest: first.manifest,
+            startedAt: startedAt, finishedAt: finishedAt,
+            durationSeconds: span ?? reports.map(\.report.durationSeconds).max()!,
+            status: RunReport.status(of: summary, command: first.command, interrupted: interrupted), summary: summary,
+            shard: nil, mergedFrom: reports.map(\.name), jobs: jobs))
+    }
+}

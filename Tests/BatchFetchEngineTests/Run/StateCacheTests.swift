@@ -39,4 +39,29 @@ import Testing
         let root = try SafeDirectory.root(url.path, create: false)
         #expect(StateCache(directory: root).entry(for: "a.bin", status: root.status("a.bin")) == nil)
     }
+
+    @Test func aShardKeepsItsOwnCacheStartingFromTheWholeManifestsEntriesForItsJobs() throws {
+        let url = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let root = try SafeDirectory.root(url.path, create: false)
+        for name in ["a.bin", "b.bin"] { try Data(name.utf8).write(to: url.appendingPathComponent(name)) }
+        let whole = StateCache(directory: root)
+        for name in ["a.bin", "b.bin"] {
+            whole.record(name, status: root.status(name), digests: ["sha256": name], urlSHA256: nil, etag: nil, lastModified: nil)
+        }
+        whole.save()
+
+        let shardFile = Shard(index: 1, count: 2)!.fileName(ToolFiles.stateCache)
+        let shard = StateCache(directory: root, fileName: shardFile, seed: (ToolFiles.stateCache, ["b.bin"]))
+        #expect(shard.entry(for: "b.bin", status: root.status("b.bin"))?.digests == ["sha256": "b.bin"])
+        #expect(shard.entry(for: "a.bin", status: root.status("a.bin")) == nil, "another shard's entry")
+        try Data("c".utf8).write(to: url.appendingPathComponent("c.bin"))
+        shard.record("c.bin", status: root.status("c.bin"), digests: ["sha256": "c"], urlSHA256: nil, etag: nil, lastModified: nil)
+        shard.save()
+        // The shard wrote its own file only; once it exists, the whole cache is not read again.
+        #expect(StateCache(directory: root).entry(for: "c.bin", status: root.status("c.bin")) == nil)
+        let again = StateCache(directory: root, fileName: shardFile, seed: (ToolFiles.stateCache, ["a.bin", "b.bin", "c.bin"]))
+        #expect(again.entry(for: "c.bin", status: root.status("c.bin")) != nil)
+        #expect(again.entry(for: "a.bin", status: root.status("a.bin")) == nil)
+    }
 }

@@ -1,7 +1,7 @@
 # The two commands of the README, plus helpers. Every target installs what is missing first.
 SWIFT ?= swift
 
-.PHONY: deps build release test fuzz demo bench schemas help-goldens
+.PHONY: deps build release test slurm-test fuzz demo bench schemas help-goldens
 
 deps:
 	@scripts/install-deps.sh
@@ -13,12 +13,19 @@ release: deps
 	$(SWIFT) build -c release --product batchfetch
 
 ## Runs the whole test suite (what .ci/run calls), once per transport: URLSession, then nio;
-## then fuzzes the manifest loader for a minute (scripts/fuzz.sh).
+## then sharded runs on a real Slurm cluster (needs root: scripts/slurm-test.sh); then fuzzes
+## the manifest loader for a minute (scripts/fuzz.sh).
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	BATCHFETCH_TRANSPORT=nio $(SWIFT) test --skip-build
+	scripts/slurm-test.sh
 	scripts/fuzz.sh 60
+
+## Sharded runs on a real single-node Slurm cluster (root; part of `make test`).
+slurm-test: deps
+	$(SWIFT) build --product batchfetch
+	scripts/slurm-test.sh
 
 ## Fuzzes the manifest loader for SECONDS (default 600).
 fuzz:

@@ -2,7 +2,7 @@
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
 # there: libyaml (headers + pkg-config file) to build; for the tests, nginx-light and lighttpd (real
 # servers of the interop tests, beside python3's http.server), openssl (the TLS tests' throwaway
-# CA) and Python's jsonschema and PyYAML. Needs root (or sudo) only when something is missing.
+# CA), slurm-wlm (the sharding test's cluster) and Python's jsonschema and PyYAML. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
 missing_apt=()
@@ -11,6 +11,8 @@ command -v python3 >/dev/null || missing_apt+=(python3 python3-pip)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing_apt+=(nginx-light)
 [ -x /usr/sbin/lighttpd ] || command -v lighttpd >/dev/null || missing_apt+=(lighttpd)
 command -v openssl >/dev/null || missing_apt+=(openssl)
+# A real single-node Slurm cluster for scripts/slurm-test.sh (sharded runs on a job array).
+command -v sbatch >/dev/null || missing_apt+=(slurm-wlm)
 
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null; then

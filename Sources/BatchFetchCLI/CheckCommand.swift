@@ -8,6 +8,7 @@ struct CheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
         abstract: "Ask every mirror of every job what it serves and compare with the lockfile (or the manifest).",
+        usage: "batchfetch check [<options>] <manifest>",
         discussion: HelpText.reflowed("""
             Each mirror gets a HEAD request (or, where HEAD is refused with 405/501, a GET of
             byte 0); its size, ETag, Last-Modified and any RFC 9530 Repr-Digest/Content-Digest

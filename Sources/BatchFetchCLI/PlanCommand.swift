@@ -7,6 +7,7 @@ struct PlanCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
         abstract: "Show the jobs in execution order, their levels, and what already exists locally.",
+        usage: "batchfetch plan [<options>] <manifest>",
         discussion: HelpText.reflowed("""
             Validates the manifest, orders the jobs by dependency level (jobs of one level can run
             in parallel), and for each job prints its URL(s) with secrets redacted, its
@@ -37,7 +38,8 @@ struct PlanCommand: ParsableCommand {
 
     @OptionGroup var shardOption: ShardOption
 
-    @Option(help: "Show how N shards would split the manifest (per shard: jobs, components, declared bytes) instead of the plan.")
+    @Option(help: ArgumentHelp("Show how N shards would split the manifest (per shard: jobs, components, declared bytes) instead of the plan.",
+                               valueName: "N"))
     var shards: Int?
 
     func validate() throws {

@@ -13,7 +13,8 @@ struct ShardOption: ParsableArguments {
         valueName: "K/N|auto"))
     var shard: String?
 
-    @Option(help: "N for --shard auto where the environment gives only the index (Kubernetes; default: the manifest's shard_count).")
+    @Option(help: ArgumentHelp("N for --shard auto where the environment gives only the index (Kubernetes; default: the manifest's shard_count).",
+                               valueName: "N"))
     var shardCount: Int?
 
     func validate() throws {

@@ -8,6 +8,7 @@ struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check every destination on disk against the manifest's size and checksums and the lockfile, offline.",
+        usage: "batchfetch verify [<options>] <manifest>",
         discussion: HelpText.reflowed("""
             Every file is read and hashed (no state cache: this is the check for files that
             changed behind batchfetch's back). Per job: ok, drift (size_mismatch,

@@ -35,7 +35,7 @@ import Testing
     @Test func unknownCommandsAreNamedWithASuggestion() throws {
         let output = try BinaryRunner.run(["rnu", "m.yaml"])
         #expect(output.status == 2)
-        #expect(output.stderr == "batchfetch: unknown command 'rnu' (did you mean 'run'?); the commands are run, validate, plan, check, pin, verify, schema (see 'batchfetch --help')\n")
+        #expect(output.stderr == "batchfetch: unknown command 'rnu' (did you mean 'run'?); the commands are run, validate, plan, check, pin, verify, merge-reports, schema (see 'batchfetch --help')\n")
     }
 
     @Test func shellCompletionOffersManifestFiles() throws {

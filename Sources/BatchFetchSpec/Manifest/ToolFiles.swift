@@ -18,28 +18,24 @@ public enum ToolFiles {
     public static let all = [runReport, checkReport, verifyReport, stateCache, runLock]
 
     /// Whether `name` is one of these files of a shard (``Shard/fileName(_:)``, e.g.
-    /// `batchfetch-report.shard-0-of-4.json`), for any K and N.
+    /// `batchfetch-report.shard-0-of-4.json`), for any K and N. Cheap for other names: it runs
+    /// for every dest of a million-job manifest.
     public static func isShardFile(_ name: String) -> Bool {
-        all.contains { base in
-            let marker = Shard(index: 0, count: 1)!.fileName(base)
-            let (prefix, suffix) = marker.split(around: "shard-0-of-1")
-            guard name.hasPrefix(prefix + "shard-"), name.hasSuffix(suffix),
-                  name.count > prefix.count + suffix.count + "shard-".count else { return false }
-            let middle = name.dropFirst(prefix.count + "shard-".count).dropLast(suffix.count)
-            let numbers = middle.split(separator: "-of-", omittingEmptySubsequences: false)
-            return numbers.count == 2 && numbers.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }
+        shardNameParts.contains { prefix, suffix in
+            guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.utf8.count > prefix.utf8.count + suffix.utf8.count else {
+                return false
+            }
+            let middle = name.utf8.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
+            let numbers = middle.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
+            return numbers.count == 3 && numbers[1].elementsEqual("of".utf8)
+                && [numbers[0], numbers[2]].allSatisfy { !$0.isEmpty && $0.allSatisfy { (48...57).contains($0) } }
         }
     }
-}
 
-private extension String {
-    /// The text before and after the first occurrence of `separator`, which must occur.
-    func split(around separator: String) -> (String, String) {
-        let range = self.range(of: separator)!
-        return (String(self[..<range.lowerBound]), String(self[range.upperBound...]))
+    /// Each tool file's shard name around `K-of-N`: `batchfetch-report.shard-` and `.json`.
+    private static let shardNameParts: [(prefix: String, suffix: String)] = all.map { name in
+        let marked = Shard(index: 0, count: 1)!.fileName(name)
+        let range = marked.range(of: "shard-0-of-1")!
+        return (String(marked[..<range.lowerBound]) + "shard-", String(marked[range.upperBound...]))
     }
-}
-
-private extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
 }

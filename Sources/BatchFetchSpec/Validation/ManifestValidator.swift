@@ -17,8 +17,12 @@ struct ManifestValidator {
     }
 
     /// No dest may be another dest's partial or sidecar (`h.bin` and `h.bin.part` would write
-    /// into each other), or one of the tool's own files, or the lockfile when it lies in
-    /// `output_dir`.
+    /// into each other), or one of the tool's own files (a shard's too), or the lockfile when it
+    /// lies in `output_dir`.
+    ///
+    /// Partial names always end in `.part` and sidecars in `.part.json`, so only dests with those
+    /// endings are looked up among the others' temporary paths; a million-job manifest without
+    /// any such dest computes none.
     private mutating func checkToolFiles(_ manifest: Manifest) {
         let jobs = manifest.jobs
         var reserved: [String: String] = [:]
@@ -27,10 +31,16 @@ struct ManifestValidator {
         let lockURL = manifestURL.deletingPathExtension().appendingPathExtension("lock.json").standardizedFileURL
         let outputPrefix = URL(fileURLWithPath: manifest.outputDirectory).standardizedFileURL.path + "/"
         if lockURL.path.hasPrefix(outputPrefix) { reserved[String(lockURL.path.dropFirst(outputPrefix.count))] = "the lockfile" }
-        for position in jobs.indices where !jobs[position].dest.resolved.isEmpty {
-            let temporary = DestPath.temporaryPaths(beside: jobs[position].dest.resolved)
-            for path in [temporary.part, temporary.sidecar] {
-                reserved[path] = "the partial download of job '\(jobs[position].id)'"
+        var suspects: Set<String> = []
+        for job in jobs where job.dest.resolved.hasSuffix(DestPath.partSuffix) || job.dest.resolved.hasSuffix(DestPath.partSuffix + ".json") {
+            suspects.insert(job.dest.resolved)
+        }
+        if !suspects.isEmpty {
+            for position in jobs.indices where !jobs[position].dest.resolved.isEmpty {
+                let temporary = DestPath.temporaryPaths(beside: jobs[position].dest.resolved)
+                for path in [temporary.part, temporary.sidecar] where suspects.contains(path) {
+                    reserved[path] = "the partial download of job '\(jobs[position].id)'"
+                }
             }
         }
         for position in jobs.indices {

@@ -21,7 +21,10 @@ public enum YAMLParser {
     public static let maxDepth = 64
     public static let aliasBudget = 1_000_000
     public static let aliasByteBudget = 16 * 1024 * 1024
-    public static let maxFileSize = 64 * 1024 * 1024
+    /// Room for a 1,000,000-job manifest with mirrors and checksums (about 300 MiB of YAML; the
+    /// 64 MiB of earlier versions held about 200,000 jobs), while a runaway file is still refused
+    /// before it is read into memory.
+    public static let maxFileSize = 512 * 1024 * 1024
 
     public static func parse(_ bytes: [UInt8]) -> YAMLParseResult {
         if bytes.count > maxFileSize {
@@ -42,7 +45,7 @@ public enum YAMLParser {
 
     static func fileTooLargeMessage(_ size: Int) -> String {
         let mib = Double(size) / 1_048_576
-        return "file is \(String(format: "%.1f", mib)) MiB; manifests are limited to 64 MiB"
+        return "file is \(String(format: "%.1f", mib)) MiB; manifests are limited to \(maxFileSize >> 20) MiB"
     }
 }
 

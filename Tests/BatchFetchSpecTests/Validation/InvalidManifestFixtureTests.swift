@@ -40,14 +40,14 @@ import Testing
         let path = directory.appendingPathComponent("huge.yaml").path
         try #require(FileManager.default.createFile(atPath: path, contents: Data("version: 1\n".utf8)))
         let handle = try #require(FileHandle(forWritingAtPath: path))
-        try handle.truncate(atOffset: 65 * 1024 * 1024)  // sparse: costs no disk
+        try handle.truncate(atOffset: 513 * 1024 * 1024)  // sparse: costs no disk
         try handle.close()
 
         do {
             _ = try ManifestLoader(environment: [:]).load(path: path)
-            Issue.record("a 65 MiB manifest was accepted")
+            Issue.record("a 513 MiB manifest was accepted")
         } catch .invalid(let diagnostics) {
-            #expect(diagnostics.map(\.description) == ["\(path):1:1: error: file is 65.0 MiB; manifests are limited to 64 MiB"])
+            #expect(diagnostics.map(\.description) == ["\(path):1:1: error: file is 513.0 MiB; manifests are limited to 512 MiB"])
         } catch {
             Issue.record("unexpected \(error)")
         }

@@ -46,11 +46,11 @@ struct CheckCommand: AsyncParsableCommand {
     var report: String?
 
     func run() async throws {
-        var loaded = try manifest.load()
-        var lock = try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: false)
         var options = RunOptions()
-        (loaded, options.shard) = try shardOption.select(loaded)
-        lock = lock?.restricted(to: loaded)
+        let whole = try manifest.load()
+        let (loaded, scope, lock) = try shardOption.select(
+            whole, lock: try lockOption.load(forManifest: manifest.manifest, matching: whole, required: false))
+        options.shard = scope
         let result = await Checker(manifest: loaded, lock: lock, deep: deep, options: options).run()
         for job in result.jobs {
             for mirror in job.mirrors ?? [] { Console.error(CheckLine.describe(mirror, job: job.id)) }
@@ -82,33 +82,5 @@ enum CheckLine {
         let label = job.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)
         let detail = job.failure.map { "  \($0.code.rawValue): \($0.message)" } ?? (job.status == .missing ? "  no file" : "")
         return "\(label)\(job.id) -> \(job.dest)\(detail)"
-    }
-}
-
-/// Writes a report, saying so on stderr when it cannot.
-enum ReportFile {
-    /// Writes the report; says why not on stderr and returns false when it cannot.
-    @discardableResult
-    static func write(_ report: RunReport, to path: String) -> Bool {
-        do {
-            try report.write(to: path)
-            return true
-        } catch {
-            Console.error("batchfetch: error: cannot write report \(path): \(error.localizedDescription)")
-            return false
-        }
-    }
-
-    /// Checks before any work that `--report PATH` can be written (its directory exists or can be
-    /// made, and takes a new file): a run of hours must not end without its report.
-    static func checkWritable(_ path: String) throws {
-        do {
-            let probe = path + ".batchfetch-probe-\(getpid())"
-            try SafeDirectory.writeAtomically(path: probe, Data())
-            unlink(probe)
-        } catch {
-            Console.error("batchfetch: error: --report \(path) cannot be written: \(error.localizedDescription)")
-            throw ExitStatus.invalid.exitCode
-        }
     }
 }

@@ -38,24 +38,8 @@ struct MergeReportsCommand: ParsableCommand {
     var junit: String?
 
     func run() throws {
-        var loaded: [(name: String, report: RunReport)] = []
-        for name in reports {
-            do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: name))
-                loaded.append((name, try JSONDecoder().decode(RunReport.self, from: data)))
-            } catch {
-                Console.error("batchfetch: error: \(name) is not a readable batchfetch report: \(Self.describe(error))")
-                throw ExitStatus.invalid.exitCode
-            }
-        }
-        let merged: RunReport
-        switch ReportMerge.merge(loaded) {
-        case .success(let report):
-            merged = report
-        case .failure(let problems):
-            for problem in problems.messages { Console.error("batchfetch: error: \(problem)") }
-            throw ExitStatus.invalid.exitCode
-        }
+        let loaded = try reports.map { (name: $0, report: try ReportFile.read($0)) }
+        let merged = try ReportFile.merged(loaded)
         var written = true
         if let report {
             written = ReportFile.write(merged, to: report)
@@ -84,22 +68,5 @@ struct MergeReportsCommand: ParsableCommand {
             + "\(summary.jobs) jobs: \(counts)" + (report.map { "; report: \($0)" } ?? ""))
         if let exit = ExitStatus.of(merged) { throw exit.exitCode }
         if !written { throw ExitStatus.jobsFailed.exitCode }
-    }
-
-    /// A decoding error as a person can act on it: what is wrong, and where in the JSON.
-    private static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, let context):
-            return "'\(key.stringValue)' is missing at \(path(context))"
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
-             DecodingError.dataCorrupted(let context):
-            return "\(context.debugDescription) at \(path(context))"
-        default:
-            return error.localizedDescription
-        }
-    }
-
-    private static func path(_ context: DecodingError.Context) -> String {
-        context.codingPath.isEmpty ? "the top" : context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
     }
 }

@@ -65,24 +65,8 @@ struct PinCommand: AsyncParsableCommand {
     /// The lock from `--from-report`: the reports merged (when more than one), held to this
     /// manifest, then every mirror asked for its validators; nothing is downloaded.
     private func pinFromReports(_ loaded: Manifest) async throws -> LockFile {
-        var reports: [(name: String, report: RunReport)] = []
-        for name in fromReports {
-            guard let data = FileManager.default.contents(atPath: name),
-                  let report = try? JSONDecoder().decode(RunReport.self, from: data) else {
-                Console.error("batchfetch: error: --from-report \(name) is not a readable batchfetch report")
-                throw ExitStatus.invalid.exitCode
-            }
-            reports.append((name, report))
-        }
-        var report = reports[0].report
-        if reports.count > 1 {
-            switch ReportMerge.merge(reports) {
-            case .success(let merged): report = merged
-            case .failure(let problems):
-                for problem in problems.messages { Console.error("batchfetch: error: --from-report: \(problem)") }
-                throw ExitStatus.invalid.exitCode
-            }
-        }
+        let reports = try fromReports.map { (name: $0, report: try ReportFile.read($0, as: "--from-report ")) }
+        let report = reports.count == 1 ? reports[0].report : try ReportFile.merged(reports, as: "--from-report: ")
         let pinner = Pinner(manifest: loaded)
         let problems = pinner.problems(pinning: report)
         guard problems.isEmpty else {

@@ -61,7 +61,7 @@ struct PlanCommand: ParsableCommand {
             }
             return
         }
-        let (selected, scope) = try shardOption.select(loaded)
+        let (selected, scope, _) = try shardOption.select(loaded)
         let plan = Plan(manifest: selected)
         switch format {
         case .text: PlanFormatter.text(plan, shard: scope, to: &out)

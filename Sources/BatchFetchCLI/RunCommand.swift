@@ -118,8 +118,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         var options = try options()
         let lock = locked ? try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: true) : nil
-        (loaded, options.shard) = try shardOption.select(loaded)
-        options.lock = lock?.restricted(to: loaded)
+        (loaded, options.shard, options.lock) = try shardOption.select(loaded, lock: lock)
         let runner = Runner(manifest: loaded, options: options)
         if dryRun {
             let entries = runner.dryRun()

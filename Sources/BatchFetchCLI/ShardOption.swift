@@ -27,12 +27,14 @@ struct ShardOption: ParsableArguments {
         }
     }
 
-    /// The manifest cut down to this shard's jobs, and the scope for the report; the manifest
-    /// itself and nil without `--shard`. Prints which shard was taken, from where, and its size;
-    /// an environment that names no shard exits 2.
-    func select(_ manifest: Manifest, environment: [String: String] = ProcessInfo.processInfo.environment)
-        throws -> (manifest: Manifest, scope: ShardScope?) {
-        guard let shard else { return (manifest, nil) }
+    /// The manifest cut down to this shard's jobs, the scope for the report, and `lock` (the
+    /// whole manifest's lockfile, already checked against it) cut down the same way; all three
+    /// as given, with no scope, without `--shard`. Prints which shard was taken, from where, and
+    /// its size; an environment that names no shard exits 2.
+    func select(_ manifest: Manifest, lock: LockFile? = nil,
+                environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws -> (manifest: Manifest, scope: ShardScope?, lock: LockFile?) {
+        guard let shard else { return (manifest, nil, lock) }
         let taken: (shard: Shard, source: String)
         switch shard == "auto" ? ShardEnvironment.resolve(environment, count: shardCount ?? manifest.shardCount)
                                : Shard.parse(shard).map { ($0, "--shard") } {
@@ -47,6 +49,6 @@ struct ShardOption: ParsableArguments {
         let total = assignment.totals[taken.shard.index]
         Console.error("batchfetch: shard \(taken.shard) (from \(taken.source)): \(total.jobs) of \(manifest.jobs.count) jobs, "
             + "\(ByteFormat.bytes(total.bytes)) declared\(total.unsizedJobs > 0 ? " + \(total.unsizedJobs) without size" : "")")
-        return (selected, ShardScope(shard: taken.shard, manifestJobs: manifest.jobs.count))
+        return (selected, ShardScope(shard: taken.shard, manifestJobs: manifest.jobs.count), lock?.restricted(to: selected))
     }
 }

@@ -37,11 +37,10 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var shardOption: ShardOption
 
     func run() async throws {
-        var loaded = try manifest.load()
-        var lock = try lockOption.load(forManifest: manifest.manifest, required: false)
         var options = RunOptions()
-        (loaded, options.shard) = try shardOption.select(loaded)
-        lock = lock?.restricted(to: loaded)
+        let (loaded, scope, lock) = try shardOption.select(
+            try manifest.load(), lock: try lockOption.load(forManifest: manifest.manifest, required: false))
+        options.shard = scope
         let result = await Verifier(manifest: loaded, lock: lock, options: options).run()
         for job in result.jobs where job.status != .ok {
             var line = job.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "\(job.id) -> \(job.dest)"

@@ -34,7 +34,7 @@ public struct Checksum: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// Parses `sha256:9F86...`; hex may be uppercase and is normalised to lowercase.
     public static func parse(_ text: String) -> Result<Checksum, ParseError> {
-        guard let colon = text.firstIndex(of: ":") else { return .failure(.missingAlgorithm) }
+        guard let colon = text.utf8.firstIndex(of: UInt8(ascii: ":")) else { return .failure(.missingAlgorithm) }
         let name = String(text[..<colon])
         let hex = String(text[text.index(after: colon)...])
         guard let algorithm = Algorithm(rawValue: name) else { return .failure(.unknownAlgorithm(name)) }

@@ -25,8 +25,8 @@ public enum DestPath {
         if hasControlCharacter(path) { return .failure(.invalidCharacter) }
         if path.hasPrefix("/") { return .failure(.absolute) }
         if path.hasSuffix("/") { return .failure(.directory) }
-        if path.split(separator: "/").contains(where: { $0.utf8.count > nameMax }) { return .failure(.nameTooLong) }
         if isNormal(path) { return .success(path) }
+        if path.split(separator: "/").contains(where: { $0.utf8.count > nameMax }) { return .failure(.nameTooLong) }
         var components: [Substring] = []
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             switch component {
@@ -54,7 +54,8 @@ public enum DestPath {
         return String(path[path.index(after: slash)...])
     }
 
-    /// True when no component is empty or only dots: the common case, checked without copying.
+    /// True when no component is empty, only dots or longer than ``nameMax``: the common case,
+    /// checked in one pass without copying (a million-job manifest normalises every dest).
     /// (Conservative: `...` takes the slow path, which keeps it.)
     private static func isNormal(_ path: String) -> Bool {
         var componentLength = 0
@@ -66,6 +67,7 @@ public enum DestPath {
                 dots = 0
             } else {
                 componentLength += 1
+                if componentLength > nameMax { return false }
                 if byte == UInt8(ascii: ".") { dots += 1 }
             }
         }
@@ -80,9 +82,15 @@ public enum DestPath {
         return decoded
     }
 
-    /// C0 controls (NUL, newline, escape…), DEL and C1 controls.
+    /// C0 controls (NUL, newline, escape…), DEL and C1 controls (U+0080–U+009F, which UTF-8
+    /// writes as 0xC2 0x80–0x9F), found in the bytes without decoding characters.
     public static func hasControlCharacter(_ text: String) -> Bool {
-        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+        var afterC2 = false
+        for byte in text.utf8 {
+            if byte < 0x20 || byte == 0x7F || (afterC2 && byte <= 0x9F && byte >= 0x80) { return true }
+            afterC2 = byte == 0xC2
+        }
+        return false
     }
 
     /// The name of the partial beside a file named `name`: `<name>.part`, or — when the

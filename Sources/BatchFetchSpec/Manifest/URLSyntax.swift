@@ -10,8 +10,9 @@ enum URLSyntax {
     static func isPlainHTTPURL(_ text: String) -> Bool {
         var bytes = text.utf8[...]
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else { return false }
-        let scheme = bytes[..<schemeEnd].map { $0 | 0x20 }
-        guard scheme == Array("http".utf8) || scheme == Array("https".utf8) else { return false }
+        let scheme = bytes[..<schemeEnd]
+        guard scheme.elementsEqual("http".utf8, by: { $0 | 0x20 == $1 }) || scheme.elementsEqual("https".utf8, by: { $0 | 0x20 == $1 })
+        else { return false }
         bytes = bytes[schemeEnd...]
         guard bytes.starts(with: "://".utf8) else { return false }
         bytes = bytes.dropFirst(3)
@@ -36,7 +37,7 @@ enum URLSyntax {
                 let first = bytes.index(after: index)
                 guard first < bytes.endIndex, bytes.index(after: first) < bytes.endIndex,
                       isHex(bytes[first]), isHex(bytes[bytes.index(after: first)]) else { return false }
-            } else if !(isAlphanumeric(byte) || allowed.contains(byte)) {
+            } else if !(isAlphanumeric(byte) || allowed[Int(byte)]) {
                 return false
             }
             index = bytes.index(after: index)
@@ -44,7 +45,13 @@ enum URLSyntax {
         return true
     }
 
-    private static let allowed = Set("-._~:/?#[]@!$&'()*+,;=".utf8)
+    /// RFC 3986 unreserved and reserved punctuation, as a table by byte (a `Set` lookup hashed
+    /// every byte of every URL).
+    private static let allowed: [Bool] = {
+        var table = [Bool](repeating: false, count: 256)
+        for byte in "-._~:/?#[]@!$&'()*+,;=".utf8 { table[Int(byte)] = true }
+        return table
+    }()
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)

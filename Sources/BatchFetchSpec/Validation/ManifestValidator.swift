@@ -124,7 +124,7 @@ struct ManifestValidator {
             }
             owners[dest] = position
             var parent = Substring(dest)
-            while let slash = parent.lastIndex(of: "/") {
+            while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) {
                 parent = parent[..<slash]
                 if directories.updateValue(position, forKey: parent) != nil { break }
             }
@@ -148,7 +148,7 @@ struct ManifestValidator {
         var verdicts: [Substring: String] = [:]
         for position in jobs.indices {
             let dest = jobs[position].dest.resolved
-            guard let slash = dest.lastIndex(of: "/") else { continue }
+            guard let slash = dest.utf8.lastIndex(of: UInt8(ascii: "/")) else { continue }
             let parent = dest[..<slash]
             let link: String
             if let known = verdicts[parent] {

@@ -7,12 +7,16 @@ Starts nginx on a free loopback port serving generated data, then measures each 
   segmented one 1 GiB file over 4 connections (batchfetch segments: 4 vs aria2c -x4 -s4)
   slowdisk  one 1 GiB file with the disk simulated at 200 MiB/s (BATCHFETCH_SIMULATED_DISK_RATE),
             single stream and 4 segments: peak RSS must stay at or below 64 MiB
+  capped    one 1 GiB file from a mirror that caps each connection at 20 MB/s (nginx
+            `limit_rate 20m`), the manifest giving no size: batchfetch with `segments: auto`
+            (decided by the first answer's size) and `segments: 8`, against curl and aria2c
 Each measurement deletes the previous output and runs `sync` first, so the page cache's
 writeback of one run does not slow the next; the table shows the median wall time of --runs
 runs and the highest peak RSS. The peers verify nothing.
 
-usage: bench/download-bench.py [--runs N] [--scenarios single,many,segmented,slowdisk] [--size-mib N]
-Results are printed as a markdown table and written to bench/results/downloads.md.
+usage: bench/download-bench.py [--runs N] [--scenarios single,many,segmented,slowdisk,capped] [--size-mib N]
+Results are printed as a markdown table and written to bench/results/downloads.md (the default
+scenarios) or bench/results/downloads-<scenarios>.md.
 """
 import argparse
 import os
@@ -32,8 +36,10 @@ BIN = ROOT / ".build" / "release" / "batchfetch"
 
 
 def start_nginx(root: pathlib.Path, prefix: pathlib.Path) -> tuple[subprocess.Popen, int]:
-    """nginx tuned for throughput (many requests per connection)."""
-    return benchlib.start_nginx(root, prefix, http_options="tcp_nopush on; keepalive_requests 100000;")
+    """nginx tuned for throughput (many requests per connection); `/capped/` serves the same
+    files at 20 MB/s per connection, as many dataset mirrors do."""
+    return benchlib.start_nginx(root, prefix, http_options="tcp_nopush on; keepalive_requests 100000;",
+                                locations=f"location /capped/ {{ alias {root}/; limit_rate 20m; }}")
 
 
 def generate(root: pathlib.Path, size_mib: int) -> None:
@@ -89,6 +95,17 @@ def tools_for(scenario: str, base: str, out: pathlib.Path, lists: pathlib.Path, 
         tools["batchfetch"] = [str(BIN), "run", str(big(4)), "--report", str(lists / "report.json")]
         tools["aria2c -x4 -s4"] = ["aria2c", "-q", "-x4", "-s4", "--file-allocation=none", "-d", str(out), "-o", "big.bin", f"{base}/big.bin"]
         tools["curl -o"] = ["curl", "-s", "-o", str(out / "big.bin"), f"{base}/big.bin"]
+    elif scenario == "capped":
+        def unsized(segments: str) -> pathlib.Path:
+            manifest = lists / f"capped-{segments}.yaml"
+            manifest.write_text(f"version: 1\noutput_dir: {out}\njobs:\n"
+                                f"  - {{id: big, url: '{base}/capped/big.bin', segments: {segments}}}\n")
+            return manifest
+        tools["batchfetch"] = [str(BIN), "run", str(unsized("auto")), "--report", str(lists / "report.json")]
+        tools["batchfetch segments: 8"] = [str(BIN), "run", str(unsized("8")), "--report", str(lists / "report.json")]
+        tools["curl -o"] = ["curl", "-s", "-o", str(out / "big.bin"), f"{base}/capped/big.bin"]
+        tools["aria2c -x4 -s4"] = ["aria2c", "-q", "-x4", "-s4", "--file-allocation=none", "-d", str(out), "-o", "big.bin", f"{base}/capped/big.bin"]
+        tools["aria2c -x8 -s8"] = ["aria2c", "-q", "-x8", "-s8", "--file-allocation=none", "-d", str(out), "-o", "big.bin", f"{base}/capped/big.bin"]
     elif scenario == "slowdisk":
         tools["batchfetch"] = [str(BIN), "run", str(big(1)), "--report", str(lists / "report.json")]
         tools["batchfetch segments: 4"] = [str(BIN), "run", str(big(4)), "--report", str(lists / "report.json")]
@@ -121,7 +138,11 @@ def main() -> None:
     prefix = pathlib.Path(tempfile.mkdtemp(prefix="batchfetch-bench-"))
     nginx, port = start_nginx(www, prefix)
     base = f"http://127.0.0.1:{port}"
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     lines = [
+        f"`bench/download-bench.py --runs {args.runs} --scenarios {args.scenarios} --size-mib {args.size_mib}`; load when it "
+        f"started: `{uptime}`.",
+        "",
         f"Download benchmark, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
         f"nginx on loopback, median of {args.runs} runs (sync before each). batchfetch verifies sha256 and size "
         "and publishes atomically; the peers verify nothing. `batchfetch` uses URLSession (the default), "
@@ -148,7 +169,8 @@ def main() -> None:
             label = {"single": f"one {args.size_mib} MiB file, one connection",
                      "many": "2,000 files of 64 KiB, 8 at a time",
                      "segmented": f"one {args.size_mib} MiB file, 4 connections",
-                     "slowdisk": f"one {args.size_mib} MiB file, disk simulated at 200 MiB/s (memory bound; no peers)"}[scenario]
+                     "slowdisk": f"one {args.size_mib} MiB file, disk simulated at 200 MiB/s (memory bound; no peers)",
+                     "capped": f"one {args.size_mib} MiB file, mirror capped at 20 MB/s per connection, no size in the manifest"}[scenario]
             lines += [f"### {label}", "",
                       "| tool | wall (median) | peak RSS | batchfetch (URLSession) / tool | batchfetch nio / tool |",
                       "|---|---|---|---|---|"]
@@ -160,7 +182,8 @@ def main() -> None:
         shutil.rmtree(prefix, ignore_errors=True)
     report = "\n".join(lines)
     print(report)
-    target = ROOT / "bench" / "results" / "downloads.md"
+    default = parser.get_default("scenarios")
+    target = ROOT / "bench" / "results" / ("downloads.md" if args.scenarios == default else f"downloads-{args.scenarios.replace(',', '-')}.md")
     target.write_text(report + "\n")
     print(f"written to {target.relative_to(ROOT)}")
 

@@ -230,11 +230,22 @@ struct DownloadStateMachine: Sendable {
         phase = .verifying
     }
 
+    /// Whether the first request asks for one piece to start segments from: segments wanted and
+    /// the file known to be large enough — an explicit count, or `auto` with a size in the
+    /// manifest. `auto` without one is asked for as a single stream; when that first answer is a
+    /// bounded range (a transport without backpressure) its size decides whether the rest is
+    /// segmented (``offerSegments(done:resuming:)``), and a whole streamed body is never split.
+    private var segmentsPlanned: Bool {
+        configuration.transfer.segments > 1 && (configuration.transfer.segmentedFrom == 0 || configuration.expectedSize != nil)
+    }
+
     /// `.segment` for the rest of the current content, when it is worth it: segments wanted,
-    /// size and validator known, and more than one piece left.
+    /// size and validator known, the file large enough (`segments: auto`), and more than one
+    /// piece left.
     private mutating func offerSegments(done: ByteRanges, resuming: Int64? = nil) -> Action? {
         guard configuration.transfer.segments > 1, !segmentingOffered, let total = totalSize, etag ?? lastModified != nil,
-              total - done.count > configuration.transfer.pieceSize else { return nil }
+              total >= configuration.transfer.segmentedFrom, total - done.count > configuration.transfer.pieceSize
+        else { return nil }
         segmentingOffered = true
         phase = .segmenting(resuming: resuming)
         var sidecar = sidecar()
@@ -545,11 +556,11 @@ struct DownloadStateMachine: Sendable {
             planned.rangeStart = partialBytes
             planned.rangeEnd = min(partialBytes + configuration.transfer.chunkSize, total) - 1
             planned.ifRange = validator
-        } else if partialBytes == 0, boundedRanges || configuration.transfer.segments > 1 && !segmentingOffered {
+        } else if partialBytes == 0, boundedRanges || segmentsPlanned && !segmentingOffered {
             // The first bounded or segmented request: a range without If-Range; a server that
             // ignores ranges answers 200 with the whole file, which is accepted as it is.
             planned.rangeStart = 0
-            planned.rangeEnd = (configuration.transfer.segments > 1 && !segmentingOffered ? configuration.transfer.pieceSize : configuration.transfer.chunkSize) - 1
+            planned.rangeEnd = (segmentsPlanned && !segmentingOffered ? configuration.transfer.pieceSize : configuration.transfer.chunkSize) - 1
         }
         if let conditional, attempts.isEmpty, mirrorIndex == 0, partialBytes == 0 {
             // If-None-Match wins over If-Modified-Since at the server (RFC 9110 §13.2.2).

@@ -43,7 +43,8 @@ struct JobDownloader: Sendable {
         let network = JobNetwork(job: job, transport: context.transport, perHost: context.perHost, environment: context.environment)
         self.network = network
         let transfer = TransferPolicy(job: job, memoryCap: context.memoryCap, rateLimiter: context.rateLimiter,
-                                      backpressure: network.transport.hasBackpressure, rangeSize: context.segmentRangeSize)
+                                      backpressure: network.transport.hasBackpressure, perHost: context.perHost,
+                                      rangeSize: context.segmentRangeSize)
         machine = NIOLockedValueBox(DownloadStateMachine(configuration: .init(
             mirrors: network.mirrors.compactMap { $0 }, expectedSize: job.size, checksumPinned: !job.checksums.isEmpty,
             retry: network.retry, redirect: network.redirect, transfer: transfer)))

@@ -7,6 +7,9 @@ import BatchFetchSpec
 struct TransferPolicy: Sendable, Equatable {
     /// Parallel connections for one file; 1 is a single stream.
     var segments: Int
+    /// Segment only files at least this large: ``autoSegmentSize`` for `segments: auto`, whose
+    /// size may be known only from the first response; 0 for an explicit count.
+    var segmentedFrom: Int64
     /// Size of the first (probing) range and of each range a segment fetches.
     var pieceSize: Int64
     /// Size of the bounded ranges that keep a transport without backpressure inside the per-job
@@ -20,9 +23,10 @@ struct TransferPolicy: Sendable, Equatable {
     /// backpressure).
     var boundedBodies: Bool
 
-    init(segments: Int = 1, pieceSize: Int64 = 16 << 20, pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil,
-         boundedBodies: Bool = false) {
+    init(segments: Int = 1, segmentedFrom: Int64 = 0, pieceSize: Int64 = 16 << 20, pauseChunk: Int64 = 8 << 20,
+         pacedChunk: Int64? = nil, boundedBodies: Bool = false) {
         self.segments = segments
+        self.segmentedFrom = segmentedFrom
         self.pieceSize = pieceSize
         self.pauseChunk = pauseChunk
         self.pacedChunk = pacedChunk
@@ -32,10 +36,11 @@ struct TransferPolicy: Sendable, Equatable {
     /// The policy for `job` in a run with this memory cap per job and rate limiter, on a
     /// transport with or without backpressure; `rangeSize` overrides the piece size (tests,
     /// benchmarks).
-    init(job: Job, memoryCap: Int, rateLimiter: RateLimiter?, backpressure: Bool, rangeSize: Int64? = nil) {
-        let segments = Self.segmentCount(job, rateLimited: rateLimiter != nil)
+    init(job: Job, memoryCap: Int, rateLimiter: RateLimiter?, backpressure: Bool, perHost: Int = Manifest.defaultPerHost,
+         rangeSize: Int64? = nil) {
+        let segments = Self.segmentCount(job, rateLimited: rateLimiter != nil, perHost: perHost)
         self.init(
-            segments: segments,
+            segments: segments, segmentedFrom: job.settings.segments == .auto ? Self.autoSegmentSize : 0,
             pieceSize: rangeSize ?? Self.pieceSize(memoryCap: memoryCap, segments: segments, total: job.size, backpressure: backpressure),
             pauseChunk: Int64(memoryCap), pacedChunk: rateLimiter?.chunkSize(cap: Int64(memoryCap)),
             boundedBodies: !backpressure)
@@ -50,14 +55,17 @@ struct TransferPolicy: Sendable, Equatable {
         pacedChunk != nil || (boundedBodies && (expectedSize ?? .max) > pauseChunk)
     }
 
-    /// Connections for one file: `segments: N`, or for `auto` 4 when the manifest gives a size of
-    /// at least ``autoSegmentSize``. A rate-limited run paces single streams instead (more
-    /// connections cannot beat the limit).
-    static func segmentCount(_ job: Job, rateLimited: Bool) -> Int {
+    /// Connections for one file: `segments: N`, or for `auto` 4 (at most `per_host`) — unless
+    /// the manifest gives a size below ``autoSegmentSize``. Without a size, the first answer
+    /// that tells the size decides: the rest is segmented only when it is at least
+    /// ``segmentedFrom`` (``DownloadStateMachine``). A rate-limited run paces single streams
+    /// instead (more connections cannot beat the limit).
+    static func segmentCount(_ job: Job, rateLimited: Bool, perHost: Int = Manifest.defaultPerHost) -> Int {
         guard !rateLimited else { return 1 }
         switch job.settings.segments {
         case .count(let count): return count
-        case .auto: return (job.size ?? 0) >= autoSegmentSize ? 4 : 1
+        case .auto:
+            return (job.size ?? autoSegmentSize) >= autoSegmentSize ? max(1, min(JobSettings.Segments.autoCount, perHost)) : 1
         }
     }
 

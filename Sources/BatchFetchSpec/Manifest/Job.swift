@@ -67,6 +67,9 @@ public struct JobSettings: Sendable, Equatable {
     public enum Segments: Sendable, Equatable {
         case auto
         case count(Int)
+
+        /// Connections `auto` uses for a large file (at most `per_host`).
+        public static let autoCount = 4
     }
 
     public enum Refresh: String, Sendable, CaseIterable {

@@ -111,7 +111,33 @@ struct ManifestDecoder {
                 manifest.jobs.append(job)
             }
         }
+        fitPerHost(&manifest, given: fields["per_host"])
         return manifest
+    }
+
+    /// Segments of one job must not be starved by the per-host cap, which is meant for many jobs:
+    /// without `per_host`, the cap is the default or the most `segments: N` any job asks for,
+    /// whichever is larger; an explicit `per_host` below a job's `segments: N` is a
+    /// contradiction the user has to resolve (the job would silently run fewer connections than
+    /// it says). `auto` adapts instead: it opens at most `per_host` connections. Under a
+    /// `rate_limit` no job is segmented, so neither applies.
+    private mutating func fitPerHost(_ manifest: inout Manifest, given entry: YAMLMappingEntry?) {
+        guard manifest.rateLimit == nil else { return }
+        func count(_ job: Job) -> Int {
+            if case .count(let count) = job.settings.segments { return count }
+            return 1
+        }
+        guard let job = manifest.jobs.max(by: { count($0) < count($1) }) else { return }
+        let segments = count(job)
+        guard let entry else {
+            manifest.perHost = max(manifest.perHost, segments)
+            return
+        }
+        if segments > manifest.perHost {
+            problems.error("'per_host: \(manifest.perHost)' is less than 'segments: \(segments)' of job '\(job.id)' (line "
+                + "\(job.source.job.line)): its segments would wait for each other; raise per_host to \(segments) or lower segments",
+                at: entry.value.location)
+        }
     }
 
     // MARK: - Jobs

@@ -87,7 +87,26 @@ import TestOrigin
         #expect(requests.count == 1 && requests[0].header("range") == nil)
         #expect(TransferPolicy.segmentCount(try Self.job(size: 64 << 20), rateLimited: false) == 4)
         #expect(TransferPolicy.segmentCount(try Self.job(size: 64 << 20), rateLimited: true) == 1)
-        #expect(TransferPolicy.segmentCount(try Self.job(size: nil), rateLimited: false) == 1)
+        #expect(TransferPolicy.segmentCount(try Self.job(size: nil), rateLimited: false) == 4)
+        #expect(TransferPolicy.segmentCount(try Self.job(size: 64 << 20), rateLimited: false, perHost: 2) == 2)
+    }
+
+    /// Without a size in the manifest, `auto` decides by the size the first answer tells: on a
+    /// transport that asks in bounded ranges (URLSession) a file of at least 64 MiB goes on in
+    /// segments and a smaller one does not; a transport that streams whole bodies (nio) keeps
+    /// the one stream it started.
+    @Test func autoSegmentsByTheSizeTheFirstResponseTells() async throws {
+        let world = try await Harness()
+        world.origin.serve("/small.bin", .generated(size: 3 << 20, seed: 7))
+        world.origin.serve("/large.bin", .generated(size: 80 << 20, seed: 8))
+        let small = try await world.run(world.single("/small.bin", dest: "small.bin"))
+        let smallRequests = world.origin.requests("/small.bin")
+        let large = try await world.run(world.single("/large.bin", dest: "large.bin"))
+        await world.close()
+        #expect(small.jobs[0].status == .downloaded && small.jobs[0].segments == nil)
+        #expect(smallRequests.count == 1 && smallRequests[0].header("range") == (world.streams ? nil : "bytes=0-\((8 << 20) - 1)"))
+        #expect(large.jobs[0].status == .downloaded && large.jobs[0].size == 80 << 20)
+        #expect(large.jobs[0].segments == (world.streams ? nil : 4), "\(large.jobs[0])")
     }
 
     private static func job(size: Int64?) throws -> BatchFetchSpec.Job {

@@ -31,6 +31,18 @@ import Testing
         #expect(job.settings.retries == 4 && job.settings.timeout == 30 && job.settings.segments == .auto)
     }
 
+    @Test func perHostMakesRoomForSegmentsUnlessItIsGiven() throws {
+        let jobs = "jobs:\n  - {id: a, url: 'https://h.example/a', segments: 8}\n  - {id: b, url: 'https://h.example/b'}\n"
+        #expect(try load("version: 1\n" + jobs).perHost == 8)
+        #expect(try load("version: 1\nper_host: 12\n" + jobs).perHost == 12)
+        #expect(problems("version: 1\nper_host: 4\n" + jobs) == [
+            "m.yaml:2:11: error: 'per_host: 4' is less than 'segments: 8' of job 'a' (line 4): its segments would wait for "
+                + "each other; raise per_host to 8 or lower segments"])
+        // auto adapts to per_host, and a rate limit means no segments at all.
+        #expect(try load("version: 1\nper_host: 2\njobs:\n  - {id: a, url: 'https://h.example/a'}\n").perHost == 2)
+        #expect(try load("version: 1\nper_host: 4\nrate_limit: 1MB/s\n" + jobs).perHost == 4)
+    }
+
     @Test func jobsInheritDefaultsAndOverrideThem() throws {
         let text = """
             version: 1

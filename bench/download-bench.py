@@ -7,6 +7,10 @@ Starts nginx on a free loopback port serving generated data, then measures each 
   segmented one 1 GiB file over 4 connections (batchfetch segments: 4 vs aria2c -x4 -s4)
   slowdisk  one 1 GiB file with the disk simulated at 200 MiB/s (BATCHFETCH_SIMULATED_DISK_RATE),
             single stream and 4 segments: peak RSS must stay at or below 64 MiB
+  latency   2,000 files of 64 KiB from batchfetch-test-origin delaying every response head by
+            20 ms (a network's round trip; this machine has no netem), at concurrency 8 and 32:
+            throughput should stay near concurrency / latency (400 and 1,600 files/s); a curl run
+            against the same origin without the delay shows the origin is not the bottleneck
   capped    one 1 GiB file from a mirror that caps each connection at 20 MB/s (nginx
             `limit_rate 20m`), the manifest giving no size: batchfetch with `segments: auto`
             (decided by the first answer's size) and `segments: 8`, against curl and aria2c
@@ -77,6 +81,24 @@ def measure(command: list[str], cwd: pathlib.Path, clean: pathlib.Path, env: dic
     return wall, usage.ru_maxrss / 1024
 
 
+TEST_ORIGIN = ROOT / ".build" / "release" / "batchfetch-test-origin"
+
+
+def start_test_origin(directory: pathlib.Path, head_delay_ms: int) -> tuple[subprocess.Popen, str]:
+    """batchfetch-test-origin serving `directory`, every response head delayed `head_delay_ms`."""
+    if not TEST_ORIGIN.exists():
+        sys.exit("build first: swift build -c release --product batchfetch-test-origin")
+    port_file = pathlib.Path(tempfile.mkstemp(prefix="origin-port-")[1])
+    port_file.unlink()
+    process = subprocess.Popen([str(TEST_ORIGIN), "--directory", str(directory), "--head-delay", str(head_delay_ms),
+                                "--port-file", str(port_file)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):
+        if port_file.exists() and port_file.read_text().strip():
+            return process, f"http://127.0.0.1:{port_file.read_text().strip()}"
+        time.sleep(0.05)
+    sys.exit("batchfetch-test-origin did not start")
+
+
 def tools_for(scenario: str, base: str, out: pathlib.Path, lists: pathlib.Path, size_mib: int) -> dict[str, list[str]]:
     tools: dict[str, list[str]] = {}
     def big(segments: int) -> pathlib.Path:
@@ -106,6 +128,20 @@ def tools_for(scenario: str, base: str, out: pathlib.Path, lists: pathlib.Path, 
         tools["curl -o"] = ["curl", "-s", "-o", str(out / "big.bin"), f"{base}/capped/big.bin"]
         tools["aria2c -x4 -s4"] = ["aria2c", "-q", "-x4", "-s4", "--file-allocation=none", "-d", str(out), "-o", "big.bin", f"{base}/capped/big.bin"]
         tools["aria2c -x8 -s8"] = ["aria2c", "-q", "-x8", "-s8", "--file-allocation=none", "-d", str(out), "-o", "big.bin", f"{base}/capped/big.bin"]
+    elif scenario == "latency":
+        for concurrency in (8, 32):
+            manifest = lists / f"latency-{concurrency}.yaml"
+            jobs = "".join(f"  - {{id: f{i}, url: '{base}/f{i}.bin', size: 65536}}\n" for i in range(2000))
+            manifest.write_text(f"version: 1\noutput_dir: {out}\nconcurrency: {concurrency}\nper_host: {concurrency}\njobs:\n{jobs}")
+            name = "batchfetch" if concurrency == 8 else f"batchfetch concurrency {concurrency}"
+            tools[name] = [str(BIN), "run", str(manifest), "--report", str(lists / "report.json")]
+        curl_config = lists / "curl-latency.cfg"
+        curl_config.write_text("".join(f'url = "{base}/f{i}.bin"\noutput = "{out}/f{i}.bin"\n' for i in range(2000)))
+        for concurrency in (8, 32):
+            tools[f"curl --parallel-max {concurrency}"] = ["curl", "-s", "--parallel", "--parallel-max", str(concurrency), "-K", str(curl_config)]
+        undelayed = lists / "curl-undelayed.cfg"
+        undelayed.write_text(curl_config.read_text().replace(base, lists.joinpath("undelayed-base").read_text()))
+        tools["curl --parallel-max 32, origin without delay"] = ["curl", "-s", "--parallel", "--parallel-max", "32", "-K", str(undelayed)]
     elif scenario == "slowdisk":
         tools["batchfetch"] = [str(BIN), "run", str(big(1)), "--report", str(lists / "report.json")]
         tools["batchfetch segments: 4"] = [str(BIN), "run", str(big(4)), "--report", str(lists / "report.json")]
@@ -149,10 +185,18 @@ def main() -> None:
         "`batchfetch nio` AsyncHTTPClient (BATCHFETCH_TRANSPORT=nio).",
         "",
     ]
+    origins = []
     try:
         for scenario in args.scenarios.split(","):
             out = prefix / "out"
-            tools = tools_for(scenario, base, out, prefix, args.size_mib)
+            scenario_base = base
+            if scenario == "latency":
+                delayed, delayed_base = start_test_origin(www / "small", head_delay_ms=20)
+                plain, plain_base = start_test_origin(www / "small", head_delay_ms=0)
+                origins += [delayed, plain]
+                (prefix / "undelayed-base").write_text(plain_base)
+                scenario_base = delayed_base
+            tools = tools_for(scenario, scenario_base, out, prefix, args.size_mib)
             # Every batchfetch row runs once per transport: URLSession (the default) and nio.
             variants = {}
             for name, command in tools.items():
@@ -170,7 +214,8 @@ def main() -> None:
                      "many": "2,000 files of 64 KiB, 8 at a time",
                      "segmented": f"one {args.size_mib} MiB file, 4 connections",
                      "slowdisk": f"one {args.size_mib} MiB file, disk simulated at 200 MiB/s (memory bound; no peers)",
-                     "capped": f"one {args.size_mib} MiB file, mirror capped at 20 MB/s per connection, no size in the manifest"}[scenario]
+                     "capped": f"one {args.size_mib} MiB file, mirror capped at 20 MB/s per connection, no size in the manifest",
+                     "latency": "2,000 files of 64 KiB, every response head delayed 20 ms (floor: 5.0 s at concurrency 8, 1.25 s at 32)"}[scenario]
             lines += [f"### {label}", "",
                       "| tool | wall (median) | peak RSS | batchfetch (URLSession) / tool | batchfetch nio / tool |",
                       "|---|---|---|---|---|"]
@@ -179,6 +224,8 @@ def main() -> None:
             lines.append("")
     finally:
         nginx.kill()
+        for origin in origins:
+            origin.kill()
         shutil.rmtree(prefix, ignore_errors=True)
     report = "\n".join(lines)
     print(report)

@@ -43,7 +43,14 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             guard let head = requestHead else { return }
             requestHead = nil
-            respond(to: head, context: context)
+            let delay = state.withLock { $0.headDelay }
+            guard delay > .zero else { return respond(to: head, context: context) }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay.components.seconds) * 1_000_000_000
+                                                            + delay.components.attoseconds / 1_000_000_000)) {
+                let (handler, context) = bound.value
+                handler.respond(to: head, context: context)
+            }
         }
     }
 

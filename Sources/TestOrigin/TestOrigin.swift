@@ -66,6 +66,13 @@ public final class TestOrigin: Sendable {
         "http://\(host):\(port)\(path)"
     }
 
+    /// Makes every response head wait `delay` after its request arrived, like a server across a
+    /// network with that round trip (this machine has no netem): the latency benchmark uses it,
+    /// and it holds only the one response, not the connection's event loop.
+    public func delayHeads(by delay: Duration) {
+        state.withLock { $0.headDelay = delay }
+    }
+
     /// Serves `file` at `path` (replacing whatever was there, counters kept).
     public func serve(_ path: String, _ file: OriginFile) {
         state.withLock { $0.files[path] = file }
@@ -139,6 +146,8 @@ final class OriginState: @unchecked Sendable {
         var requests: [TestOrigin.RecordedRequest] = []
         var inFlight = 0
         var maxInFlight = 0
+        /// How long every response head waits, as a network's round trip would (see ``TestOrigin/delayHeads(by:)``).
+        var headDelay: Duration = .zero
     }
 
     private let lock = NSLock()

@@ -33,11 +33,15 @@ struct TestOriginCommand: AsyncParsableCommand {
     @Option(help: "Serve every file under this directory at its relative path.")
     var directory: String?
 
+    @Option(help: "Delay every response head by this many milliseconds, like a network round trip (benchmarks).")
+    var headDelay = 0
+
     @Flag(help: "Serve the files of examples/quickstart.yaml: /files/readme.txt and /files/sample.bin (4 MiB).")
     var demo = false
 
     func run() async throws {
         let origin = try await TestOrigin.start(host: host, port: port, threads: 2)
+        origin.delayHeads(by: .milliseconds(headDelay))
         if demo {
             origin.serve("/files/readme.txt", .text("batchfetch demo: this file came from a local TestOrigin.\n"))
             origin.serve("/files/sample.bin", .generated(size: 4 * 1024 * 1024, seed: 42))

@@ -90,9 +90,11 @@ final class SegmentedTransfer: @unchecked Sendable {
     private func connection(_ key: Int) async {
         let sink: FileSink
         do {
-            // Half-size writes (512 KiB by default): four connections hold four sets of buffers.
-            sink = FileSink(descriptor: try setup.files.openPart(), partPath: setup.files.partPath, algorithms: [], writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4),
-                                memoryCap: max(2 << 20, setup.context.memoryCap / setup.connections), hashes: false,
+            // Each connection holds its share of the job's cap, written in halves of it at most.
+            let share = TransferPolicy.connectionShare(memoryCap: setup.context.memoryCap, connections: setup.connections)
+            sink = FileSink(descriptor: try setup.files.openPart(), partPath: setup.files.partPath, algorithms: [],
+                            writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4, share / 2),
+                            memoryCap: share, hashes: false,
                                 onWrite: { [self] written in progressed(key, to: written) },
                                 writeRate: setup.context.simulatedDiskRate.map { $0 / Int64(setup.connections) })
         } catch {

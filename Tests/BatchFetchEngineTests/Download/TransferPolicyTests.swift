@@ -7,8 +7,10 @@ import Testing
     @Test func rangesAreAFairShareOfTheMemoryCapWithoutBackpressure() {
         #expect(TransferPolicy.pieceSize(memoryCap: 8 << 20, segments: 4, total: 1 << 30, backpressure: false) == 2 << 20)
         #expect(TransferPolicy.pieceSize(memoryCap: 64 << 20, segments: 4, total: nil, backpressure: false) == 16 << 20)
-        // Never below 2 MiB, however many segments.
-        #expect(TransferPolicy.pieceSize(memoryCap: 8 << 20, segments: 16, total: nil, backpressure: false) == 2 << 20)
+        // The job holds about its cap whatever the segment count, but a range is never below 512 KiB.
+        #expect(TransferPolicy.pieceSize(memoryCap: 8 << 20, segments: 16, total: nil, backpressure: false) == 512 << 10)
+        #expect(TransferPolicy.pieceSize(memoryCap: 4 << 20, segments: 16, total: nil, backpressure: false) == 512 << 10)
+        #expect(TransferPolicy.connectionShare(memoryCap: 8 << 20, connections: 8) == 1 << 20)
     }
 
     @Test func withBackpressureRangesFollowTheFileSize() {

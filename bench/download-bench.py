@@ -222,6 +222,11 @@ def main() -> None:
             for name, (wall, rss) in results.items():
                 lines.append(f"| {name} | {wall:.2f} s | {rss:.0f} MiB | {ours / wall:.2f}× | {theirs / wall:.2f}× |")
             lines.append("")
+            if scenario == "capped":
+                lines += ["nginx applies `limit_rate` per request and lets each request send its first second's worth "
+                          "at full speed (`limit * (elapsed + 1)`), so ranges of a few MiB — URLSession's, a share of the "
+                          "8 MiB memory cap — are mostly served unthrottled, which is why they beat connections × 20 MB/s; "
+                          "nio's 16 MiB ranges and the peers' long requests are throttled.", ""]
     finally:
         nginx.kill()
         for origin in origins:

@@ -43,12 +43,19 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             guard let head = requestHead else { return }
             requestHead = nil
-            let delay = state.withLock { $0.headDelay }
+            let delay = state.withLock { values in
+                if values.headDelay > .zero {
+                    values.headsWaiting += 1
+                    values.maxHeadsWaiting = max(values.maxHeadsWaiting, values.headsWaiting)
+                }
+                return values.headDelay
+            }
             guard delay > .zero else { return respond(to: head, context: context) }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay.components.seconds) * 1_000_000_000
                                                             + delay.components.attoseconds / 1_000_000_000)) {
                 let (handler, context) = bound.value
+                handler.state.withLock { $0.headsWaiting -= 1 }
                 handler.respond(to: head, context: context)
             }
         }

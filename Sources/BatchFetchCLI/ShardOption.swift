@@ -36,8 +36,10 @@ struct ShardOption: ParsableArguments {
         throws -> (manifest: Manifest, scope: ShardScope?, lock: LockFile?) {
         guard let shard else { return (manifest, nil, lock) }
         let taken: (shard: Shard, source: String)
-        switch shard == "auto" ? ShardEnvironment.resolve(environment, count: shardCount ?? manifest.shardCount)
-                               : Shard.parse(shard).map { ($0, "--shard") } {
+        let resolved = shard == "auto"
+            ? ShardEnvironment.resolve(environment, count: shardCount ?? manifest.shardCount)
+            : Shard.parse(shard).map({ ($0, "--shard") })
+        switch resolved {
         case .success(let found):
             taken = found
         case .failure(let error):

@@ -35,11 +35,16 @@ fuzz:
 demo: build
 	@scripts/demo.sh
 
-## Benchmarks on a release build: 100,000-job manifest; downloads against curl, wget, aria2c;
-## peak RSS and bytes against misbehaving servers.
+## Benchmarks on a release build: 100,000- and 1,000,000-job manifests and sharding; downloads
+## against curl, wget, aria2c (also a capped mirror and per-request latency); peak RSS and bytes
+## against misbehaving servers.
 bench: release
+	$(SWIFT) build -c release --product batchfetch-test-origin
 	bench/manifest-100k.py
+	bench/shard-bench.py
 	bench/download-bench.py
+	bench/download-bench.py --scenarios capped
+	bench/download-bench.py --scenarios latency
 	bench/hostile-bench.py
 
 schemas:

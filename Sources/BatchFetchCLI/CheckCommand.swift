@@ -57,9 +57,7 @@ struct CheckCommand: AsyncParsableCommand {
         }
         let path = report ?? loaded.toolFile(options.shard.toolFile(ToolFiles.checkReport))
         ReportFile.write(result, to: path)
-        let summary = result.summary
-        Console.error("check: \(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, "
-            + "\(summary.unreachable ?? 0) unreachable (\(lock == nil ? "against the manifest" : "against the lockfile")\(deep ? ", deep" : "")); report: \(path)")
+        Console.error("check: \(ReportFile.counts(result)) (\(lock == nil ? "against the manifest" : "against the lockfile")\(deep ? ", deep" : "")); report: \(path)")
         if let exit = ExitStatus.of(result) { throw exit.exitCode }
     }
 }

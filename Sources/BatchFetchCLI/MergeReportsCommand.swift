@@ -51,21 +51,9 @@ struct MergeReportsCommand: ParsableCommand {
                 written = false
             }
         }
-        if let junit {
-            do {
-                try SafeDirectory.writeAtomically(path: junit, Data(merged.junitXML().utf8))
-            } catch {
-                Console.error("batchfetch: error: cannot write JUnit XML \(junit): \(error.localizedDescription)")
-                written = false
-            }
-        }
-        let summary = merged.summary
-        let counts = merged.command == .run
-            ? "\(summary.downloaded) downloaded, \(summary.upToDate) up to date, \(summary.failed) failed, \(summary.skipped) skipped"
-                + (summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : "")
-            : "\(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, \(summary.unreachable ?? 0) unreachable"
+        if let junit, !ReportFile.writeJUnit(merged, to: junit) { written = false }
         Console.error("merged \(loaded.count) shard reports of \(merged.command.rawValue): \(merged.status.rawValue), "
-            + "\(summary.jobs) jobs: \(counts)" + (report.map { "; report: \($0)" } ?? ""))
+            + "\(merged.summary.jobs) jobs: \(ReportFile.counts(merged))" + (report.map { "; report: \($0)" } ?? ""))
         if let exit = ExitStatus.of(merged) { throw exit.exitCode }
         if !written { throw ExitStatus.jobsFailed.exitCode }
     }

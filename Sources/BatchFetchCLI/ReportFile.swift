@@ -55,6 +55,28 @@ enum ReportFile {
         }
     }
 
+    /// Writes the report's JUnit XML; says why not on stderr and returns false when it cannot.
+    static func writeJUnit(_ report: RunReport, to path: String) -> Bool {
+        do {
+            try SafeDirectory.writeAtomically(path: path, Data(report.junitXML().utf8))
+            return true
+        } catch {
+            Console.error("batchfetch: error: cannot write JUnit XML \(path): \(error.localizedDescription)")
+            return false
+        }
+    }
+
+    /// The report's counts as the summary lines print them: jobs by status for `run`, verdicts
+    /// for `check` and `verify`.
+    static func counts(_ report: RunReport) -> String {
+        let summary = report.summary
+        guard report.command == .run else {
+            return "\(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, \(summary.unreachable ?? 0) unreachable"
+        }
+        return "\(summary.downloaded) downloaded, \(summary.upToDate) up to date, \(summary.failed) failed, \(summary.skipped) skipped"
+            + (summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : "")
+    }
+
     static func checkWritable(_ path: String) throws {
         do {
             let probe = path + ".batchfetch-probe-\(getpid())"

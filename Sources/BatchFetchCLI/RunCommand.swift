@@ -154,18 +154,10 @@ struct RunCommand: AsyncParsableCommand {
         printer.finish()
         let path = report ?? runner.defaultReportPath
         var written = ReportFile.write(result, to: path)
-        if let junit {
-            do {
-                try SafeDirectory.writeAtomically(path: junit, Data(result.junitXML().utf8))
-            } catch {
-                Console.error("batchfetch: error: cannot write JUnit XML \(junit): \(error.localizedDescription)")
-                written = false
-            }
-        }
+        if let junit, !ReportFile.writeJUnit(result, to: junit) { written = false }
         withExtendedLifetime(runLock) {}
         let summary = result.summary
-        Console.error("\(result.status.rawValue): \(summary.downloaded) downloaded, \(summary.upToDate) up to date, "
-            + "\(summary.failed) failed, \(summary.skipped) skipped\(summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : ""); "
+        Console.error("\(result.status.rawValue): \(ReportFile.counts(result)); "
             + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(String(format: "%.1f", result.durationSeconds))s; "
             + (written ? "report: \(path)" : "report NOT written"))
         if let signal = trap.signal { throw ExitCode(128 + signal) }

@@ -52,8 +52,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             guard delay > .zero else { return respond(to: head, context: context) }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay.components.seconds) * 1_000_000_000
-                                                            + delay.components.attoseconds / 1_000_000_000)) {
+            context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
                 let (handler, context) = bound.value
                 handler.state.withLock { $0.headsWaiting -= 1 }
                 handler.respond(to: head, context: context)

@@ -52,18 +52,19 @@ public enum ReportMerge {
                     problems.append("shard \(index)/\(scope.shard.count) is given \(names.count) times: \(names.joined(separator: ", "))")
                 }
             }
-        }
-        if let scope = first.shard, problems.isEmpty {
-            var seen: [String: String] = [:]
-            for (name, report) in reports {
-                for job in report.jobs {
-                    if let other = seen.updateValue(name, forKey: job.id) {
-                        problems.append("job '\(job.id)' is in both \(other) and \(name)")
+            // Jobs are compared only across a whole set of shards: a shard given twice repeats them all.
+            if problems.isEmpty {
+                var seen: [String: String] = [:]
+                for (name, report) in reports {
+                    for job in report.jobs {
+                        if let other = seen.updateValue(name, forKey: job.id) {
+                            problems.append("job '\(job.id)' is in both \(other) and \(name)")
+                        }
                     }
                 }
-            }
-            if problems.isEmpty && seen.count != scope.manifestJobs {
-                problems.append("the shard reports list \(seen.count) jobs, but the manifest has \(scope.manifestJobs)")
+                if problems.isEmpty && seen.count != scope.manifestJobs {
+                    problems.append("the shard reports list \(seen.count) jobs, but the manifest has \(scope.manifestJobs)")
+                }
             }
         }
         guard problems.isEmpty else { return .failure(Problems(messages: problems)) }

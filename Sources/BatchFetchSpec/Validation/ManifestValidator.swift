@@ -31,9 +31,11 @@ struct ManifestValidator {
         let lockURL = manifestURL.deletingPathExtension().appendingPathExtension("lock.json").standardizedFileURL
         let outputPrefix = URL(fileURLWithPath: manifest.outputDirectory).standardizedFileURL.path + "/"
         if lockURL.path.hasPrefix(outputPrefix) { reserved[String(lockURL.path.dropFirst(outputPrefix.count))] = "the lockfile" }
+        let sidecarSuffix = DestPath.partSuffix + ".json"
         var suspects: Set<String> = []
-        for job in jobs where job.dest.resolved.hasSuffix(DestPath.partSuffix) || job.dest.resolved.hasSuffix(DestPath.partSuffix + ".json") {
-            suspects.insert(job.dest.resolved)
+        for position in jobs.indices {
+            let dest = jobs[position].dest.resolved
+            if dest.hasSuffix(DestPath.partSuffix) || dest.hasSuffix(sidecarSuffix) { suspects.insert(dest) }
         }
         if !suspects.isEmpty {
             for position in jobs.indices where !jobs[position].dest.resolved.isEmpty {

@@ -11,10 +11,9 @@ import argparse
 import os
 import pathlib
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
+
+import benchlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -45,17 +44,6 @@ def write_manifest(path: pathlib.Path, jobs: int) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def measure(command: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS in MiB of one run."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(command)} failed: {process.stderr.read().decode()[:2000]}")
-    return wall, usage.ru_maxrss / 1024
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=100_000)
@@ -72,7 +60,7 @@ def main() -> None:
             ("validate", [args.bin, "validate", str(manifest)]),
             ("plan --format json", [args.bin, "plan", "--format", "json", str(manifest)]),
         ]:
-            results = [measure(command) for _ in range(args.runs)]
+            results = [benchlib.timed(command) for _ in range(args.runs)]
             wall = statistics.median(r[0] for r in results)
             rss = max(r[1] for r in results)
             verdict = "ok" if wall <= 2.0 and rss <= 300 else "OVER TARGET"

@@ -19,12 +19,11 @@ import json
 import os
 import pathlib
 import random
-import re
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
+
+import benchlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -47,17 +46,6 @@ def synthetic_manifest(path: pathlib.Path, jobs: int, order=None, extra=None) ->
     if extra is not None:
         lines += job_lines(jobs, 5_000_000, f"{jobs:064x}", "https://mirror.example.org/ds/new.bin", False)
     path.write_text("\n".join(lines) + "\n")
-
-
-def timed(command: list) -> tuple:
-    """Wall seconds and peak RSS (MiB) of one run, by GNU time: `wait4` from this process would
-    count the Python parent's pages the child had before exec."""
-    start = time.perf_counter()
-    result = subprocess.run(["/usr/bin/time", "-f", "%M"] + command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall = time.perf_counter() - start
-    if result.returncode != 0:
-        sys.exit(f"{' '.join(command)} failed: {result.stderr.decode()[:2000]}")
-    return wall, int(result.stderr.decode().strip().splitlines()[-1]) / 1024
 
 
 def shard_ids(binary: str, manifest: pathlib.Path, count: int) -> dict:
@@ -91,7 +79,7 @@ def main() -> None:
             ("plan --shard 3/16 --format json", [args.bin, "plan", str(manifest), "--shard", "3/16", "--format", "json"]),
             ("plan --shards 16", [args.bin, "plan", str(manifest), "--shards", "16"]),
         ]:
-            results = [timed(command) for _ in range(args.runs)]
+            results = [benchlib.timed(command) for _ in range(args.runs)]
             wall = statistics.median(r[0] for r in results)
             rss = max(r[1] for r in results)
             verdict = "ok" if wall <= 10 and rss <= 1536 else "OVER TARGET"
@@ -140,8 +128,8 @@ def main() -> None:
             if len(fields) >= 5 and fields[-1].isidentifier() and fields[3].isdigit():
                 calls[fields[-1]] = int(fields[3])
         stat_calls = sum(calls.get(name, 0) for name in ["newfstatat", "statx", "lstat", "stat", "fstat"])
-        shard_wall, shard_rss = timed(shard)
-        whole_wall, whole_rss = timed([args.bin, "run", str(local / "m.yaml"), "--progress", "none", "--durability", "none"])
+        shard_wall, shard_rss = benchlib.timed(shard)
+        whole_wall, whole_rss = benchlib.timed([args.bin, "run", str(local / "m.yaml"), "--progress", "none", "--durability", "none"])
 
     command = f"bench/shard-bench.py --jobs {args.jobs} --runs {args.runs}"
     text = "\n".join([

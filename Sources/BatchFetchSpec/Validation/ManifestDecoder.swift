@@ -22,6 +22,21 @@ struct ManifestDecoder {
     var problems = ProblemCollector()
     /// The manifest's directory: relative `output_dir` and `tls` paths start here.
     private var baseDirectory = ""
+    /// Where `per_host` was given, if it was (see ``fitPerHost(_:)``).
+    private var perHostLocation: SourceLocation?
+
+    /// What job items are decoded with: the manifest's `defaults`.
+    struct JobDefaults {
+        var settings = JobSettings()
+        var headers: [Job.Header] = []
+    }
+
+    /// The top level of a manifest, decoded; its `jobs` items are still to be decoded.
+    struct TopLevel {
+        var manifest: Manifest
+        var items: [YAMLNode]
+        var defaults: JobDefaults
+    }
 
     init(environment: [String: String]) {
         expander = VariableExpander(environment: environment)
@@ -30,6 +45,15 @@ struct ManifestDecoder {
     /// Decodes the document; returns nil only when it is not even a mapping. A manifest returned
     /// alongside problems is partial and only good for further validation.
     mutating func decode(_ root: YAMLNode, path: String, baseDirectory: String) -> Manifest? {
+        guard var top = decodeTopLevel(root, path: path, baseDirectory: baseDirectory) else { return nil }
+        decodeJobs(top.items, firstNumber: 1, defaults: top.defaults, into: &top.manifest.jobs)
+        fitPerHost(&top.manifest)
+        return top.manifest
+    }
+
+    /// Decodes everything but the job items: the top-level keys and `defaults`, and finds the
+    /// items. Nil only when the document is not a mapping.
+    mutating func decodeTopLevel(_ root: YAMLNode, path: String, baseDirectory: String) -> TopLevel? {
         guard let entries = root.mapping else {
             problems.error(
                 "a manifest is a mapping with 'version' and 'jobs', found \(root.kindDescription)", at: root.location)
@@ -64,6 +88,7 @@ struct ManifestDecoder {
         if let entry = fields["per_host"], let value = integer(entry, context: "", range: 1...64) {
             manifest.perHost = value
         }
+        perHostLocation = fields["per_host"]?.value.location
         if let entry = fields["shard_count"], let value = integer(entry, context: "", range: 1...Shard.maximumCount) {
             manifest.shardCount = value
         }
@@ -78,41 +103,45 @@ struct ManifestDecoder {
             }
         }
 
-        var defaults = JobSettings()
-        var defaultHeaders: [Job.Header] = []
+        var defaults = JobDefaults()
         if let entry = fields["defaults"] {
             if let mapping = entry.value.mapping {
                 checkKeys(mapping, allowed: Self.defaultsKeys, context: "defaults: ")
                 let defaultFields = Fields(mapping)
-                decodeSettings(defaultFields, into: &defaults, context: "defaults: ")
+                decodeSettings(defaultFields, into: &defaults.settings, context: "defaults: ")
                 if let headers = defaultFields["headers"] {
-                    defaultHeaders = decodeHeaders(headers, context: "defaults: ")
+                    defaults.headers = decodeHeaders(headers, context: "defaults: ")
                 }
             } else if !entry.value.isNull {
                 problems.error("'defaults' must be a mapping, found \(entry.value.kindDescription)", at: entry.value.location)
             }
         }
 
+        var top = TopLevel(manifest: manifest, items: [], defaults: defaults)
         guard let jobsEntry = fields["jobs"] else {
             problems.error("missing required key 'jobs' (a list of jobs)", at: root.location)
-            return manifest
+            return top
         }
         guard let items = jobsEntry.value.sequence else {
             problems.error("'jobs' must be a list of jobs, found \(jobsEntry.value.kindDescription)",
                            at: jobsEntry.value.location)
-            return manifest
+            return top
         }
         if items.isEmpty {
             problems.error("'jobs' is empty; a manifest needs at least one job", at: jobsEntry.value.location)
         }
-        manifest.jobs.reserveCapacity(items.count)
+        top.items = items
+        return top
+    }
+
+    /// Decodes job items numbered from `firstNumber` (for "job #N" in messages) onto `jobs`.
+    mutating func decodeJobs(_ items: [YAMLNode], firstNumber: Int, defaults: JobDefaults, into jobs: inout [Job]) {
+        jobs.reserveCapacity(jobs.count + items.count)
         for (index, item) in items.enumerated() {
-            if let job = decodeJob(item, number: index + 1, defaults: defaults, defaultHeaders: defaultHeaders) {
-                manifest.jobs.append(job)
+            if let job = decodeJob(item, number: firstNumber + index, defaults: defaults.settings, defaultHeaders: defaults.headers) {
+                jobs.append(job)
             }
         }
-        fitPerHost(&manifest, given: fields["per_host"])
-        return manifest
     }
 
     /// Segments of one job must not be starved by the per-host cap, which is meant for many jobs:
@@ -121,7 +150,7 @@ struct ManifestDecoder {
     /// contradiction the user has to resolve (the job would silently run fewer connections than
     /// it says). `auto` adapts instead: it opens at most `per_host` connections. Under a
     /// `rate_limit` no job is segmented, so neither applies.
-    private mutating func fitPerHost(_ manifest: inout Manifest, given entry: YAMLMappingEntry?) {
+    mutating func fitPerHost(_ manifest: inout Manifest) {
         guard manifest.rateLimit == nil else { return }
         func count(_ job: Job) -> Int {
             if case .count(let count) = job.settings.segments { return count }
@@ -129,14 +158,14 @@ struct ManifestDecoder {
         }
         guard let job = manifest.jobs.max(by: { count($0) < count($1) }) else { return }
         let segments = count(job)
-        guard let entry else {
+        guard let perHostLocation else {
             manifest.perHost = max(manifest.perHost, segments)
             return
         }
         if segments > manifest.perHost {
             problems.error("'per_host: \(manifest.perHost)' is less than 'segments: \(segments)' of job '\(job.id)' (line "
                 + "\(job.source.job.line)): its segments would wait for each other; raise per_host to \(segments) or lower segments",
-                at: entry.value.location)
+                at: perHostLocation)
         }
     }
 

@@ -6,6 +6,13 @@ import CYAML
 public struct YAMLParseResult: Sendable {
     public var root: YAMLNode?
     public var problems: [(location: SourceLocation, message: String)]
+    /// Nodes and bytes of scalar text that aliases expanded to: the pieces of one file
+    /// (``ManifestPieces``) are held to the budget together.
+    var aliasCost = 0
+    var aliasBytes = 0
+    /// A piece's job items redefined an anchor of the header, so an alias after it could mean
+    /// another node than in the whole file; such a file is parsed whole.
+    var redefinesHeaderAnchor = false
 }
 
 /// Builds a ``YAMLNode`` tree from libyaml's parser events.
@@ -27,25 +34,85 @@ public enum YAMLParser {
     public static let maxFileSize = 512 * 1024 * 1024
 
     public static func parse(_ bytes: [UInt8]) -> YAMLParseResult {
+        if let problem = precheck(bytes) { return YAMLParseResult(root: nil, problems: [problem]) }
+        return parseChecked(bytes)
+    }
+
+    /// ``parse(_:)`` of bytes that passed ``precheck(_:)``.
+    static func parseChecked(_ bytes: [UInt8]) -> YAMLParseResult {
+        bytes.withUnsafeBufferPointer { buffer in
+            var builder = TreeBuilder(lines: .identity)
+            builder.run(StreamInput(header: UnsafeBufferPointer(start: nil, count: 0), body: buffer), bytes: bytes)
+            return builder.result
+        }
+    }
+
+    /// Parses one piece of a file cut by ``ManifestPieces``: the header, then the part's job
+    /// items, with every location given as a line of the whole file. Call ``precheck(_:)`` on the
+    /// whole file first.
+    static func parse(
+        part: ManifestPieces.Part, of pieces: ManifestPieces, in bytes: UnsafeBufferPointer<UInt8>
+    ) -> YAMLParseResult {
+        var builder = TreeBuilder(lines: LineMap(headerLines: pieces.headerLines, offset: part.firstLine - pieces.headerLines - 1))
+        let header = UnsafeBufferPointer(rebasing: bytes[0..<pieces.headerEnd])
+        builder.run(StreamInput(header: header, body: UnsafeBufferPointer(rebasing: bytes[part.range])), bytes: nil)
+        return builder.result
+    }
+
+    /// The problem that stops a file before parsing: too large, or not UTF-8.
+    static func precheck(_ bytes: [UInt8]) -> (location: SourceLocation, message: String)? {
         if bytes.count > maxFileSize {
-            return YAMLParseResult(root: nil, problems: [(.start, fileTooLargeMessage(bytes.count))])
+            return (.start, fileTooLargeMessage(bytes.count))
         }
         if let bad = UTF8Check.firstInvalidByte(in: bytes) {
             let location = UTF8Check.location(ofByteOffset: bad, in: bytes)
             let message = "file is not valid UTF-8 (byte 0x\(String(bytes[bad], radix: 16, uppercase: true))); "
                 + "manifests must be UTF-8 text"
-            return YAMLParseResult(root: nil, problems: [(location, message)])
+            return (location, message)
         }
-        var builder = TreeBuilder()
-        bytes.withUnsafeBufferPointer { buffer in
-            builder.run(buffer, bytes: bytes)
-        }
-        return YAMLParseResult(root: builder.document.root, problems: builder.problems)
+        return nil
     }
 
     static func fileTooLargeMessage(_ size: Int) -> String {
         let mib = Double(size) / 1_048_576
         return "file is \(String(format: "%.1f", mib)) MiB; manifests are limited to \(maxFileSize >> 20) MiB"
+    }
+}
+
+/// How a parsed stream's lines map to the file's: lines after the header (the job items of one
+/// piece) are moved down by `offset`. The whole file maps to itself.
+struct LineMap {
+    var headerLines: Int
+    var offset: Int
+
+    static let identity = LineMap(headerLines: .max, offset: 0)
+
+    /// libyaml's marks are 0-based and count characters, not bytes.
+    func location(_ mark: yaml_mark_t) -> SourceLocation {
+        let line = mark.line + 1
+        return SourceLocation(line: line > headerLines ? line + offset : line, column: mark.column + 1)
+    }
+}
+
+/// What libyaml reads: a header and a body, one after the other, without copying them together.
+private final class StreamInput {
+    let header: UnsafeBufferPointer<UInt8>
+    let body: UnsafeBufferPointer<UInt8>
+    private var offset = 0
+
+    init(header: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) {
+        self.header = header
+        self.body = body
+    }
+
+    /// Copies up to `size` bytes into `buffer`; 0 at the end of the stream.
+    func read(into buffer: UnsafeMutablePointer<UInt8>, size: Int) -> Int {
+        let (source, local) = offset < header.count ? (header, offset) : (body, offset - header.count)
+        let count = min(size, source.count - local)
+        guard count > 0, let start = source.baseAddress else { return 0 }
+        buffer.update(from: start + local, count: count)
+        offset += count
+        return count
     }
 }
 
@@ -66,6 +133,10 @@ private struct TreeBuilder {
     private var aliasBytes = 0
     private var documents = 0
     private var rootIndex: Int?
+    private let lines: LineMap
+    /// Anchors defined in the header of a piece, and whether the job items defined one again.
+    private var headerAnchors: Set<String> = []
+    private var redefinesHeaderAnchor = false
 
     private struct Frame {
         var isMapping: Bool
@@ -86,25 +157,43 @@ private struct TreeBuilder {
         case normal(Int), merge, invalid
     }
 
-    var document: YAMLDocument {
-        YAMLDocument(records: records, text: text, children: children, rootIndex: rootIndex)
+    init(lines: LineMap) {
+        self.lines = lines
     }
 
-    /// Runs libyaml over the whole buffer; stops at the first fatal problem.
-    mutating func run(_ buffer: UnsafeBufferPointer<UInt8>, bytes: [UInt8]) {
+    var result: YAMLParseResult {
+        let document = YAMLDocument(records: records, text: text, children: children, rootIndex: rootIndex)
+        return YAMLParseResult(
+            root: document.root, problems: problems, aliasCost: aliasCost, aliasBytes: aliasBytes,
+            redefinesHeaderAnchor: redefinesHeaderAnchor)
+    }
+
+    /// Runs libyaml over the input; stops at the first fatal problem. `bytes` is the whole file
+    /// when the input is the whole file: reader errors count bytes, and are located through it.
+    mutating func run(_ input: StreamInput, bytes: [UInt8]?) {
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else {
             problems.append((.start, "could not initialise the YAML parser"))
             return
         }
         defer { yaml_parser_delete(&parser) }
-        yaml_parser_set_input_string(&parser, buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!, buffer.count)
-        text.reserveCapacity(buffer.count / 2)
+        withExtendedLifetime(input) {
+            // `data` is the unretained input; 1 is success, a size of 0 the end of the stream.
+            yaml_parser_set_input(&parser, { data, buffer, size, sizeRead in
+                guard let data, let buffer, let sizeRead else { return 0 }
+                sizeRead.pointee = Unmanaged<StreamInput>.fromOpaque(data).takeUnretainedValue().read(into: buffer, size: size)
+                return 1
+            }, Unmanaged.passUnretained(input).toOpaque())
+            text.reserveCapacity((input.header.count + input.body.count) / 2)
+            parseEvents(&parser, bytes: bytes)
+        }
+    }
 
+    private mutating func parseEvents(_ parser: inout yaml_parser_t, bytes: [UInt8]?) {
         var event = yaml_event_t()
         while true {
             guard yaml_parser_parse(&parser, &event) == 1 else {
-                problems.append(Self.libyamlProblem(parser, bytes: bytes))
+                problems.append(libyamlProblem(parser, bytes: bytes))
                 rootIndex = nil
                 return
             }
@@ -119,7 +208,7 @@ private struct TreeBuilder {
 
     /// Handles one event; returns false after a fatal problem.
     private mutating func handle(_ event: yaml_event_t) -> Bool {
-        let location = SourceLocation(mark: event.start_mark)
+        let location = lines.location(event.start_mark)
         switch event.type {
         case YAML_DOCUMENT_START_EVENT:
             documents += 1
@@ -136,7 +225,7 @@ private struct TreeBuilder {
                     kind: .scalar, style: Self.style(data.style), line: UInt32(location.line),
                     column: UInt32(location.column), start: UInt32(start), count: UInt32(data.length)),
                 weight: 1, bytes: data.length)
-            if let anchor = data.anchor { anchors[Self.string(anchor)] = index }
+            if let anchor = data.anchor { define(Self.string(anchor), as: index, at: location) }
             return add(index)
         case YAML_ALIAS_EVENT:
             let name = Self.string(event.data.alias.anchor)
@@ -214,8 +303,18 @@ private struct TreeBuilder {
                 column: UInt32(frame.location.column), start: UInt32(start),
                 count: UInt32(frame.isMapping ? childCount / 2 : childCount)),
             weight: frame.weight, bytes: frame.bytes)
-        if let anchor = frame.anchor { anchors[anchor] = index }
+        if let anchor = frame.anchor { define(anchor, as: index, at: frame.location) }
         return index
+    }
+
+    private mutating func define(_ anchor: String, as index: Int, at location: SourceLocation) {
+        anchors[anchor] = index
+        guard lines.headerLines != .max else { return }
+        if location.line <= lines.headerLines {
+            headerAnchors.insert(anchor)
+        } else if headerAnchors.contains(anchor) {
+            redefinesHeaderAnchor = true
+        }
     }
 
     /// Places a finished node into the open collection, or makes it the root.
@@ -341,18 +440,19 @@ private struct TreeBuilder {
         }
     }
 
-    private static func libyamlProblem(_ parser: yaml_parser_t, bytes: [UInt8]) -> (SourceLocation, String) {
+    private func libyamlProblem(_ parser: yaml_parser_t, bytes: [UInt8]?) -> (SourceLocation, String) {
         let problem = parser.problem.map { String(cString: $0) } ?? "invalid YAML"
         let context = parser.context.map { String(cString: $0) }
-        let contextAt = SourceLocation(mark: parser.context_mark)
+        let contextAt = lines.location(parser.context_mark)
         if parser.error == YAML_READER_ERROR {
-            return (UTF8Check.location(ofByteOffset: parser.problem_offset, in: bytes), "YAML syntax error: \(problem)")
+            let location = bytes.map { UTF8Check.location(ofByteOffset: parser.problem_offset, in: $0) } ?? .start
+            return (location, "YAML syntax error: \(problem)")
         }
         let offset = Int(parser.problem_mark.index)
-        let character = offset < bytes.count ? bytes[offset] : nil
-        var message = "YAML syntax error: " + plainWords(problem, context: context, at: contextAt, character: character)
+        let character = bytes.flatMap { offset < $0.count ? $0[offset] : nil }
+        var message = "YAML syntax error: " + Self.plainWords(problem, context: context, at: contextAt, character: character)
         message += " (libyaml: \(problem)" + (context.map { ", \($0) at line \(contextAt.line), column \(contextAt.column)" } ?? "") + ")"
-        return (SourceLocation(mark: parser.problem_mark), message)
+        return (lines.location(parser.problem_mark), message)
     }
 
     /// libyaml's common complaints in the words of the mistake that causes them (bad
@@ -397,9 +497,3 @@ private struct TreeBuilder {
     }
 }
 
-extension SourceLocation {
-    /// libyaml's marks are 0-based and count characters, not bytes.
-    init(mark: yaml_mark_t) {
-        self.init(line: mark.line + 1, column: mark.column + 1)
-    }
-}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// Parsing and decoding a large manifest on several cores, one piece per core.
+///
+/// Every piece is the header plus a run of job items (``ManifestPieces``), so each core parses
+/// and decodes a small manifest of its own with the ordinary code and shares nothing mutable with
+/// the others. The header is decoded once per piece; its problems are taken from the first piece
+/// only, the job items' from every piece, numbered on from the pieces before.
+extension ManifestLoader {
+    /// Parses the pieces side by side; nil when the file cannot be cut or a piece raises any
+    /// doubt, and it must be parsed whole.
+    static func parsePieces(_ bytes: [UInt8], count: Int) -> [YAMLParseResult]? {
+        let found = bytes.withUnsafeBufferPointer { ManifestPieces.find(in: $0, count: count) }
+        guard let pieces = found else { return nil }
+        let results = concurrentMap(pieces.parts.count) { index in
+            bytes.withUnsafeBufferPointer { YAMLParser.parse(part: pieces.parts[index], of: pieces, in: $0) }
+        }
+        let trusted = results.allSatisfy { result in
+            // The header's `jobs` must hold this piece's items; anything else is a cut in the
+            // wrong place or a file the pieces do not fit.
+            result.problems.isEmpty && !result.redefinesHeaderAnchor
+                && result.root?.mapping?.first(where: { $0.key == "jobs" })?.value.sequence?.isEmpty == false
+        }
+        guard trusted,
+              results.reduce(0, { $0 + $1.aliasCost }) <= YAMLParser.aliasBudget,
+              results.reduce(0, { $0 + $1.aliasBytes }) <= YAMLParser.aliasByteBudget
+        else { return nil }
+        return results
+    }
+
+    /// Decodes parsed pieces into one manifest and its problems, as ``ManifestDecoder/decode``
+    /// would have decoded the whole file.
+    func decodePieces(
+        _ pieces: consuming [YAMLParseResult], path: String, baseDirectory: String
+    ) -> (manifest: Manifest?, problems: [(location: SourceLocation, message: String)]) {
+        var work: [PieceWork] = []
+        var firstNumber = 1
+        for piece in consume pieces {
+            var decoder = ManifestDecoder(environment: environment)
+            // `parsePieces` made sure every root is a mapping with job items.
+            guard let root = piece.root, let top = decoder.decodeTopLevel(root, path: path, baseDirectory: baseDirectory) else {
+                preconditionFailure("a piece without job items was trusted")
+            }
+            if !work.isEmpty { decoder.problems = ProblemCollector() }  // the first piece reports the header
+            work.append(PieceWork(decoder: decoder, top: top, firstNumber: firstNumber))
+            firstNumber += top.items.count
+        }
+        work[0].top.manifest.jobs.reserveCapacity(firstNumber - 1)
+        let pieceWork = work
+        _ = Self.concurrentMap(pieceWork.count) { index in
+            let piece = pieceWork[index]
+            if index == 0 {
+                piece.decoder.decodeJobs(piece.top.items, firstNumber: 1, defaults: piece.top.defaults, into: &piece.top.manifest.jobs)
+            } else {
+                piece.decoder.decodeJobs(piece.top.items, firstNumber: piece.firstNumber, defaults: piece.top.defaults, into: &piece.jobs)
+            }
+            piece.top.items = []  // the piece's document goes with its last node
+        }
+        var manifest = work[0].top.manifest
+        var decoder = work[0].decoder
+        var problems = decoder.problems.problems
+        for piece in work.dropFirst() {
+            manifest.jobs.append(contentsOf: piece.jobs)
+            piece.jobs = []
+            problems += piece.decoder.problems.problems
+        }
+        work = []
+        decoder.problems = ProblemCollector()
+        decoder.fitPerHost(&manifest)
+        return (manifest, problems + decoder.problems.problems)
+    }
+
+    /// One piece's decoder and results; a class, so each core mutates only its own.
+    private final class PieceWork: @unchecked Sendable {
+        var decoder: ManifestDecoder
+        var top: ManifestDecoder.TopLevel
+        let firstNumber: Int
+        var jobs: [Job] = []
+
+        init(decoder: ManifestDecoder, top: ManifestDecoder.TopLevel, firstNumber: Int) {
+            self.decoder = decoder
+            self.top = top
+            self.firstNumber = firstNumber
+        }
+    }
+
+    /// `transform` of 0..<count on all cores, results in order.
+    private static func concurrentMap<T>(_ count: Int, _ transform: @Sendable (Int) -> T) -> [T] {
+        [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            nonisolated(unsafe) let output = buffer
+            DispatchQueue.concurrentPerform(iterations: count) { index in
+                (output.baseAddress! + index).initialize(to: transform(index))
+            }
+            initialized = count
+        }
+    }
+}

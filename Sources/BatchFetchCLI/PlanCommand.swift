@@ -50,6 +50,7 @@ struct PlanCommand: ParsableCommand {
 
     func run() throws {
         let loaded = try manifest.load()
+        keepUntilExit(loaded)
         var out = BufferedOutput()
         defer { out.flush() }
         if let shards {

@@ -41,6 +41,7 @@ struct ValidateCommand: ParsableCommand {
             switch result {
             case .success(let loaded):
                 let graph = JobGraph(manifest: loaded)
+                keepUntilExit(graph)
                 print("\(manifest.manifest): valid (\(loaded.jobs.count) job\(loaded.jobs.count == 1 ? "" : "s"), "
                     + "\(graph.levelCount) level\(graph.levelCount == 1 ? "" : "s"))")
             case .failure(let error):

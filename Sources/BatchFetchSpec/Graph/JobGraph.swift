@@ -24,8 +24,8 @@ public struct JobGraph: Sendable {
         self.jobs = jobs
         var index: [String: Int] = [:]
         index.reserveCapacity(jobs.count)
-        for position in jobs.indices where index[jobs[position].id] == nil {
-            index[jobs[position].id] = position
+        for position in jobs.indices.reversed() {
+            index[jobs[position].id] = position  // the first job of an id wins; one lookup each
         }
         indexByID = index
         dependencies = jobs.indices.map { position in jobs[position].dependencies.compactMap { index[$0] } }
@@ -35,8 +35,10 @@ public struct JobGraph: Sendable {
         }
         self.dependents = dependents
         levels = Self.levels(dependencies: dependencies, dependents: dependents)
-        let levels = self.levels
-        order = jobs.indices.sorted { (levels[$0], $0) < (levels[$1], $1) }
+        // By level, then position: one pass into buckets instead of sorting a million indices.
+        var buckets = [[Int]](repeating: [], count: (levels.max() ?? -1) + 1)
+        for position in jobs.indices { buckets[levels[position]].append(position) }
+        order = Array(buckets.joined())
     }
 
     /// Longest-path levels by Kahn's algorithm; jobs on a cycle (never in a validated manifest)

@@ -8,17 +8,25 @@ enum URLSyntax {
     /// digits, `.`, `-`, an optional `:port`, and then only RFC 3986 unreserved, reserved or `%`
     /// characters, with every `%` followed by two hex digits.
     static func isPlainHTTPURL(_ text: String) -> Bool {
-        var bytes = text.utf8[...]
-        guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")) else { return false }
-        let scheme = bytes[..<schemeEnd]
+        var text = text
+        return text.withUTF8(isPlainHTTPURL)
+    }
+
+    /// The check on the URL's bytes: indexing a buffer is many times faster than walking a
+    /// `String.UTF8View`, which a million-job manifest felt (a second for a million URLs).
+    private static func isPlainHTTPURL(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let end = bytes.count
+        var index = 0
+        while index < end && bytes[index] != UInt8(ascii: ":") { index += 1 }
+        let scheme = UnsafeBufferPointer(rebasing: bytes[0..<index])
         guard scheme.elementsEqual("http".utf8, by: { $0 | 0x20 == $1 }) || scheme.elementsEqual("https".utf8, by: { $0 | 0x20 == $1 })
         else { return false }
-        bytes = bytes[schemeEnd...]
-        guard bytes.starts(with: "://".utf8) else { return false }
-        bytes = bytes.dropFirst(3)
+        guard end - index >= 3, bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return false }
+        index += 3
         var hostLength = 0
         var port = false
-        while let byte = bytes.first, byte != UInt8(ascii: "/"), byte != UInt8(ascii: "?"), byte != UInt8(ascii: "#") {
+        while index < end, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"), bytes[index] != UInt8(ascii: "#") {
+            let byte = bytes[index]
             if byte == UInt8(ascii: ":") && hostLength > 0 && !port {
                 port = true
             } else if port {
@@ -27,20 +35,17 @@ enum URLSyntax {
                 guard isAlphanumeric(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") else { return false }
                 hostLength += 1
             }
-            bytes = bytes.dropFirst()
+            index += 1
         }
         guard hostLength > 0 else { return false }
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
+        while index < end {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
-                let first = bytes.index(after: index)
-                guard first < bytes.endIndex, bytes.index(after: first) < bytes.endIndex,
-                      isHex(bytes[first]), isHex(bytes[bytes.index(after: first)]) else { return false }
+                guard index + 2 < end, isHex(bytes[index + 1]), isHex(bytes[index + 2]) else { return false }
             } else if !(isAlphanumeric(byte) || allowed[Int(byte)]) {
                 return false
             }
-            index = bytes.index(after: index)
+            index += 1
         }
         return true
     }

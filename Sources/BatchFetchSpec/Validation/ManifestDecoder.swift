@@ -46,7 +46,10 @@ struct ManifestDecoder {
     /// alongside problems is partial and only good for further validation.
     mutating func decode(_ root: YAMLNode, path: String, baseDirectory: String) -> Manifest? {
         guard var top = decodeTopLevel(root, path: path, baseDirectory: baseDirectory) else { return nil }
-        decodeJobs(top.items, firstNumber: 1, defaults: top.defaults, into: &top.manifest.jobs)
+        var jobs: [Job] = []
+        jobs.reserveCapacity(top.items.count)
+        decodeJobs(top.items, firstNumber: 1, defaults: top.defaults) { jobs.append($0) }
+        top.manifest.jobs = jobs
         fitPerHost(&top.manifest)
         return top.manifest
     }
@@ -134,12 +137,12 @@ struct ManifestDecoder {
         return top
     }
 
-    /// Decodes job items numbered from `firstNumber` (for "job #N" in messages) onto `jobs`.
-    mutating func decodeJobs(_ items: [YAMLNode], firstNumber: Int, defaults: JobDefaults, into jobs: inout [Job]) {
-        jobs.reserveCapacity(jobs.count + items.count)
+    /// Decodes job items numbered from `firstNumber` (for "job #N" in messages), handing each
+    /// job to `emit`; an item that is not a mapping is a problem and no job.
+    mutating func decodeJobs(_ items: [YAMLNode], firstNumber: Int, defaults: JobDefaults, emit: (Job) -> Void) {
         for (index, item) in items.enumerated() {
             if let job = decodeJob(item, number: firstNumber + index, defaults: defaults.settings, defaultHeaders: defaults.headers) {
-                jobs.append(job)
+                emit(job)
             }
         }
     }
@@ -182,11 +185,11 @@ struct ManifestDecoder {
         let fields = Fields(entries)
 
         var id = ""
-        var context = "job #\(number): "
+        var context = ProblemContext.job(number: number)
         if let entry = fields["id"], let text = string(entry, context: context) {
             if Self.isValidID(text) {
                 id = text
-                context = "job '\(text)': "
+                context = .job(id: text)
             } else {
                 problems.error("\(context)invalid id '\(text)'; ids use only letters, digits, '.', '_' and '-'",
                                at: entry.value.location)
@@ -288,7 +291,7 @@ struct ManifestDecoder {
 
     /// `url` or `urls`, exactly one of them, each an http(s) URL.
     private mutating func decodeURLs(
-        _ fields: Fields, at location: SourceLocation, context: String
+        _ fields: Fields, at location: SourceLocation, context: ProblemContext
     ) -> [TemplatedString] {
         var candidates: [(entry: YAMLMappingEntry, node: YAMLNode)] = []
         switch (fields["url"], fields["urls"]) {
@@ -348,7 +351,7 @@ struct ManifestDecoder {
     }
 
     private mutating func normalizedDest(
-        _ dest: TemplatedString, at location: SourceLocation, context: String
+        _ dest: TemplatedString, at location: SourceLocation, context: ProblemContext
     ) -> TemplatedString? {
         switch DestPath.normalize(dest.resolved) {
         case .success(let path):
@@ -365,7 +368,7 @@ struct ManifestDecoder {
             case .invalidCharacter: message = "dest '\(shown.debugDescription.dropFirst().dropLast())' contains a control character (such as NUL or a newline)"
             case .nameTooLong: message = "dest '\(shown)' has a component longer than \(DestPath.nameMax) bytes, which no file system accepts"
             }
-            problems.error(context + message, at: location)
+            problems.error("\(context)\(message)", at: location)
             return nil
         }
     }
@@ -373,7 +376,7 @@ struct ManifestDecoder {
     /// The file name of the first URL, for jobs that give no `dest`. A name that comes from an
     /// environment variable is refused: it would be a secret in every report line.
     private mutating func derivedDest(
-        from url: TemplatedString, at location: SourceLocation, context: String
+        from url: TemplatedString, at location: SourceLocation, context: ProblemContext
     ) -> TemplatedString? {
         guard let raw = DestPath.rawLastSegment(ofURL: url.resolved), let name = DestPath.lastSegment(ofURL: url.resolved) else {
             let raw = DestPath.rawLastSegment(ofURL: url.resolved)
@@ -406,7 +409,7 @@ struct ManifestDecoder {
         return TemplatedString(literal: name)
     }
 
-    private mutating func decodeChecksums(_ entry: YAMLMappingEntry, context: String) -> [Checksum] {
+    private mutating func decodeChecksums(_ entry: YAMLMappingEntry, context: ProblemContext) -> [Checksum] {
         var result: [Checksum] = []
         for (text, location) in stringList(entry, context: context) {
             switch Checksum.parse(text) {
@@ -417,7 +420,7 @@ struct ManifestDecoder {
                     result.append(checksum)
                 }
             case .failure(let error):
-                problems.error(context + Self.describe(error, text: text), at: location)
+                problems.error("\(context)\(Self.describe(error, text: text))", at: location)
             }
         }
         return result
@@ -437,7 +440,7 @@ struct ManifestDecoder {
         }
     }
 
-    private mutating func decodeHeaders(_ entry: YAMLMappingEntry, context: String) -> [Job.Header] {
+    private mutating func decodeHeaders(_ entry: YAMLMappingEntry, context: ProblemContext) -> [Job.Header] {
         guard let mapping = entry.value.mapping else {
             if !entry.value.isNull {
                 problems.error("\(context)'headers' must be a mapping of header names to values, found \(entry.value.kindDescription)",
@@ -473,7 +476,7 @@ struct ManifestDecoder {
     // MARK: - Settings shared by defaults and jobs
 
     private mutating func decodeSettings(
-        _ fields: Fields, into settings: inout JobSettings, context: String
+        _ fields: Fields, into settings: inout JobSettings, context: ProblemContext
     ) {
         if let entry = fields["retries"], let value = integer(entry, context: context, range: 0...100) {
             settings.retries = value
@@ -546,17 +549,17 @@ struct ManifestDecoder {
 
     /// The `tls` mapping, key by key over what `defaults` gave: paths to PEM files that must
     /// exist now (a typo found by `validate`, not by a failed handshake at 3 a.m.).
-    private mutating func decodeTLS(_ entry: YAMLMappingEntry, into tls: inout TLSSettings, context: String) {
+    private mutating func decodeTLS(_ entry: YAMLMappingEntry, into tls: inout TLSSettings, context: ProblemContext) {
         guard let mapping = entry.value.mapping else {
             problems.error("\(context)'tls' must be a mapping with \(Self.tlsKeys.map { "'\($0)'" }.joined(separator: ", ")), found \(entry.value.kindDescription)",
                            at: entry.value.location)
             return
         }
-        checkKeys(mapping, allowed: Self.tlsKeys, context: context + "tls: ")
+        checkKeys(mapping, allowed: Self.tlsKeys, context: context.appending("tls: "))
         let fields = Fields(mapping)
         func path(_ key: String) -> String?? {
             guard let entry = fields[key] else { return .none }
-            guard let text = templated(entry, context: context + "tls: ")?.resolved else { return .some(nil) }
+            guard let text = templated(entry, context: context.appending("tls: "))?.resolved else { return .some(nil) }
             let url = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
             let absolute = url.standardizedFileURL.path
             var isDirectory: ObjCBool = false
@@ -580,18 +583,36 @@ struct ManifestDecoder {
     /// building a dictionary for each of 100,000 jobs; the YAML layer already removed duplicates.
     struct Fields {
         let entries: [YAMLMappingEntry]
+        /// Bit `n` is set when some key is `n` bytes long (keys of 63 bytes or more set bit 63).
+        private let lengths: UInt64
 
         init(_ entries: [YAMLMappingEntry]) {
             self.entries = entries
+            lengths = entries.indices.reduce(0) { $0 | Self.lengthBit(entries[$1].key) }
         }
 
+        /// Most lookups are for keys a job does not have (a job is asked for two dozen keys and
+        /// has five), and scanning the entries for them was the largest single cost of decoding a
+        /// million jobs; a key of a length no entry has is not there.
         subscript(key: String) -> YAMLMappingEntry? {
-            entries.first { $0.key == key }
+            guard lengths & Self.lengthBit(key) != 0 else { return nil }
+            // By index: binding each entry would retain and release its node's document.
+            for index in entries.indices where Self.same(entries[index].key, key) { return entries[index] }
+            return nil
+        }
+
+        private static func lengthBit(_ key: String) -> UInt64 {
+            1 << UInt64(min(key.utf8.count, 63))
+        }
+
+        static func same(_ a: String, _ b: String) -> Bool {
+            a.utf8.count == b.utf8.count && a == b
         }
     }
 
-    private mutating func checkKeys(_ entries: [YAMLMappingEntry], allowed: [String], context: String) {
-        for entry in entries where !allowed.contains(entry.key) {
+    private mutating func checkKeys(_ entries: [YAMLMappingEntry], allowed: [String], context: ProblemContext) {
+        for index in entries.indices where !allowed.contains(where: { Fields.same($0, entries[index].key) }) {
+            let entry = entries[index]
             let hint = Self.placement(of: entry.key, allowed: allowed) ?? Suggestion.hint(for: entry.key, in: allowed)
             problems.error("\(context)unknown key '\(entry.key)'\(hint)", at: entry.keyLocation)
         }

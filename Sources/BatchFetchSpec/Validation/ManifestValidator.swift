@@ -8,12 +8,27 @@ import Foundation
 struct ManifestValidator {
     var problems = ProblemCollector()
 
+    /// Runs every rule. The rules share nothing, so they run in two groups side by side (on a
+    /// million jobs they take about a second each); each group returns its rules' problems in
+    /// two parts, put back together in the order of running them one after another.
     mutating func validate(_ manifest: Manifest) {
-        let index = checkIDs(manifest.jobs)
-        checkDependencies(manifest.jobs, index: index)
-        checkDestinations(manifest.jobs)
-        checkToolFiles(manifest)
-        checkSymlinkedParents(manifest)
+        let groups = concurrentMap(2) { group in
+            var first = ManifestValidator()
+            var second = ManifestValidator()
+            if group == 0 {
+                let index = first.checkIDs(manifest.jobs)
+                first.checkDependencies(manifest.jobs, index: index)
+                second.checkToolFiles(manifest)
+            } else {
+                first.checkDestinations(manifest.jobs)
+                second.checkSymlinkedParents(manifest)
+            }
+            return [first.problems, second.problems]
+        }
+        // ids and dependencies, destinations, tool files, symbolic links
+        for part in [groups[0][0], groups[1][0], groups[0][1], groups[1][1]] {
+            for problem in part.problems { problems.error(problem.message, at: problem.location) }
+        }
     }
 
     /// No dest may be another dest's partial or sidecar (`h.bin` and `h.bin.part` would write
@@ -66,12 +81,12 @@ struct ManifestValidator {
         index.reserveCapacity(jobs.count)
         for position in jobs.indices where !jobs[position].id.isEmpty {
             let id = jobs[position].id
-            if let first = index[id] {
+            // One lookup per id (a million of them): insert, and put the first back on a repeat.
+            if let first = index.updateValue(position, forKey: id) {
+                index[id] = first
                 let at = jobs[first].source.id
                 problems.error("duplicate job id '\(id)' (first used at line \(at.line), column \(at.column))",
                                at: jobs[position].source.id)
-            } else {
-                index[id] = position
             }
         }
         return index
@@ -117,14 +132,14 @@ struct ManifestValidator {
         var directories: [Substring: Int] = [:]
         for position in jobs.indices where !jobs[position].dest.resolved.isEmpty {
             let dest = jobs[position].dest.resolved
-            if let first = owners[dest] {
+            if let first = owners.updateValue(position, forKey: dest) {
+                owners[dest] = first
                 problems.error(
                     "job '\(jobs[position].id)': dest '\(jobs[position].dest.redacted)' is also written by job "
                         + "'\(jobs[first].id)' (line \(jobs[first].source.dest.line))",
                     at: jobs[position].source.dest)
                 continue
             }
-            owners[dest] = position
             var parent = Substring(dest)
             while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) {
                 parent = parent[..<slash]

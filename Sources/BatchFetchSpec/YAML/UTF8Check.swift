@@ -3,6 +3,18 @@
 /// Swift's own validating initialisers only say yes or no; the manifest error needs a line and
 /// column.
 enum UTF8Check {
+    /// How many bytes from `start` on are ASCII, counted eight at a time: manifests are mostly
+    /// ASCII, and a byte at a time took a fifth of a second for a million jobs.
+    private static func asciiRun(in bytes: [UInt8], from start: Int) -> Int {
+        bytes.withUnsafeBytes { raw in
+            var index = start
+            while index + 8 <= raw.count && raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                index += 8
+            }
+            return index - start
+        }
+    }
+
     /// Offset of the first byte that does not belong to a well-formed UTF-8 sequence, if any.
     static func firstInvalidByte(in bytes: [UInt8]) -> Int? {
         var index = 0
@@ -10,7 +22,7 @@ enum UTF8Check {
         while index < count {
             let lead = bytes[index]
             if lead < 0x80 {
-                index += 1
+                index += 1 + asciiRun(in: bytes, from: index + 1)
                 continue
             }
             let length: Int

@@ -1,11 +1,15 @@
 /// "Did you mean" suggestions for misspelt keys, values and job ids.
 public enum Suggestion {
     /// The candidate closest to `word`, if it is close enough to be a likely typo.
+    ///
+    /// A candidate whose length differs from the word's by more than the limit cannot be close
+    /// enough and is not compared at all.
     public static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
-        let limit = max(1, word.count / 3)
+        let target = Array(word.lowercased())
+        let limit = max(1, target.count / 3)
         var best: (candidate: String, distance: Int)?
-        for candidate in candidates {
-            let distance = editDistance(word.lowercased(), candidate.lowercased())
+        for candidate in candidates where abs(candidate.count - target.count) <= limit {
+            let distance = editDistance(target, Array(candidate.lowercased()))
             if distance <= limit, distance < (best?.distance ?? .max) {
                 best = (candidate, distance)
             }
@@ -20,7 +24,10 @@ public enum Suggestion {
 
     /// Levenshtein distance with transpositions counted as one edit (optimal string alignment).
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        editDistance(Array(a), Array(b))
+    }
+
+    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previous2 = [Int](repeating: 0, count: b.count + 1)

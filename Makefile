@@ -39,6 +39,7 @@ demo: build
 ## against curl, wget, aria2c (also a capped mirror and per-request latency); peak RSS and bytes
 ## against misbehaving servers.
 bench: release
+	@scripts/install-deps.sh --bench
 	$(SWIFT) build -c release --product batchfetch-test-origin
 	bench/manifest-100k.py
 	bench/shard-bench.py

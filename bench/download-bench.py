@@ -3,7 +3,8 @@
 
 Starts nginx on a free loopback port serving generated data, then measures each tool on:
   single    one 1 GiB file, one connection (batchfetch verifies sha256 and publishes atomically)
-  many      2,000 files of 64 KiB, 8 at a time
+  many      2,000 files of 64 KiB, 8 and 32 at a time (batchfetch, curl --parallel, aria2c -j, wget -i)
+  tiny      20,000 files of 4 KiB, 8 and 32 at a time, the same tools
   segmented one 1 GiB file over 4 connections (batchfetch segments: 4 vs aria2c -x4 -s4)
   slowdisk  one 1 GiB file with the disk simulated at 200 MiB/s (BATCHFETCH_SIMULATED_DISK_RATE),
             single stream and 4 segments: peak RSS must stay at or below 64 MiB
@@ -18,7 +19,7 @@ Each measurement deletes the previous output and runs `sync` first, so the page 
 writeback of one run does not slow the next; the table shows the median wall time of --runs
 runs and the highest peak RSS. The peers verify nothing.
 
-usage: bench/download-bench.py [--runs N] [--scenarios single,many,segmented,slowdisk,capped] [--size-mib N]
+usage: bench/download-bench.py [--runs N] [--scenarios single,many,tiny,segmented,slowdisk,capped,latency] [--size-mib N]
 Results are printed as a markdown table and written to bench/results/downloads.md (the default
 scenarios) or bench/results/downloads-<scenarios>.md.
 """
@@ -53,11 +54,12 @@ def generate(root: pathlib.Path, size_mib: int) -> None:
         with open(big, "wb") as f:
             for _ in range(size_mib):
                 f.write(os.urandom(1 << 20))
-    small = root / "small"
-    if not (small / "f1999.bin").exists():
-        small.mkdir(parents=True, exist_ok=True)
-        for i in range(2000):
-            (small / f"f{i}.bin").write_bytes(os.urandom(64 << 10))
+    for directory, count, size in [("small", 2000, 64 << 10), ("tiny", 20000, 4 << 10)]:
+        folder = root / directory
+        if not (folder / f"f{count - 1}.bin").exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            for i in range(count):
+                (folder / f"f{i}.bin").write_bytes(os.urandom(size))
 
 
 def measure(command: list[str], cwd: pathlib.Path, clean: pathlib.Path, env: dict[str, str] | None = None) -> tuple[float, float]:
@@ -145,25 +147,30 @@ def tools_for(scenario: str, base: str, out: pathlib.Path, lists: pathlib.Path, 
     elif scenario == "slowdisk":
         tools["batchfetch"] = [str(BIN), "run", str(big(1)), "--report", str(lists / "report.json")]
         tools["batchfetch segments: 4"] = [str(BIN), "run", str(big(4)), "--report", str(lists / "report.json")]
-    elif scenario == "many":
-        manifest = lists / "many.yaml"
-        jobs = "".join(f"  - {{id: f{i}, url: '{base}/small/f{i}.bin', size: 65536}}\n" for i in range(2000))
-        manifest.write_text(f"version: 1\noutput_dir: {out}\nconcurrency: 8\nper_host: 8\njobs:\n{jobs}")
-        tools["batchfetch"] = [str(BIN), "run", str(manifest), "--report", str(lists / "report.json")]
-        curl_config = lists / "curl.cfg"
-        curl_config.write_text("".join(f'url = "{base}/small/f{i}.bin"\noutput = "{out}/f{i}.bin"\n' for i in range(2000)))
-        tools["curl --parallel"] = ["curl", "-s", "--parallel", "--parallel-max", "8", "-K", str(curl_config)]
-        url_list = lists / "urls.txt"
-        url_list.write_text("".join(f"{base}/small/f{i}.bin\n" for i in range(2000)))
-        tools["aria2c -j8"] = ["aria2c", "-q", "-j", "8", "--file-allocation=none", "-d", str(out), "-i", str(url_list)]
-        tools["wget -i"] = ["wget", "-q", "-P", str(out), "-i", str(url_list)]
+    elif scenario in ("many", "tiny"):
+        # many: 2,000 × 64 KiB; tiny: 20,000 × 4 KiB; each at concurrency 8 and 32.
+        folder, count, size = ("small", 2000, 65536) if scenario == "many" else ("tiny", 20000, 4096)
+        jobs = "".join(f"  - {{id: f{i}, url: '{base}/{folder}/f{i}.bin', size: {size}}}\n" for i in range(count))
+        curl_config = lists / f"curl-{scenario}.cfg"
+        curl_config.write_text("".join(f'url = "{base}/{folder}/f{i}.bin"\noutput = "{out}/f{i}.bin"\n' for i in range(count)))
+        url_list = lists / f"urls-{scenario}.txt"
+        url_list.write_text("".join(f"{base}/{folder}/f{i}.bin\n" for i in range(count)))
+        for concurrency in (8, 32):
+            manifest = lists / f"{scenario}-{concurrency}.yaml"
+            manifest.write_text(f"version: 1\noutput_dir: {out}\nconcurrency: {concurrency}\nper_host: {concurrency}\njobs:\n{jobs}")
+            name = "batchfetch" if concurrency == 8 else f"batchfetch concurrency {concurrency}"
+            tools[name] = [str(BIN), "run", str(manifest), "--report", str(lists / "report.json")]
+        for concurrency in (8, 32):
+            tools[f"curl --parallel-max {concurrency}"] = ["curl", "-s", "--parallel", "--parallel-max", str(concurrency), "-K", str(curl_config)]
+            tools[f"aria2c -j{concurrency}"] = ["aria2c", "-q", "-j", str(concurrency), "--file-allocation=none", "-d", str(out), "-i", str(url_list)]
+        tools["wget -i (one at a time)"] = ["wget", "-q", "-P", str(out), "-i", str(url_list)]
     return {name: command for name, command in tools.items() if shutil.which(command[0]) or command[0] == str(BIN)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--scenarios", default="single,many,segmented,slowdisk")
+    parser.add_argument("--scenarios", default="single,many,tiny,segmented,slowdisk")
     parser.add_argument("--size-mib", type=int, default=1024)
     args = parser.parse_args()
     if not BIN.exists():
@@ -211,16 +218,22 @@ def main() -> None:
             ours = results["batchfetch"][0]
             theirs = results["batchfetch nio"][0]
             label = {"single": f"one {args.size_mib} MiB file, one connection",
-                     "many": "2,000 files of 64 KiB, 8 at a time",
+                     "many": "2,000 files of 64 KiB, 8 and 32 at a time",
+                     "tiny": "20,000 files of 4 KiB, 8 and 32 at a time",
                      "segmented": f"one {args.size_mib} MiB file, 4 connections",
                      "slowdisk": f"one {args.size_mib} MiB file, disk simulated at 200 MiB/s (memory bound; no peers)",
                      "capped": f"one {args.size_mib} MiB file, mirror capped at 20 MB/s per connection, no size in the manifest",
                      "latency": "2,000 files of 64 KiB, every response head delayed 20 ms (floor: 5.0 s at concurrency 8, 1.25 s at 32)"}[scenario]
             lines += [f"### {label}", "",
                       "| tool | wall (median) | peak RSS | batchfetch (URLSession) / tool | batchfetch nio / tool |",
+                      # (rows at concurrency 32 are compared with batchfetch at concurrency 32)
                       "|---|---|---|---|---|"]
             for name, (wall, rss) in results.items():
-                lines.append(f"| {name} | {wall:.2f} s | {rss:.0f} MiB | {ours / wall:.2f}× | {theirs / wall:.2f}× |")
+                # A row at concurrency 32 (`-j32`, `--parallel-max 32`) compares with batchfetch at 32.
+                at32 = "32" in name and "batchfetch concurrency 32" in results
+                mine = results["batchfetch concurrency 32"][0] if at32 else ours
+                mine_nio = results["batchfetch nio concurrency 32"][0] if at32 else theirs
+                lines.append(f"| {name} | {wall:.2f} s | {rss:.0f} MiB | {mine / wall:.2f}× | {mine_nio / wall:.2f}× |")
             lines.append("")
             if scenario == "capped":
                 lines += ["nginx applies `limit_rate` per request and lets each request send its first second's worth "

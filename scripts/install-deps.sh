@@ -2,7 +2,9 @@
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
 # there: libyaml (headers + pkg-config file) to build; for the tests, nginx-light and lighttpd (real
 # servers of the interop tests, beside python3's http.server), openssl (the TLS tests' throwaway
-# CA), slurm-wlm (the sharding test's cluster) and Python's jsonschema and PyYAML. Needs root (or sudo) only when something is missing.
+# CA), slurm-wlm (the sharding test's cluster) and Python's jsonschema and PyYAML. With --bench,
+# also the peers the benchmarks compare against: curl, wget and aria2c. Needs root (or sudo) only
+# when something is missing.
 set -euo pipefail
 
 missing_apt=()
@@ -13,6 +15,11 @@ command -v python3 >/dev/null || missing_apt+=(python3 python3-pip)
 command -v openssl >/dev/null || missing_apt+=(openssl)
 # A real single-node Slurm cluster for scripts/slurm-test.sh (sharded runs on a job array).
 command -v sbatch >/dev/null || missing_apt+=(slurm-wlm)
+if [ "${1:-}" = "--bench" ]; then
+  command -v curl >/dev/null || missing_apt+=(curl)
+  command -v wget >/dev/null || missing_apt+=(wget)
+  command -v aria2c >/dev/null || missing_apt+=(aria2)
+fi
 
 if [ ${#missing_apt[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null; then

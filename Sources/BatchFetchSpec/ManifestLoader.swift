@@ -27,10 +27,11 @@ public struct ManifestLoader: Sendable {
     /// Variables for `${VAR}` expansion; the process environment by default.
     public var environment: [String: String]
     /// Files at least this large are parsed in pieces; below it one core is fast enough
-    /// (100,000 jobs, about 20 MiB, load in about 1.5 s).
-    var minimumPieceSize = 16 << 20
+    /// (100,000 jobs, about 20 MiB, load in about 1.5 s). Tests and the fuzzer set it to 0 to
+    /// compare pieces with the whole on small files.
+    public var minimumPieceSize = 16 << 20
     /// How many pieces at most: one per core.
-    var pieceCount = ProcessInfo.processInfo.activeProcessorCount
+    public var pieceCount = ProcessInfo.processInfo.activeProcessorCount
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.environment = environment

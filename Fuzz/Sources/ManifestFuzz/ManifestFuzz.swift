@@ -2,14 +2,33 @@ import BatchFetchSpec
 
 /// One input: any byte string must load to a manifest (then a job graph) or to diagnostics —
 /// never a crash, a hang or unbounded memory (libFuzzer's `-timeout` and `-rss_limit_mb` enforce
-/// the bounds). A few variables are set so `${VAR}` expansion is exercised.
+/// the bounds). A few variables are set so `${VAR}` expansion is exercised. Loading in pieces
+/// (as large files are, here forced on every input) must give exactly what loading whole gives.
 func loadManifest(_ data: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
-    let loader = ManifestLoader(environment: ["TOKEN": "fuzz-token", "HOST": "h.example", "EMPTY": ""])
-    if let manifest = try? loader.load(bytes: bytes, displayPath: "fuzz.yaml", baseDirectory: "/nonexistent/fuzz") {
-        _ = JobGraph(manifest: manifest).order.count
+    var loader = ManifestLoader(environment: ["TOKEN": "fuzz-token", "HOST": "h.example", "EMPTY": ""])
+    loader.pieceCount = 1
+    let whole = outcome(loader, bytes)
+    loader.minimumPieceSize = 0
+    loader.pieceCount = 3
+    let pieces = outcome(loader, bytes)
+    if pieces != whole {
+        fatalError("loading in pieces differs from loading whole:\n--- whole\n\(whole)\n--- pieces\n\(pieces)")
     }
     return 0
+}
+
+/// The loaded manifest, printed field by field, or the diagnostics.
+private func outcome(_ loader: ManifestLoader, _ bytes: [UInt8]) -> String {
+    do {
+        let manifest = try loader.load(bytes: bytes, displayPath: "fuzz.yaml", baseDirectory: "/nonexistent/fuzz")
+        _ = JobGraph(manifest: manifest).order.count
+        var printed = ""
+        dump(manifest, to: &printed)
+        return printed
+    } catch {
+        return error.description
+    }
 }
 
 /// libFuzzer's entry for one input (its objects refer to it by this name).

@@ -48,8 +48,9 @@ public struct ShardAssignment: Sendable {
         let keys = components.keys.map { Self.hash(jobs[$0].id) }
         // Sorting plain tuples rather than indices through a closure that reads three arrays
         // halves the sort of a million components; equal weight and hash fall back to the ids.
-        let order = components.keys.indices.map { (weight: -weights[$0], key: keys[$0], component: $0) }.sorted { a, b in
-            if (a.weight, a.key) != (b.weight, b.key) { return (a.weight, a.key) < (b.weight, b.key) }
+        let order = components.keys.indices.map { (weight: weights[$0], key: keys[$0], component: $0) }.sorted { a, b in
+            if a.weight != b.weight { return a.weight > b.weight }
+            if a.key != b.key { return a.key < b.key }
             return jobs[components.keys[a.component]].id.utf8.lexicographicallyPrecedes(jobs[components.keys[b.component]].id.utf8)
         }.map(\.component)
         let capacity = Double(weights.reduce(0, Self.saturatingAdd)) * (1 + Self.slack) / Double(count)

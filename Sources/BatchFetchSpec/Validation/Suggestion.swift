@@ -3,16 +3,18 @@ public enum Suggestion {
     /// The candidate closest to `word`, if it is close enough to be a likely typo.
     ///
     /// A candidate whose length differs from the word's by more than the limit cannot be close
-    /// enough and is not compared at all.
+    /// enough and is not compared at all. Of equally close candidates the first in UTF-8 order
+    /// wins, whatever order they come in (a dictionary's keys come in a different order in every
+    /// process, and even in two dictionaries of one process).
     public static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
         let target = Array(word.lowercased())
         let limit = max(1, target.count / 3)
         var best: (candidate: String, distance: Int)?
         for candidate in candidates where abs(candidate.count - target.count) <= limit {
             let distance = editDistance(target, Array(candidate.lowercased()))
-            if distance <= limit, distance < (best?.distance ?? .max) {
-                best = (candidate, distance)
-            }
+            guard distance <= limit else { continue }
+            if let current = best, (current.distance, current.candidate) <= (distance, candidate) { continue }
+            best = (candidate, distance)
         }
         return best?.candidate
     }

@@ -32,7 +32,7 @@ struct ManifestPieces: Equatable {
     /// Cuts `bytes` into at most `count` pieces of about equal size; nil when the file cannot be
     /// cut safely or would give one piece only.
     static func find(in bytes: UnsafeBufferPointer<UInt8>, count: Int) -> ManifestPieces? {
-        guard count >= 2, let base = bytes.baseAddress else { return nil }
+        guard count >= 2, let base = bytes.baseAddress, !hasOtherLineBreaks(bytes) else { return nil }
         let size = bytes.count
         var lineStart = 0
         var line = 1
@@ -77,6 +77,27 @@ struct ManifestPieces: Equatable {
             parts[index].range = parts[index].range.lowerBound..<end
         }
         return ManifestPieces(headerEnd: headerEnd, headerLines: headerLines, parts: parts)
+    }
+
+    /// Whether a line ends other than with `\n` or `\r\n`: YAML 1.1, and libyaml, also break
+    /// lines at a lone carriage return and at NEL, LS and PS, which this scanner does not count
+    /// (the fuzzer found a run of carriage returns that made a piece read a job's key as a
+    /// top-level one). Such a file is parsed whole.
+    private static func hasOtherLineBreaks(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let base = bytes.baseAddress!
+        func occurrences(of byte: UInt8, where isBreak: (Int) -> Bool) -> Bool {
+            var start = 0
+            while start < bytes.count, let found = memchr(base + start, Int32(byte), bytes.count - start) {
+                let index = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+                if isBreak(index) { return true }
+                start = index + 1
+            }
+            return false
+        }
+        func byte(_ index: Int) -> UInt8? { index < bytes.count ? bytes[index] : nil }
+        return occurrences(of: 0x0D) { byte($0 + 1) != 0x0A }  // a carriage return not before "\n"
+            || occurrences(of: 0xC2) { byte($0 + 1) == 0x85 }  // NEL
+            || occurrences(of: 0xE2) { byte($0 + 1) == 0x80 && (byte($0 + 2) == 0xA8 || byte($0 + 2) == 0xA9) }  // LS, PS
     }
 
     /// `jobs:` in column 0, then nothing but spaces, a comment or a carriage return.

@@ -14,6 +14,12 @@ import Testing
         #expect(Suggestion.closest(to: "colour", in: ["concurrency", "per_host"]) == nil)
     }
 
+    @Test func equallyCloseCandidatesGiveTheSameAnswerInAnyOrder() {
+        #expect(Suggestion.closest(to: "c", in: ["b", "a"]) == "a")
+        #expect(Suggestion.closest(to: "c", in: ["a", "b"]) == "a")
+        #expect(Suggestion.closest(to: "c", in: ["b", "a", "c"]) == "c")
+    }
+
     @Test func lengthsTooFarApartAreNotCompared() {
         #expect(Suggestion.closest(to: "url", in: ["urls", "u", "a-much-longer-key"]) == "urls")
         #expect(Suggestion.closest(to: "RETRIES", in: ["retries"]) == "retries")

@@ -1,4 +1,5 @@
 @testable import BatchFetchSpec
+import Foundation
 import Testing
 
 /// Where a manifest may be cut for parsing on several cores, and where it may not.
@@ -57,10 +58,20 @@ import Testing
         ("a mapping under jobs", "version: 1\njobs:\n  a: 1\n  - id: b\n  - id: c\n"),
         ("a tab in column 0", "version: 1\njobs:\n  - id: a\n\t- id: b\n  - id: c\n"),
         ("one item", "version: 1\njobs:\n  - id: a\n    url: x\n"),
+        ("a lone carriage return", "version: 1\njobs:\n  - id: a\r  - id: b\n  - id: c\n"),
+        ("a next-line character", "version: 1\njobs:\n  - id: a\u{85}  - id: b\n  - id: c\n"),
+        ("a line separator", "version: 1\njobs:\n  - id: a\u{2028}  - id: b\n  - id: c\n"),
         ("no jobs", "version: 1\noutput_dir: x\n"),
     ])
     func findsNoCut(what: String, text: String) {
         #expect(pieces(text, count: 2) == nil, "\(what)")
+    }
+
+    @Test func windowsLineEndingsAreCut() throws {
+        let text = ("version: 1\njobs:\n" + items(6)).replacingOccurrences(of: "\n", with: "\r\n")
+        let found = try #require(pieces(text, count: 2))
+        #expect(found.headerLines == 2)
+        #expect(Array(text.utf8)[found.parts[1].range].starts(with: Array("  - id: j".utf8)))
     }
 
     @Test func oneCoreGetsOnePiece() {

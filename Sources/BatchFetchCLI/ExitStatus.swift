@@ -26,6 +26,9 @@ extension ExitStatus {
     static func of(_ report: RunReport) -> ExitStatus? {
         switch report.command {
         case .run:
+            // Only a failed or interrupted job has an error; a run's jobs are read back from its
+            // journal, so a successful run reads none.
+            guard report.status != .succeeded else { return nil }
             let lockMismatch = report.jobs.contains { job in
                 job.error.map { $0.code == .lockMismatch || ($0.attempts ?? []).contains { $0.code == .lockMismatch } } ?? false
             }

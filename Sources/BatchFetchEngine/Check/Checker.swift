@@ -27,7 +27,7 @@ public final class Checker: Sendable {
             await self.check(jobs[index], sums: sums, transport: transport, hosts: hosts)
         }
         return RunReport(command: .check, manifest: manifest, options: options, startDate: startDate, started: started,
-                         jobs: results.map(RunReport.Job.init), interrupted: false)
+                         jobs: ReportJobs(results.map(RunReport.Job.init)), interrupted: false)
     }
 
     /// The sha256 a job is held to: the lock's, the manifest's, or (with `--deep`) its sum file's.

@@ -26,7 +26,7 @@ public final class Verifier: Sendable {
             self.verify(jobs[index], root: root)
         }
         return RunReport(command: .verify, manifest: manifest, options: options, startDate: startDate, started: started,
-                         jobs: results.map(RunReport.Job.init), interrupted: false)
+                         jobs: ReportJobs(results.map(RunReport.Job.init)), interrupted: false)
     }
 
     /// The manifest's expectations, then the lock's: the same check as a run's up-to-date test,

@@ -81,6 +81,6 @@ public enum ReportMerge {
             startedAt: startedAt, finishedAt: finishedAt,
             durationSeconds: span ?? reports.map(\.report.durationSeconds).max()!,
             status: RunReport.status(of: summary, command: first.command, interrupted: interrupted), summary: summary,
-            shard: nil, mergedFrom: reports.map(\.name), jobs: jobs))
+            shard: nil, mergedFrom: reports.map(\.name), jobs: ReportJobs(jobs)))
     }
 }

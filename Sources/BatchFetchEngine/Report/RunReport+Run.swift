@@ -2,20 +2,21 @@ import BatchFetchSpec
 import Foundation
 
 extension RunReport {
-    /// The report of `run`: per-job results, their counts, and the run's status.
+    /// The report of `run` from results held in memory (a run that could not start, tests).
     static func ofRun(manifest: Manifest, options: RunOptions, results: [JobResult], interrupted: Bool,
                       startDate: Date, started: DispatchTime) -> RunReport {
         RunReport(command: .run, manifest: manifest, options: options, startDate: startDate, started: started,
-                  jobs: results.map(RunReport.Job.init), interrupted: interrupted)
+                  jobs: ReportJobs(results.map(RunReport.Job.init)), interrupted: interrupted)
     }
 
     /// A report of `command` over `jobs`, counted and given a status as the command counts
-    /// (``summary(of:command:)``, ``status(of:command:interrupted:)``): the tool, the manifest's
-    /// path and sha256, the shard, and the time from `startDate` (`started` on the monotonic
-    /// clock) to now. Every command's report is made here.
+    /// (``Summary/count(_:command:)``, ``status(of:command:interrupted:)``): the tool, the
+    /// manifest's path and sha256, the shard, and the time from `startDate` (`started` on the
+    /// monotonic clock) to now. Every command's report is made here; `summary` when the jobs
+    /// were counted as they came (a run's journal).
     init(command: Command, manifest: Manifest, options: RunOptions, startDate: Date, started: DispatchTime,
-         jobs: [Job], interrupted: Bool) {
-        let summary = Self.summary(of: jobs, command: command)
+         jobs: ReportJobs, summary: Summary? = nil, interrupted: Bool) {
+        let summary = summary ?? Self.summary(of: jobs, command: command)
         self.init(
             tool: .init(version: ToolVersion.current), command: command,
             manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Runner.fileSHA256(manifest.path)),
@@ -25,36 +26,12 @@ extension RunReport {
             shard: options.shard, jobs: jobs)
     }
 
-    /// The counts of a report's jobs: for `run` jobs by status, bytes moved, and bytes of every
-    /// file the run leaves in place; for `check` verdicts per mirror, for `verify` per job.
-    static func summary(of jobs: [Job], command: Command) -> Summary {
+    /// The counts of a report's jobs (``Summary/count(_:command:)``).
+    static func summary(of jobs: some Collection<Job>, command: Command) -> Summary {
         var summary = Summary()
         summary.jobs = jobs.count
-        guard command == .run else {
-            let statuses: [MirrorVerdict.Status] = jobs.flatMap { job -> [MirrorVerdict.Status] in
-                if let mirrors = job.mirrors { return mirrors.map(\.status) }
-                if case .verdict(let verdict) = job.status { return [verdict] }
-                return []
-            }
-            summary.ok = statuses.filter { $0 == .ok }.count
-            summary.drift = statuses.filter { $0 == .drift }.count
-            summary.missing = statuses.filter { $0 == .missing }.count
-            summary.unreachable = statuses.filter { $0 == .unreachable }.count
-            summary.bytesTotal = jobs.filter { $0.status == .ok }.reduce(0) { $0 + ($1.size ?? 0) }
-            return summary
-        }
-        for job in jobs {
-            guard case .run(let outcome) = job.status else { continue }
-            switch outcome {
-            case .downloaded: summary.downloaded += 1
-            case .upToDate: summary.upToDate += 1
-            case .failed: summary.failed += 1
-            case .skipped: summary.skipped += 1
-            case .interrupted: summary.interrupted += 1
-            }
-            summary.bytesTransferred += job.bytesTransferred ?? 0
-            if job.status == .downloaded || job.status == .upToDate { summary.bytesTotal += job.size ?? 0 }
-        }
+        if command != .run { (summary.ok, summary.drift, summary.missing, summary.unreachable) = (0, 0, 0, 0) }
+        for job in jobs { summary.count(job, command: command) }
         return summary
     }
 
@@ -67,5 +44,43 @@ extension RunReport {
         }
         if interrupted || summary.interrupted > 0 { return .interrupted }
         return summary.failed + summary.skipped > 0 ? .failed : .succeeded
+    }
+}
+
+extension RunReport.Summary {
+    /// Counts one job of a report of `command` (all but `jobs`, the number of jobs): for `run`
+    /// by status, bytes moved, and bytes of every file the run leaves in place; for `check`
+    /// verdicts per mirror, for `verify` per job.
+    mutating func count(_ job: RunReport.Job, command: RunReport.Command) {
+        guard command == .run else {
+            let verdicts: [MirrorVerdict.Status]
+            if let mirrors = job.mirrors {
+                verdicts = mirrors.map(\.status)
+            } else if case .verdict(let verdict) = job.status {
+                verdicts = [verdict]
+            } else {
+                verdicts = []
+            }
+            for verdict in verdicts {
+                switch verdict {
+                case .ok: ok = (ok ?? 0) + 1
+                case .drift: drift = (drift ?? 0) + 1
+                case .missing: missing = (missing ?? 0) + 1
+                case .unreachable: unreachable = (unreachable ?? 0) + 1
+                }
+            }
+            if job.status == .ok { bytesTotal += job.size ?? 0 }
+            return
+        }
+        guard case .run(let outcome) = job.status else { return }
+        switch outcome {
+        case .downloaded: downloaded += 1
+        case .upToDate: upToDate += 1
+        case .failed: failed += 1
+        case .skipped: skipped += 1
+        case .interrupted: interrupted += 1
+        }
+        bytesTransferred += job.bytesTransferred ?? 0
+        if job.status == .downloaded || job.status == .upToDate { bytesTotal += job.size ?? 0 }
     }
 }

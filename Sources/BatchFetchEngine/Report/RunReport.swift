@@ -111,7 +111,7 @@ public struct RunReport: Codable, Sendable {
     public var shard: ShardScope?
     /// The shard reports a `merge-reports` report was made from, as named on its command line.
     public var mergedFrom: [String]?
-    public var jobs: [Job]
+    public var jobs: ReportJobs
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version", tool, command, manifest, startedAt = "started_at"
@@ -163,7 +163,9 @@ extension RunReport {
     /// Writes the report atomically: a temp file in the same directory, then rename, so readers
     /// never see half a report.
     public func write(to path: String) throws {
-        try SafeDirectory.writeAtomically(path: path, try StableJSON.encode(self) + Data("\n".utf8))
+        try SafeDirectory.writeAtomically(path: path) { (writer: inout FileWriter) throws(DownloadFailure) in
+            try ReportText.write(self, to: &writer)
+        }
     }
 
     static func timestamp(_ date: Date) -> String {

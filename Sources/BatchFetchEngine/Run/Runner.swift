@@ -69,9 +69,9 @@ public final class Runner: Sendable {
     /// whole manifest's entries for the shard's jobs so that splitting a manifest that was run
     /// whole costs no re-hashing (and shards sharing `output_dir` never write one file).
     private func stateCache(_ root: SafeDirectory) -> StateCache {
-        guard let shard = options.shard else { return StateCache(directory: root) }
+        guard let shard = options.shard else { return StateCache(directory: root, capacity: manifest.jobs.count) }
         return StateCache(directory: root, fileName: shard.shard.fileName(ToolFiles.stateCache),
-                          seed: (ToolFiles.stateCache, Set(manifest.jobs.map(\.dest.resolved))))
+                          seed: (ToolFiles.stateCache, Set(manifest.jobs.map(\.dest.resolved))), capacity: manifest.jobs.count)
     }
 
     private func context(root: SafeDirectory, transport: any HTTPTransport, interruption: Interruption,
@@ -103,10 +103,11 @@ public final class Runner: Sendable {
             ticker.cancel()
             let results = manifest.jobs.map { JobResult(failed: $0, error) }
             for result in results { emit(.jobFinished(result)) }
-            return report(results: results, interrupted: false, startDate: startDate, started: started)
+            return RunReport.ofRun(manifest: manifest, options: options, results: results, interrupted: false,
+                                   startDate: startDate, started: started)
         }
         let state = stateCache(root)
-        let results = await schedule(
+        let journal = await schedule(
             context: context(root: root, transport: transport, interruption: interruption, state: state), active: active,
             interruption: interruption,
             emit: { event in
@@ -116,13 +117,15 @@ public final class Runner: Sendable {
         ticker.cancel()
         state.save()
         if options.durability == .batch { Self.syncFileSystem(of: manifest.outputDirectory) }
-        return report(results: results, interrupted: interruption.isInterrupted, startDate: startDate, started: started)
+        return RunReport(command: .run, manifest: manifest, options: options, startDate: startDate, started: started,
+                         jobs: ReportJobs(journal: journal.finished()), summary: journal.summary,
+                         interrupted: interruption.isInterrupted)
     }
 
     private func schedule(context: JobDownloader.Context, active: ActiveJobs, interruption: Interruption,
-                          emit: @escaping @Sendable (RunEvent) -> Void) async -> [JobResult] {
+                          emit: @escaping @Sendable (RunEvent) -> Void) async -> ReportJournal {
         let jobs = manifest.jobs
-        var results = [JobResult?](repeating: nil, count: jobs.count)
+        var journal = ReportJournal(count: jobs.count, directory: context.root)
         var waitingOn = graph.dependencies.map(\.count)
         var rank = [Int](repeating: 0, count: jobs.count)
         for (position, job) in graph.order.enumerated() { rank[job] = position }
@@ -137,7 +140,7 @@ public final class Runner: Sendable {
         await withTaskGroup(of: (Int, JobResult).self) { group in
             var running = 0
             func finish(_ index: Int, _ result: JobResult) {
-                results[index] = result
+                journal.record(RunReport.Job(result), at: index)
                 emit(.jobFinished(result))
             }
             func launch() {
@@ -172,14 +175,14 @@ public final class Runner: Sendable {
                 for twin in sameContent.finished(index, succeeded: succeeded) {
                     ready.push(twin, rank: rank[twin])
                 }
-                for dependent in graph.dependents[index] where results[dependent] == nil {
+                for dependent in graph.dependents[index] where !journal.contains(dependent) {
                     if succeeded {
                         waitingOn[dependent] -= 1
                         if waitingOn[dependent] == 0 { ready.push(dependent, rank: rank[dependent]) }
                     } else {
                         // A job that ran and did not succeed failed (or was interrupted); skipped
                         // jobs never run, `skip` reports their dependents.
-                        skip(dependent, because: "dependency '\(jobs[index].id)' failed", results: &results, emit: emit)
+                        skip(dependent, because: "dependency '\(jobs[index].id)' failed", journal: &journal, emit: emit)
                     }
                 }
                 if !succeeded, options.failFast, stopReason == nil {
@@ -188,13 +191,12 @@ public final class Runner: Sendable {
                 launch()
             }
         }
-        // Jobs never started: their dependencies never finished, or the run stopped early.
-        for index in graph.order where results[index] == nil {
-            skip(index, because: stopReason ?? "not started", results: &results, emit: emit)
+        // Jobs never started: their dependencies never finished, or the run stopped early (in
+        // plan order; then any job outside the order, which only a manifest with a cycle has).
+        for index in graph.order + jobs.indices where !journal.contains(index) {
+            skip(index, because: stopReason ?? "not started", journal: &journal, emit: emit)
         }
-        return results.enumerated().map { index, result in
-            result ?? JobResult(id: jobs[index].id, status: .skipped, dest: jobs[index].dest.redacted)
-        }
+        return journal
     }
 
     /// The job as it runs: held to its lockfile entry (`run --locked`), and given the digests its
@@ -212,23 +214,18 @@ public final class Runner: Sendable {
     }
 
     /// Marks a job and everything that depends on it as skipped.
-    private func skip(_ index: Int, because reason: String, results: inout [JobResult?], emit: (RunEvent) -> Void) {
+    private func skip(_ index: Int, because reason: String, journal: inout ReportJournal, emit: (RunEvent) -> Void) {
         var stack = [(index, reason)]
         while let (job, why) = stack.popLast() {
-            guard results[job] == nil else { continue }
+            guard !journal.contains(job) else { continue }
             var result = JobResult(id: manifest.jobs[job].id, status: .skipped, dest: manifest.jobs[job].dest.redacted)
             result.skippedBecause = why
-            results[job] = result
+            journal.record(RunReport.Job(result), at: job)
             emit(.jobFinished(result))
             for dependent in graph.dependents[job] {
                 stack.append((dependent, "dependency '\(manifest.jobs[job].id)' was skipped"))
             }
         }
-    }
-
-    private func report(results: [JobResult], interrupted: Bool, startDate: Date, started: DispatchTime) -> RunReport {
-        RunReport.ofRun(manifest: manifest, options: options, results: results, interrupted: interrupted,
-                        startDate: startDate, started: started)
     }
 
     static func fileSHA256(_ path: String) -> String {

@@ -55,7 +55,7 @@ public struct Digester: @unchecked Sendable {
         hex(SHA256.hash(data: Data(text.utf8)))
     }
 
-    /// Digests of a whole file, read in 4 MiB blocks (bounded memory).
+    /// Digests of a whole file, read in blocks of at most 4 MiB (bounded memory).
     public static func digests(ofFile path: String, also algorithms: [Checksum.Algorithm] = [],
                                upTo limit: Int64? = nil) throws -> (digests: [String: String], bytes: Int64) {
         var digester = Digester(also: algorithms)
@@ -80,10 +80,15 @@ public struct Digester: @unchecked Sendable {
         return try feed(descriptor: descriptor, upTo: limit)
     }
 
-    /// Feeds the first `limit` bytes (or all) of an open file, read with `pread` from offset 0.
+    /// Feeds the first `limit` bytes (or all) of an open file, read with `pread` from offset 0,
+    /// in blocks of 4 MiB, or of the file's size when smaller (a 4 KiB file, or the manifest, is
+    /// not worth 4 MiB of heap: glibc serves blocks that size from the heap once it has freed
+    /// one, and they stay resident).
     @discardableResult
     public mutating func feed(descriptor: Int32, upTo limit: Int64? = nil) throws -> Int64 {
-        let blockSize = 4 << 20
+        var info = stat()
+        let size = fstat(descriptor, &info) == 0 ? Int64(info.st_size) : Int64.max
+        let blockSize = Int(max(64 << 10, min(4 << 20, limit.map { min($0, size) } ?? size)))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 16)
         defer { buffer.deallocate() }
         var total: Int64 = 0

@@ -116,23 +116,25 @@ public final class SafeDirectory: Sendable {
     /// the new content, never a torn one. No fsync unless `sync`: sidecars and the state cache
     /// are hints, and fsync per file costs 3.4 ms here.
     public func writeAtomically(_ name: String, _ data: Data, sync: Bool = false) throws(DownloadFailure) {
+        try writeAtomically(name, sync: sync) { (writer: inout FileWriter) throws(DownloadFailure) in try writer.write(data) }
+    }
+
+    /// Replaces `name` atomically (as ``writeAtomically(_:_:sync:)``) with what `body` writes
+    /// as a stream, so a large file is never whole in memory. A failure in `body` leaves the old
+    /// file.
+    public func writeAtomically(_ name: String, sync: Bool = false,
+                                _ body: (inout FileWriter) throws(DownloadFailure) -> Void) throws(DownloadFailure) {
         let temporary = DestPath.temporaryName(for: name, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         let descriptor = try openFile(temporary, O_WRONLY | O_CREAT | O_EXCL)
-        let written = data.withUnsafeBytes { bytes -> Int in
-            var done = 0
-            while done < bytes.count {
-                let count = Foundation.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { break }
-                done += count
-            }
-            return done
-        }
-        let error = errno
-        if written != data.count || (sync && fsync(descriptor) != 0) {
+        do throws(DownloadFailure) {
+            var writer = FileWriter(descriptor: descriptor, name: "\(path)/\(name)")
+            try body(&writer)
+            try writer.flush()
+            if sync && fsync(descriptor) != 0 { throw FileSink.failure(errno, "cannot write \(path)/\(name)") }
+        } catch {
             close(descriptor)
             unlink(temporary)
-            throw FileSink.failure(written != data.count ? error : errno, "cannot write \(path)/\(name)")
+            throw error
         }
         close(descriptor)
         do {
@@ -146,11 +148,18 @@ public final class SafeDirectory: Sendable {
     /// Replaces the file at `path` atomically (see ``writeAtomically(_:_:sync:)``), creating its
     /// directory first: for reports, lockfiles and JUnit files, whose paths the user chooses.
     public static func writeAtomically(path: String, _ data: Data) throws(DownloadFailure) {
+        try writeAtomically(path: path) { (writer: inout FileWriter) throws(DownloadFailure) in try writer.write(data) }
+    }
+
+    /// Replaces the file at `path` atomically with what `body` writes (see
+    /// ``writeAtomically(_:sync:_:)``), creating its directory first.
+    public static func writeAtomically(path: String,
+                                       _ body: (inout FileWriter) throws(DownloadFailure) -> Void) throws(DownloadFailure) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         guard !name.isEmpty else { throw DownloadFailure(.ioError, "\(path) names a directory, not a file") }
-        try root(directory, create: true).writeAtomically(name, data)
+        try root(directory, create: true).writeAtomically(name, body)
     }
 
     /// fsync of the directory itself, so renames in it are durable (durability `strict`).

@@ -20,7 +20,7 @@ import Testing
             tool: .init(version: "test"), command: command, manifest: .init(path: "m.yaml", sha256: sha),
             startedAt: started, finishedAt: finished, durationSeconds: 10,
             status: RunReport.status(of: summary, command: command, interrupted: false), summary: summary,
-            shard: ShardScope(shard: Shard(index: index, count: count)!, manifestJobs: manifestJobs), mergedFrom: nil, jobs: jobs)
+            shard: ShardScope(shard: Shard(index: index, count: count)!, manifestJobs: manifestJobs), mergedFrom: nil, jobs: ReportJobs(jobs))
     }
 
     private func problems(_ reports: [(String, RunReport)]) -> [String] {

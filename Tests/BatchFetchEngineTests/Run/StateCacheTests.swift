@@ -64,4 +64,46 @@ import Testing
         #expect(again.entry(for: "c.bin", status: root.status("c.bin")) != nil)
         #expect(again.entry(for: "a.bin", status: root.status("a.bin")) == nil)
     }
+
+    @Test(arguments: [0, 1, 3])
+    func theCacheIsWrittenAsAStreamInTheLayoutOfEncodingItWhole(count: Int) throws {
+        let url = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let root = try SafeDirectory.root(url.path, create: false)
+        let entries: [(String, StateCache.Entry)] = [
+            ("a/b.bin", .init(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4, digests: ["sha256": "ab", "md5": "cd"],
+                              urlSHA256: "ef", etag: "\"x\"", lastModified: nil)),
+            ("c.bin", .init(device: 5, inode: 6, size: 0, mtimeNanoseconds: -1, digests: [:], urlSHA256: nil, etag: nil,
+                            lastModified: "Mon, 23 Nov 2026 13:55:35 GMT")),
+            ("d/\u{e9}.bin", .init(device: 7, inode: 8, size: 9, mtimeNanoseconds: 10, digests: ["sha256": "01"],
+                                 urlSHA256: nil, etag: nil, lastModified: nil)),
+        ]
+        let files = Dictionary(uniqueKeysWithValues: entries.prefix(count))
+        try root.writeAtomically("cache.json") { (writer: inout FileWriter) throws(DownloadFailure) in
+            try StateCache.write(files.mapValues(StateCache.Held.init), to: &writer)
+        }
+        let written = try Data(contentsOf: url.appendingPathComponent("cache.json"))
+        #expect(written == (try StableJSON.encode(StateCache.Stored(files: files))))
+        #expect(try JSONDecoder().decode(StateCache.Stored.self, from: written).files == files)
+    }
+
+    @Test func entriesAreHeldWithDigestsAsBytesAndGiveBackExactlyWhatWasRecorded() {
+        let hex = "0123456789abcdef" + String(repeating: "f0", count: 24)
+        let entries: [StateCache.Entry] = [
+            .init(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4, digests: ["sha256": hex, "md5": "00ff"],
+                  urlSHA256: String(hex.reversed()), etag: "\"e\"", lastModified: "x"),
+            // Not lowercase hex of 64 digits: kept as text.
+            .init(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4, digests: ["sha256": hex.uppercased()],
+                  urlSHA256: String(hex.dropLast()), etag: nil, lastModified: nil),
+            .init(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4, digests: ["sha256": hex + "0"], urlSHA256: nil,
+                  etag: nil, lastModified: nil),
+            .init(device: 0, inode: 0, size: 0, mtimeNanoseconds: 0, digests: [:], urlSHA256: "", etag: nil, lastModified: nil),
+        ]
+        for entry in entries {
+            #expect(StateCache.Held(entry).entry == entry)
+        }
+        #expect(StateCache.Held(entries[0]).sha256 != nil && StateCache.Held(entries[1]).sha256 == nil)
+        #expect(StateCache.HexDigest(hex: hex)?.hex == hex)
+        #expect(StateCache.HexDigest(hex: "g" + hex.dropFirst()) == nil)
+    }
 }

@@ -1,0 +1,139 @@
+import BatchFetchSpec
+import Foundation
+
+/// The report entries of a run's finished jobs, written to an unnamed file in the output
+/// directory as each job finishes instead of kept in memory, with the report's counts kept as
+/// they come. Each entry is the job's text exactly as the report prints it (``ReportText``), so
+/// writing the report copies bytes in report order.
+///
+/// Why: a run held every job's result until the end (about 1 KB each), and 20,000 small files
+/// peaked at 140 MiB with the report's encoding; a job now costs a position and a length.
+/// When the file cannot be made or written, entries stay in memory: the report is worth more
+/// than the bound.
+struct ReportJournal {
+    /// The entries once every job has one: read by the report (``ReportJobs``).
+    final class Entries: Sendable {
+        enum Entry: Sendable {
+            case file(offset: Int64, length: Int)
+            case memory([UInt8])
+        }
+
+        private let file: JournalFile?
+        private let entries: [Entry]
+
+        fileprivate init(file: JournalFile?, entries: [Entry]) {
+            self.file = file
+            self.entries = entries
+        }
+
+        var count: Int { entries.count }
+
+        func text(at position: Int) throws(DownloadFailure) -> [UInt8] {
+            switch entries[position] {
+            case .memory(let text):
+                return text
+            case .file(let offset, let length):
+                return try file!.read(offset: offset, length: length)
+            }
+        }
+
+        /// The job decoded from its entry. The file is this process's own and unnamed, so a
+        /// failure to read it back is a broken invariant, not an input error.
+        func job(at position: Int) -> RunReport.Job {
+            do {
+                return try JSONDecoder().decode(RunReport.Job.self, from: Data(try text(at: position)))
+            } catch {
+                preconditionFailure("the run's journal cannot be read back: \(error)")
+            }
+        }
+    }
+
+    private let file: JournalFile?
+    private var entries: [Entries.Entry?]
+    /// Where the next entry goes in the file.
+    private var end: Int64 = 0
+    private let encoder = StableJSON.prettyEncoder()
+    /// The report's counts of the jobs recorded so far.
+    private(set) var summary = RunReport.Summary()
+
+    /// A journal for `count` jobs, in an unnamed file in `directory` (memory when nil or when
+    /// the file cannot be made).
+    init(count: Int, directory: SafeDirectory?) {
+        file = directory.flatMap(JournalFile.init(in:))
+        entries = Array(repeating: nil, count: count)
+        summary.jobs = count
+    }
+
+    /// Whether the job at `index` has finished (has its entry).
+    func contains(_ index: Int) -> Bool {
+        entries[index] != nil
+    }
+
+    /// Records the finished job at `index`.
+    mutating func record(_ job: RunReport.Job, at index: Int) {
+        summary.count(job, command: .run)
+        let text: [UInt8]
+        do {
+            text = try ReportText.entry(job, encoder: encoder)
+        } catch {
+            preconditionFailure("a report entry cannot be encoded: \(error)")  // strings, numbers and arrays only
+        }
+        if let file, file.write(text, at: end) {
+            entries[index] = .file(offset: end, length: text.count)
+            end += Int64(text.count)
+        } else {
+            entries[index] = .memory(text)
+        }
+    }
+
+    /// The entries, once every job has one.
+    func finished() -> Entries {
+        Entries(file: file, entries: entries.map { $0! })
+    }
+}
+
+/// The journal's unnamed file: on Linux `O_TMPFILE` in the output directory, elsewhere a name
+/// unlinked at once; gone with the process, whatever ends it.
+final class JournalFile: Sendable {
+    private let descriptor: Int32
+
+    init?(in directory: SafeDirectory) {
+        var descriptor: Int32 = -1
+        #if os(Linux)
+        let temporaryFile: Int32 = 0o20000000 | O_DIRECTORY  // O_TMPFILE, which Swift does not import
+        descriptor = openat(directory.descriptor, ".", temporaryFile | O_RDWR | O_CLOEXEC, 0o600)
+        #endif
+        if descriptor < 0 {
+            let name = DestPath.temporaryName(for: "batchfetch-journal", tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            guard let named = try? directory.openFile(name, O_RDWR | O_CREAT | O_EXCL, mode: 0o600) else { return nil }
+            directory.unlink(name)
+            descriptor = named
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Writes `bytes` at `offset`; false when they could not all be written (a full disk).
+    func write(_ bytes: [UInt8], at offset: Int64) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let count = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { return false }
+                done += count
+            }
+            return true
+        }
+    }
+
+    func read(offset: Int64, length: Int) throws(DownloadFailure) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: length)
+        let got = bytes.withUnsafeMutableBytes { FileSink.preadFully(descriptor, $0.baseAddress!, length, at: offset) }
+        guard got == length else { throw FileSink.failure(got < 0 ? errno : EIO, "cannot read the run's journal") }
+        return bytes
+    }
+}

@@ -69,8 +69,9 @@ struct ReportJournal {
         entries[index] != nil
     }
 
-    /// Records the finished job at `index`.
+    /// Records the finished job at `index` (once: the scheduler finishes or skips a job once).
     mutating func record(_ job: RunReport.Job, at index: Int) {
+        assert(entries[index] == nil, "job \(index) recorded twice")
         summary.count(job, command: .run)
         let text: [UInt8]
         do {

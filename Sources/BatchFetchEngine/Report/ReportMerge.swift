@@ -74,8 +74,8 @@ public enum ReportMerge {
         let interrupted = reports.contains { $0.report.status == .interrupted }
         let startedAt = reports.map(\.report.startedAt).min()!
         let finishedAt = reports.map(\.report.finishedAt).max()!
-        let dates = ISO8601DateFormatter()
-        let span = dates.date(from: finishedAt).flatMap { end in dates.date(from: startedAt).map { end.timeIntervalSince($0) } }
+        let date = { (text: String) in try? Date(text, strategy: .iso8601) }
+        let span = date(finishedAt).flatMap { end in date(startedAt).map { end.timeIntervalSince($0) } }
         return .success(RunReport(
             tool: .init(version: ToolVersion.current), command: first.command, manifest: first.manifest,
             startedAt: startedAt, finishedAt: finishedAt,

@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.0"),
     ],
     targets: [
         // libyaml through the system's headers and library (Debian: libyaml-dev).
@@ -28,7 +29,7 @@ let package = Package(
         // Manifest model, YAML node tree, decoding, validation and the job graph. No networking.
         .target(name: "BatchFetchSpec", dependencies: ["CYAML"]),
         // Transports (AsyncHTTPClient, URLSession), download state machine, file sink, hashing,
-        // runner, report, check/pin/verify.
+        // uploads, runner, report, check/pin/verify.
         .target(
             name: "BatchFetchEngine",
             dependencies: [
@@ -39,6 +40,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
             ]
         ),
         // A SwiftNIO HTTP/1.1 origin with switchable faults, for tests, the demo and benchmarks.

@@ -172,6 +172,12 @@ enum EmbeddedSchemas {
             }
           }
         },
+        "formName": {
+          "description": "A form field or file name: no quotes, backslashes or control characters.",
+          "type": "string",
+          "minLength": 1,
+          "pattern": "^[^\"\\\\\\u0000-\\u001f\\u007f]+$"
+        },
         "job": {
           "type": "object",
           "$ref": "#/$defs/settings",
@@ -183,6 +189,25 @@ enum EmbeddedSchemas {
           "not": { "required": ["checksum", "checksums_from"] },
           "dependentSchemas": {
             "body": { "required": ["method"], "properties": { "method": { "const": "POST" } } }
+          },
+          "if": { "required": ["upload"] },
+          "then": {
+            "description": "An upload job: one target URL, method PUT (default) or POST; no download keys.",
+            "properties": { "method": { "enum": ["PUT", "POST"] } },
+            "not": {
+              "anyOf": [
+                { "required": ["urls"] }, { "required": ["dest"] }, { "required": ["size"] }, { "required": ["checksum"] },
+                { "required": ["checksums_from"] }, { "required": ["segments"] }, { "required": ["body"] }
+              ]
+            },
+            "dependentSchemas": {
+              "form": { "required": ["method"], "properties": { "method": { "const": "POST" } } },
+              "retry_post": { "required": ["method"], "properties": { "method": { "const": "POST" } } }
+            }
+          },
+          "else": {
+            "properties": { "method": { "enum": ["GET", "POST"] } },
+            "not": { "anyOf": [{ "required": ["form"] }, { "required": ["content_md5"] }, { "required": ["retry_post"] }] }
           },
           "properties": {
             "id": { "description": "Unique job id.", "$ref": "#/$defs/id" },
@@ -218,9 +243,45 @@ enum EmbeddedSchemas {
                 { "type": "array", "items": { "$ref": "#/$defs/id" } }
               ]
             },
-            "method": { "enum": ["GET", "POST"], "default": "GET" },
+            "method": {
+              "description": "GET (default) or POST for a download; PUT (default) or POST for an upload.",
+              "enum": ["GET", "POST", "PUT"]
+            },
             "body": { "description": "Request body, with method POST.", "type": "string" },
-            "headers": { "$ref": "#/$defs/headers" }
+            "headers": { "$ref": "#/$defs/headers" },
+            "upload": {
+              "description": "Makes this an upload job: the file under output_dir to send to 'url' (usually a dependency's dest).",
+              "type": "string",
+              "minLength": 1,
+              "pattern": "^(?!/).*[^/]$"
+            },
+            "form": {
+              "description": "With method POST: the body is multipart/form-data, the text fields first, the file last.",
+              "type": ["object", "null"],
+              "additionalProperties": false,
+              "properties": {
+                "file_field": { "description": "Field name of the file part.", "$ref": "#/$defs/formName", "default": "file" },
+                "file_name": { "description": "File name of the file part. Default: the file's base name.", "$ref": "#/$defs/formName" },
+                "content_type": {
+                  "description": "Media type of the file part.",
+                  "type": "string",
+                  "pattern": "^[^\\r\\n]*/[^\\r\\n]*$",
+                  "default": "application/octet-stream"
+                },
+                "fields": {
+                  "description": "Extra text fields, sent before the file; values expand ${VAR}.",
+                  "type": ["object", "null"],
+                  "propertyNames": { "$ref": "#/$defs/formName" },
+                  "additionalProperties": { "type": "string" }
+                }
+              }
+            },
+            "content_md5": { "description": "Upload: also send Content-MD5 (S3 checks it).", "type": "boolean", "default": false },
+            "retry_post": {
+              "description": "Upload with method POST: retry like a PUT (a POST is otherwise retried only when it never reached the server).",
+              "type": "boolean",
+              "default": false
+            }
           },
           "unevaluatedProperties": false
         }
@@ -361,6 +422,10 @@ enum EmbeddedSchemas {
             "unreachable": {
               "description": "check: mirrors without a usable answer",
               "$ref": "#/$defs/count"
+            },
+            "uploaded": {
+              "description": "run: jobs uploaded (present when a job was)",
+              "$ref": "#/$defs/count"
             }
           }
         },
@@ -437,7 +502,8 @@ enum EmbeddedSchemas {
             "interrupted",
             "unsafe_path",
             "in_use",
-            "tls"
+            "tls",
+            "source_changed"
           ]
         },
         "attempt": {
@@ -483,9 +549,10 @@ enum EmbeddedSchemas {
               "pattern": "^[A-Za-z0-9._-]+$"
             },
             "status": {
-              "description": "run: downloaded, up_to_date, failed, skipped or interrupted. check (the worst mirror verdict) and verify: ok, drift, missing, or (check) unreachable.",
+              "description": "run: downloaded, uploaded, up_to_date, failed, skipped or interrupted. check (the worst mirror verdict) and verify: ok, drift, missing, or (check) unreachable.",
               "enum": [
                 "downloaded",
+                "uploaded",
                 "up_to_date",
                 "failed",
                 "skipped",
@@ -608,6 +675,14 @@ enum EmbeddedSchemas {
               "items": {
                 "$ref": "#/$defs/attempt"
               }
+            },
+            "kind": {
+              "description": "upload for an upload job, whose dest is the file it sent and url the target; absent for a download.",
+              "const": "upload"
+            },
+            "evidence": {
+              "type": "string",
+              "description": "An upload job that is up_to_date: what the target showed (its digest, the ETag recorded after the last upload, or the MD5 ETag)."
             }
           },
           "allOf": [
@@ -626,6 +701,30 @@ enum EmbeddedSchemas {
                 "required": [
                   "size",
                   "checksums"
+                ],
+                "properties": {
+                  "checksums": {
+                    "required": [
+                      "sha256"
+                    ]
+                  }
+                }
+              }
+            },
+            {
+              "if": {
+                "properties": {
+                  "status": {
+                    "const": "uploaded"
+                  }
+                }
+              },
+              "then": {
+                "required": [
+                  "size",
+                  "checksums",
+                  "http_status",
+                  "kind"
                 ],
                 "properties": {
                   "checksums": {

@@ -73,7 +73,7 @@ enum ReportFile {
         guard report.command == .run else {
             return "\(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, \(summary.unreachable ?? 0) unreachable"
         }
-        return "\(summary.downloaded) downloaded, \(summary.upToDate) up to date, \(summary.failed) failed, \(summary.skipped) skipped"
+        return "\(summary.downloaded) downloaded, " + (summary.uploaded.map { "\($0) uploaded, " } ?? "") + "\(summary.upToDate) up to date, \(summary.failed) failed, \(summary.skipped) skipped"
             + (summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : "")
     }
 

@@ -123,10 +123,16 @@ struct RunCommand: AsyncParsableCommand {
         if dryRun {
             let entries = runner.dryRun()
             for entry in entries {
-                print(entry.upToDate ? "up to date   \(entry.id) -> \(entry.dest)" : "would fetch  \(entry.id) -> \(entry.dest)  from \(entry.url)")
+                if entry.isUpload {
+                    print("would upload \(entry.id) \(entry.dest) -> \(entry.url)")
+                } else {
+                    print(entry.upToDate ? "up to date   \(entry.id) -> \(entry.dest)" : "would fetch  \(entry.id) -> \(entry.dest)  from \(entry.url)")
+                }
             }
-            let fetch = entries.filter { !$0.upToDate }.count
-            print("dry run: \(fetch) to fetch, \(entries.count - fetch) up to date; nothing was downloaded")
+            let uploads = entries.filter(\.isUpload).count
+            let fetch = entries.filter { !$0.upToDate && !$0.isUpload }.count
+            print("dry run: \(fetch) to fetch, \(entries.count - fetch - uploads) up to date"
+                + (uploads > 0 ? ", \(uploads) to upload (unless the target has the file)" : "") + "; nothing was sent")
             return
         }
 
@@ -204,6 +210,12 @@ enum JobLine {
             let resumed = job.resumedFrom.map { ", resumed at \(ByteFormat.bytes($0))" } ?? ""
             return "downloaded  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0)) in "
                 + "\(String(format: "%.1f", job.duration))s (\(ByteFormat.bytes(Int64(rate)))/s\(resumed))"
+        case .run(.uploaded):
+            let rate = job.duration > 0 ? Double(job.bytesTransferred) / job.duration : 0
+            return "uploaded    \(job.id) \(job.dest) -> \(job.url ?? "")  \(ByteFormat.bytes(job.size ?? 0)) in "
+                + "\(String(format: "%.1f", job.duration))s (\(ByteFormat.bytes(Int64(rate)))/s), HTTP \(job.httpStatus ?? 0)"
+        case .run(.upToDate) where job.isUpload:
+            return "up to date  \(job.id) \(job.dest) -> \(job.url ?? "")  \(ByteFormat.bytes(job.size ?? 0)) (already there)"
         case .run(.upToDate):
             return "up to date  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0))"
         case .run(.failed), .run(.interrupted):

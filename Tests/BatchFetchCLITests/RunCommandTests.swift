@@ -187,7 +187,7 @@ import TestOrigin
         #expect(output.stdout == """
             up to date   have -> have.txt
             would fetch  need -> need.txt  from \(origin.url("/ok.txt"))
-            dry run: 1 to fetch, 1 up to date; nothing was downloaded
+            dry run: 1 to fetch, 1 up to date; nothing was sent
 
             """)
         #expect(requests == 0)

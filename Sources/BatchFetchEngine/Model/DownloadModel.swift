@@ -88,6 +88,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// The TLS handshake failed: the server's certificate is untrusted, expired or for another
     /// host, or it refused the client certificate. Not retried.
     case tls
+    /// An upload's file changed while it was being sent: the bytes sent are not the ones whose
+    /// digest was announced.
+    case sourceChanged = "source_changed"
 }
 
 /// A failure with a code from the closed set and a message for people.

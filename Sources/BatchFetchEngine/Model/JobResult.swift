@@ -5,6 +5,8 @@ public struct JobResult: Sendable {
     /// What `run` did with a job.
     public enum Outcome: String, Sendable, Codable, CaseIterable {
         case downloaded
+        /// An upload job's file was sent and the target answered 2xx.
+        case uploaded
         case upToDate = "up_to_date"
         case failed
         case skipped
@@ -20,7 +22,13 @@ public struct JobResult: Sendable {
         /// answer after the retries (`unreachable`).
         case verdict(MirrorVerdict.Status)
 
+        /// A run's job that did what it was for: downloaded, uploaded, or already up to date.
+        public var succeeded: Bool {
+            self == .downloaded || self == .uploaded || self == .upToDate
+        }
+
         public static let downloaded = Status.run(.downloaded)
+        public static let uploaded = Status.run(.uploaded)
         public static let upToDate = Status.run(.upToDate)
         public static let failed = Status.run(.failed)
         public static let skipped = Status.run(.skipped)
@@ -84,6 +92,10 @@ public struct JobResult: Sendable {
     public var duration: Double = 0
     public var failure: DownloadFailure?
     public var skippedBecause: String?
+    /// An upload job's result (`kind: upload` in the report).
+    public var isUpload = false
+    /// Why an upload job is up to date: what the target showed (``UploadRules/alreadyThere``).
+    public var evidence: String?
 
     public init(id: String, status: Status, dest: String) {
         self.id = id
@@ -95,5 +107,6 @@ public struct JobResult: Sendable {
     init(failed job: Job, _ failure: DownloadFailure) {
         self.init(id: job.id, status: .failed, dest: job.dest.redacted)
         self.failure = failure
+        isUpload = job.isUpload
     }
 }

@@ -10,7 +10,7 @@ struct JobNetwork: Sendable {
     let transport: any HTTPTransport
     let credentials: CredentialPolicy
     let redirect: RedirectPolicy
-    let retry: RetryPolicy
+    var retry: RetryPolicy
     let redactor: Redactor
     /// The job's mirrors, parsed once (URLs as the manifest resolved them, userinfo included), in
     /// order; nil for one that does not parse (validation refuses those, so only a library caller

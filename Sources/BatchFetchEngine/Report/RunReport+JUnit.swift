@@ -15,7 +15,7 @@ extension RunReport {
         for job in jobs {
             let open = "    <testcase classname=\"batchfetch.\(command)\" name=\"\(Self.escape(job.id))\" time=\"\(job.durationSeconds ?? 0)\""
             switch job.status {
-            case .run(.downloaded), .run(.upToDate), .verdict(.ok):
+            case .run(.downloaded), .run(.uploaded), .run(.upToDate), .verdict(.ok):
                 xml += open + ">\n      <system-out>\(job.status.rawValue) \(Self.escape(job.dest))</system-out>\n    </testcase>\n"
             case .run(.failed), .run(.interrupted), .verdict(.drift), .verdict(.missing), .verdict(.unreachable):
                 let code = job.error?.code.rawValue ?? job.status.rawValue

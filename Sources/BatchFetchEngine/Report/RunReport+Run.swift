@@ -75,12 +75,13 @@ extension RunReport.Summary {
         guard case .run(let outcome) = job.status else { return }
         switch outcome {
         case .downloaded: downloaded += 1
+        case .uploaded: uploaded = (uploaded ?? 0) + 1
         case .upToDate: upToDate += 1
         case .failed: failed += 1
         case .skipped: skipped += 1
         case .interrupted: interrupted += 1
         }
         bytesTransferred += job.bytesTransferred ?? 0
-        if job.status == .downloaded || job.status == .upToDate { bytesTotal += job.size ?? 0 }
+        if job.status.succeeded { bytesTotal += job.size ?? 0 }
     }
 }

@@ -19,6 +19,8 @@ public struct RunReport: Codable, Sendable {
     public struct Summary: Codable, Sendable {
         public var jobs = 0
         public var downloaded = 0
+        /// Present when a job was uploaded.
+        public var uploaded: Int?
         public var upToDate = 0
         public var failed = 0
         public var skipped = 0
@@ -34,7 +36,7 @@ public struct RunReport: Codable, Sendable {
         public init() {}
 
         enum CodingKeys: String, CodingKey {
-            case jobs, downloaded, upToDate = "up_to_date", failed, skipped, interrupted
+            case jobs, downloaded, uploaded, upToDate = "up_to_date", failed, skipped, interrupted
             case bytesTransferred = "bytes_transferred", bytesTotal = "bytes_total", ok, drift, missing, unreachable
         }
     }
@@ -61,6 +63,8 @@ public struct RunReport: Codable, Sendable {
 
     public struct Job: Codable, Sendable {
         public var id: String
+        /// `upload` for an upload job (whose `dest` is the file sent); absent for a download.
+        public var kind: String?
         public var status: JobResult.Status
         public var url: String?
         public var mirrorIndex: Int?
@@ -80,16 +84,18 @@ public struct RunReport: Codable, Sendable {
         public var error: JobError?
         public var skippedBecause: String?
         public var copiedFrom: String?
+        /// Why an upload job is `up_to_date`: the target's evidence.
+        public var evidence: String?
         public var mirrors: [MirrorCheck]?
         /// Every request of a job that succeeded after a failure (a failed job has them in `error`).
         public var attemptLog: [Attempt]?
 
         enum CodingKeys: String, CodingKey {
-            case id, status, url, mirrorIndex = "mirror_index", redirects, dest, size, checksums
+            case id, kind, status, url, mirrorIndex = "mirror_index", redirects, dest, size, checksums
             case checksumVerified = "checksum_verified", httpStatus = "http_status", etag
             case lastModified = "last_modified", attempts, resumedFrom = "resumed_from"
             case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds", error
-            case skippedBecause = "skipped_because", copiedFrom = "copied_from", mirrors, attemptLog = "attempt_log"
+            case skippedBecause = "skipped_because", copiedFrom = "copied_from", evidence, mirrors, attemptLog = "attempt_log"
         }
     }
 
@@ -124,6 +130,7 @@ extension RunReport.Job {
     /// The report entry of a job result; every URL in it is already redacted or server-given.
     public init(_ result: JobResult) {
         id = result.id
+        kind = result.isUpload ? "upload" : nil
         status = result.status
         url = result.url
         mirrorIndex = result.mirrorIndex
@@ -135,10 +142,11 @@ extension RunReport.Job {
         httpStatus = result.httpStatus
         etag = result.etag
         lastModified = result.lastModified
-        attempts = [.downloaded, .failed, .interrupted].contains(result.status) ? result.attempts.count : nil
+        attempts = [.downloaded, .uploaded, .failed, .interrupted].contains(result.status) ? result.attempts.count : nil
         resumedFrom = result.resumedFrom
         segments = result.segments
         copiedFrom = result.copiedFrom
+        evidence = result.evidence
         mirrors = result.mirrors
         bytesTransferred = result.status == .skipped ? nil : result.bytesTransferred
         durationSeconds = (result.duration * 1000).rounded() / 1000

@@ -46,6 +46,9 @@ public final class Runner: Sendable {
         public var url: String
         /// `dest` already matches the manifest's size and checksums (checked locally).
         public var upToDate: Bool
+        /// An upload job: `dest` is the file it would send to `url` (whether the target has it
+        /// takes a request, which a dry run does not make).
+        public var isUpload = false
     }
 
     /// What a run would do, in plan order, without any network access: which jobs are already up
@@ -56,12 +59,15 @@ public final class Runner: Sendable {
         return graph.order.map { index in
             let job = manifest.jobs[index]
             let upToDate: Bool
-            if let root, case .upToDate = DestinationCheck(job: job, root: root, state: state).verdict() {
+            if job.isUpload {
+                upToDate = false
+            } else if let root, case .upToDate = DestinationCheck(job: job, root: root, state: state).verdict() {
                 upToDate = true
             } else {
                 upToDate = false
             }
-            return DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? "", upToDate: upToDate)
+            return DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? "", upToDate: upToDate,
+                               isUpload: job.isUpload)
         }
     }
 
@@ -154,6 +160,9 @@ public final class Runner: Sendable {
                     let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
                         .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
                     group.addTask {
+                        if job.isUpload {
+                            return (next, await JobUploader(job: job, context: context, progress: progress).run())
+                        }
                         switch self.prepared(job, sumFile: sumFile) {
                         case .success(let prepared):
                             var downloader = JobDownloader(job: prepared, context: context, progress: progress, copyFrom: source,
@@ -171,7 +180,7 @@ public final class Runner: Sendable {
                 running -= 1
                 active.remove(index, transferred: result.bytesTransferred)
                 finish(index, result)
-                let succeeded = result.status == .downloaded || result.status == .upToDate
+                let succeeded = result.status.succeeded
                 for twin in sameContent.finished(index, succeeded: succeeded) {
                     ready.push(twin, rank: rank[twin])
                 }

@@ -23,10 +23,11 @@ struct SameContent {
     private var released: [Int: Source?] = [:]
 
     init(jobs: [Job]) {
-        let keys = jobs.map(Self.key)
+        // Uploads send, they fetch nothing: several POSTs to one endpoint are no twins.
+        let keys = jobs.map { $0.isUpload ? nil : Self.key($0) }
         var counts: [String: Int] = [:]
-        for key in keys { counts[key, default: 0] += 1 }
-        self.keys = keys.map { counts[$0, default: 0] > 1 ? $0 : nil }
+        for case let key? in keys { counts[key, default: 0] += 1 }
+        self.keys = keys.map { key in key.flatMap { counts[$0, default: 0] > 1 ? $0 : nil } }
         sources = jobs.map { Source(dest: $0.dest.resolved, id: $0.id) }
     }
 

@@ -126,6 +126,11 @@ public final class StateCache: Sendable {
         try writer.write(files.isEmpty ? "\n\n  },\n  \"version\" : 1\n}" : "\n  },\n  \"version\" : 1\n}")
     }
 
+    /// Whether two `stat`s are of the same, unchanged file (as the cache compares them).
+    static func sameFile(_ a: stat, _ b: stat) -> Bool {
+        Held(identity(a)).sameFile(as: identity(b))
+    }
+
     private static func identity(_ info: stat) -> Entry {
         #if os(Linux)
         let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)

@@ -91,10 +91,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         do {
             var headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
             headers.replaceOrAdd(name: "Accept-Encoding", value: "identity")
+            let client = try client(for: request.url)
             let outgoing = try HTTPClient.Request(
                 url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers,
-                body: request.body.map { .bytes($0) })
-            let task = try client(for: request.url).execute(request: outgoing, delegate: delegate)
+                body: request.upload.map { Self.stream($0, on: client.eventLoopGroup) } ?? request.body.map { .bytes($0) })
+            let task = client.execute(request: outgoing, delegate: delegate)
             return Task(task: task)
         } catch let error as TLSLoadError {
             delegate.complete(.tls(error.description))
@@ -102,6 +103,18 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         } catch {
             delegate.complete(.other("\(error)"))
             return Task(task: nil)
+        }
+    }
+
+    /// An upload's file as a body of known length, each block written once the connection took
+    /// the one before (backpressure: one block in memory at a time).
+    private static func stream(_ upload: UploadBody, on group: any EventLoopGroup) -> HTTPClient.Body {
+        .stream(contentLength: upload.length) { writer in
+            let promise = group.any().makePromise(of: Void.self)
+            promise.completeWithTask {
+                try await upload.write { try await writer.write(.byteBuffer($0)).get() }
+            }
+            return promise.futureResult
         }
     }
 

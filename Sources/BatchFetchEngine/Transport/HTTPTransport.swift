@@ -7,15 +7,18 @@ public struct TransportRequest: Sendable {
     public var method: String
     public var headers: [(name: String, value: String)]
     public var body: Data?
+    /// A file to send as the body (an upload); `body` is then nil.
+    public var upload: UploadBody?
     /// The transport's own timeout, a safety net behind the engine's idle watchdog.
     public var timeout: TimeInterval
 
     public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
-                timeout: TimeInterval = 60) {
+                upload: UploadBody? = nil, timeout: TimeInterval = 60) {
         self.url = url
         self.method = method
         self.headers = headers
         self.body = body
+        self.upload = upload
         self.timeout = timeout
     }
 }

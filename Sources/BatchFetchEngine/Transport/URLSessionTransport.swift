@@ -32,6 +32,8 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let delegate: SessionDelegate
     private let queue: OperationQueue
     private let monitor: DispatchSourceTimer?
+    /// Carries what URLSession cannot: responses it would decode or cannot pause, and uploads.
+    private let handoff: AsyncHTTPClientTransport
     /// About 4 MiB of undelivered body data.
     public static let maxQueuedDeliveries = 256
 
@@ -57,6 +59,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 
     private init(maximumConnectionsPerHost: Int, guardsBacklog: Bool) {
         let handoff = AsyncHTTPClientTransport.shared(maximumConnectionsPerHost: maximumConnectionsPerHost)
+        self.handoff = handoff
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -83,7 +86,14 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         self.monitor = monitor
     }
 
+    /// Uploads go to the hand-off transport from the start: FoundationNetworking 6.3 sends a
+    /// streamed body (`httpBodyStream`) chunked even when the request has a `Content-Length`, so
+    /// both headers go out together (RFC 9112 §6.1 forbids that; nginx refuses it with 400), and
+    /// `uploadTask(fromFile:)` takes a path, which it opens again by name (not beneath the
+    /// output directory's descriptor, not the bytes that were hashed) and sizes `/dev/fd/N` as
+    /// the 64-byte link it is (Docs/Architecture.md, "Uploads").
     public func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
+        if request.upload != nil { return handoff.start(request, handler: handler) }
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
                                     timeoutInterval: request.timeout)
         urlRequest.httpMethod = request.method

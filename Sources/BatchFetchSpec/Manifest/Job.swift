@@ -1,8 +1,11 @@
-/// One file to fetch: where from, where to, what it must be, and what it waits for.
+/// One file to fetch — where from, where to, what it must be, and what it waits for — or, with
+/// ``upload``, one local file to send to a URL.
 public struct Job: Sendable {
+    /// The request's method: GET or POST for a download, PUT or POST for an upload.
     public enum Method: String, Sendable, CaseIterable {
         case get = "GET"
         case post = "POST"
+        case put = "PUT"
     }
 
     public struct Header: Hashable, Sendable {
@@ -13,7 +16,8 @@ public struct Job: Sendable {
     public var id: String
     /// Mirrors, tried in order.
     public var urls: [TemplatedString]
-    /// Normalised path relative to the manifest's output directory.
+    /// Normalised path relative to the manifest's output directory: where a download is
+    /// published, or the file an upload sends (its `upload` key).
     public var dest: TemplatedString
     /// Expected size in bytes, enforced when set.
     public var size: Int64?
@@ -29,6 +33,8 @@ public struct Job: Sendable {
     /// case-insensitively).
     public var headers: [Header]
     public var settings: JobSettings
+    /// Set for an upload job: `dest` is then the file sent and the single URL the target.
+    public var upload: Upload?
     /// Where each part was written, for messages that come after decoding.
     public var source: JobSource
 
@@ -42,6 +48,9 @@ public struct Job: Sendable {
         outputDirectory + "/" + dest.redacted
     }
 
+    /// Whether the job sends `dest` instead of fetching it.
+    public var isUpload: Bool { upload != nil }
+
     /// Every job this one waits for: `depends_on` plus the implied `checksums_from`, in order,
     /// without repeats.
     public var dependencies: [String] {
@@ -50,12 +59,47 @@ public struct Job: Sendable {
     }
 }
 
+/// What an upload job sends besides its file (`form`, `content_md5`, `retry_post`). A class, so
+/// that download jobs — nearly all of a large manifest — pay one pointer for it.
+public final class Upload: Sendable {
+    /// `form:` of a `POST`: the body is `multipart/form-data` with these text fields first and the
+    /// file last.
+    public struct Form: Sendable {
+        public var fileField: String
+        /// Nil: the source's base name.
+        public var fileName: String?
+        public var contentType: String
+        public var fields: [Job.Header]
+
+        public init(fileField: String = "file", fileName: String? = nil, contentType: String = "application/octet-stream",
+                    fields: [Job.Header] = []) {
+            self.fileField = fileField
+            self.fileName = fileName
+            self.contentType = contentType
+            self.fields = fields
+        }
+    }
+
+    public let form: Form?
+    /// Send `Content-MD5` (S3 checks it, and its ETag is then the MD5 of a single-part object).
+    public let contentMD5: Bool
+    /// Retry a `POST` like a `PUT`; without it a `POST` is retried only when it provably never
+    /// reached the server (the connection was never made).
+    public let retryPost: Bool
+
+    public init(form: Form? = nil, contentMD5: Bool = false, retryPost: Bool = false) {
+        self.form = form
+        self.contentMD5 = contentMD5
+        self.retryPost = retryPost
+    }
+}
+
 /// Source locations of a job's parts.
 public struct JobSource: Sendable {
     /// The job's mapping.
     public var job: SourceLocation
     public var id: SourceLocation
-    /// The `dest` value, or the URL it was derived from.
+    /// The `dest` value (an upload's `upload` value), or the URL it was derived from.
     public var dest: SourceLocation
     /// One location per `depends_on` entry.
     public var dependsOn: [SourceLocation]

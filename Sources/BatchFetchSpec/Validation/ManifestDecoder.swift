@@ -15,8 +15,19 @@ struct ManifestDecoder {
     static let defaultsKeys = settingKeys + ["headers"]
     static let jobKeys = [
         "id", "url", "urls", "dest", "size", "checksum", "checksums_from", "depends_on", "method", "body",
-        "headers",
+        "headers", "upload", "form", "content_md5", "retry_post",
     ] + settingKeys
+    static let formKeys = ["file_field", "file_name", "content_type", "fields"]
+    /// Keys of a download job that an upload job (`upload:`) must not have, with why.
+    static let downloadOnlyKeys: [(key: String, why: String)] = [
+        ("urls", "an upload has one target; use 'url'"),
+        ("dest", "the file sent is 'upload'"),
+        ("size", "the size is the file's"),
+        ("checksum", "its digests are computed from the file and sent as Content-Digest"),
+        ("checksums_from", "its digests are computed from the file and sent as Content-Digest"),
+        ("segments", "a file is sent as one request"),
+        ("body", "the body is the file (or, with 'method: POST', the form)"),
+    ]
 
     let expander: VariableExpander
     var problems = ProblemCollector()
@@ -201,9 +212,20 @@ struct ManifestDecoder {
 
         let urls = decodeURLs(fields, at: node.location, context: context)
         let urlLocation = (fields["url"] ?? fields["urls"])?.value.location ?? node.location
+        let isUpload = fields["upload"] != nil
+        if isUpload {
+            for (key, why) in Self.downloadOnlyKeys {
+                if let entry = fields[key] {
+                    problems.error("\(context)'\(key)' does not apply to an upload job: \(why)", at: entry.keyLocation)
+                }
+            }
+        }
         let dest: TemplatedString?
         let destLocation: SourceLocation
-        if let entry = fields["dest"] {
+        if let entry = fields["upload"] {
+            destLocation = entry.value.location
+            dest = templated(entry, context: context).flatMap { normalizedDest($0, at: destLocation, context: context, key: "upload") }
+        } else if let entry = fields["dest"] {
             destLocation = entry.value.location
             dest = templated(entry, context: context).flatMap { normalizedDest($0, at: destLocation, context: context) }
         } else {
@@ -245,18 +267,22 @@ struct ManifestDecoder {
             }
         }
 
-        var method = Job.Method.get
+        var method = isUpload ? Job.Method.put : .get
         if let entry = fields["method"], let text = string(entry, context: context) {
-            if let value = Job.Method(rawValue: text) {
+            let allowed: [Job.Method] = isUpload ? [.put, .post] : [.get, .post]
+            if let value = Job.Method(rawValue: text), allowed.contains(value) {
                 method = value
             } else {
-                problems.error("\(context)'method' must be GET or POST, found '\(text)'", at: entry.value.location)
+                let hint = text == "PUT" ? " ('method: PUT' sends a file: add 'upload: <path>')" : ""
+                problems.error("\(context)'method' must be \(allowed.map(\.rawValue).joined(separator: " or "))"
+                    + "\(isUpload ? " for an upload" : ""), found '\(text)'\(hint)", at: entry.value.location)
             }
         }
+        let upload = decodeUpload(fields, isUpload: isUpload, method: method, context: context)
         var body: TemplatedString?
         if let entry = fields["body"] {
             body = templated(entry, context: context)
-            if method != .post {
+            if method != .post, !isUpload {
                 problems.error("\(context)'body' is only sent with 'method: POST'", at: entry.keyLocation)
             }
         }
@@ -275,11 +301,100 @@ struct ManifestDecoder {
         // an empty dest marks one that could not be decoded.
         return Job(
             id: id, urls: urls, dest: dest ?? TemplatedString(literal: ""), size: size, checksums: checksums, checksumsFrom: checksumsFrom,
-            dependsOn: dependsOn, method: method, body: body, headers: headers, settings: settings,
+            dependsOn: dependsOn, method: method, body: body, headers: headers, settings: settings, upload: upload,
             source: JobSource(
                 job: node.location, id: fields["id"]?.value.location ?? node.location, dest: destLocation,
                 dependsOn: dependsOnLocations, checksumsFrom: checksumsFromLocation)
         )
+    }
+
+    /// The upload part of a job: `form` (POST only), `content_md5`, `retry_post` (POST only);
+    /// nil for a download job, where each of them is a problem.
+    private mutating func decodeUpload(_ fields: Fields, isUpload: Bool, method: Job.Method, context: ProblemContext) -> Upload? {
+        guard isUpload else {
+            for key in ["form", "content_md5", "retry_post"] {
+                if let entry = fields[key] {
+                    problems.error("\(context)'\(key)' belongs to an upload job (one with 'upload: <path>')", at: entry.keyLocation)
+                }
+            }
+            return nil
+        }
+        var form: Upload.Form?
+        if let entry = fields["form"] {
+            if method != .post {
+                problems.error("\(context)'form' is sent with 'method: POST' (multipart/form-data); a PUT sends the file as the body",
+                               at: entry.keyLocation)
+            }
+            form = decodeForm(entry, context: context)
+        } else if method == .post {
+            form = Upload.Form()
+        }
+        var contentMD5 = false
+        if let entry = fields["content_md5"], let value = boolean(entry, context: context) { contentMD5 = value }
+        var retryPost = false
+        if let entry = fields["retry_post"], let value = boolean(entry, context: context) {
+            retryPost = value
+            if method != .post {
+                problems.error("\(context)'retry_post' applies to 'method: POST' (a PUT is always retried)", at: entry.keyLocation)
+            }
+        }
+        return Upload(form: form, contentMD5: contentMD5, retryPost: retryPost)
+    }
+
+    /// `form:`: the file part's field name, file name and content type, and extra text fields.
+    /// Names and the file name go into a `Content-Disposition` header, so quotes, line breaks
+    /// and control characters are refused there.
+    private mutating func decodeForm(_ entry: YAMLMappingEntry, context: ProblemContext) -> Upload.Form {
+        var form = Upload.Form()
+        guard let mapping = entry.value.mapping else {
+            if !entry.value.isNull {
+                problems.error("\(context)'form' must be a mapping with \(Self.formKeys.map { "'\($0)'" }.joined(separator: ", ")), "
+                    + "found \(entry.value.kindDescription)", at: entry.value.location)
+            }
+            return form
+        }
+        let formContext = context.appending("form: ")
+        checkKeys(mapping, allowed: Self.formKeys, context: formContext)
+        let fields = Fields(mapping)
+        func headerSafe(_ text: String, _ what: String, at location: SourceLocation) -> Bool {
+            let bad = text.unicodeScalars.contains { $0 == "\"" || $0 == "\\" || $0.value < 0x20 || $0.value == 0x7F }
+            if bad || text.isEmpty {
+                problems.error("\(formContext)\(what) '\(text.debugDescription.dropFirst().dropLast())' "
+                    + (text.isEmpty ? "is empty" : "holds a quote, backslash or control character"), at: location)
+            }
+            return !bad && !text.isEmpty
+        }
+        if let entry = fields["file_field"], let text = string(entry, context: formContext),
+           headerSafe(text, "'file_field'", at: entry.value.location) {
+            form.fileField = text
+        }
+        if let entry = fields["file_name"], let text = string(entry, context: formContext),
+           headerSafe(text, "'file_name'", at: entry.value.location) {
+            form.fileName = text
+        }
+        if let entry = fields["content_type"], let text = string(entry, context: formContext) {
+            if text.contains(where: { $0 == "\r" || $0 == "\n" }) || !text.contains("/") {
+                problems.error("\(formContext)'content_type' must be a media type such as application/gzip, found '\(text)'",
+                               at: entry.value.location)
+            } else {
+                form.contentType = text
+            }
+        }
+        if let entry = fields["fields"] {
+            if let items = entry.value.mapping {
+                for item in items where headerSafe(item.key, "field name", at: item.keyLocation) {
+                    if item.key == form.fileField {
+                        problems.error("\(formContext)field '\(item.key)' is also the file's field name", at: item.keyLocation)
+                    } else if let value = templated(item, context: formContext, describedAs: "field '\(item.key)'") {
+                        form.fields.append(Job.Header(name: item.key, value: value))
+                    }
+                }
+            } else if !entry.value.isNull {
+                problems.error("\(formContext)'fields' must be a mapping of field names to text, found \(entry.value.kindDescription)",
+                               at: entry.value.location)
+            }
+        }
+        return form
     }
 
     static func isValidID(_ text: String) -> Bool {
@@ -350,8 +465,9 @@ struct ManifestDecoder {
         return nil
     }
 
+    /// `dest` (or an upload's `upload`, named by `key`) as a normalised path inside output_dir.
     private mutating func normalizedDest(
-        _ dest: TemplatedString, at location: SourceLocation, context: ProblemContext
+        _ dest: TemplatedString, at location: SourceLocation, context: ProblemContext, key: String = "dest"
     ) -> TemplatedString? {
         switch DestPath.normalize(dest.resolved) {
         case .success(let path):
@@ -361,12 +477,12 @@ struct ManifestDecoder {
             let shown = dest.redacted
             let message: String
             switch problem {
-            case .empty: message = "'dest' is empty"
-            case .absolute: message = "dest '\(shown)' is an absolute path; dest is relative to output_dir"
-            case .escapes: message = "dest '\(shown)' escapes output_dir through '..'"
-            case .directory: message = "dest '\(shown)' ends with '/'; dest names a file"
-            case .invalidCharacter: message = "dest '\(shown.debugDescription.dropFirst().dropLast())' contains a control character (such as NUL or a newline)"
-            case .nameTooLong: message = "dest '\(shown)' has a component longer than \(DestPath.nameMax) bytes, which no file system accepts"
+            case .empty: message = "'\(key)' is empty"
+            case .absolute: message = "\(key) '\(shown)' is an absolute path; \(key) is relative to output_dir"
+            case .escapes: message = "\(key) '\(shown)' escapes output_dir through '..'"
+            case .directory: message = "\(key) '\(shown)' ends with '/'; \(key) names a file"
+            case .invalidCharacter: message = "\(key) '\(shown.debugDescription.dropFirst().dropLast())' contains a control character (such as NUL or a newline)"
+            case .nameTooLong: message = "\(key) '\(shown)' has a component longer than \(DestPath.nameMax) bytes, which no file system accepts"
             }
             problems.error("\(context)\(message)", at: location)
             return nil

@@ -131,13 +131,19 @@ struct ManifestValidator {
         }
     }
 
-    /// One job per destination, and no destination inside another's path (`a` vs `a/b`).
+    /// One job per destination, and no destination inside another's path (`a` vs `a/b`); then
+    /// the rules of uploads, which read a dest instead of writing one.
     private mutating func checkDestinations(_ jobs: [Job]) {
         var owners: [String: Int] = [:]
         owners.reserveCapacity(jobs.count)
         // Every directory some dest lies in, with one job that needs it.
         var directories: [Substring: Int] = [:]
+        var uploads: [Int] = []
         for position in jobs.indices where !jobs[position].dest.resolved.isEmpty {
+            if jobs[position].upload != nil {
+                uploads.append(position)
+                continue
+            }
             let dest = jobs[position].dest.resolved
             if let first = owners.updateValue(position, forKey: dest) {
                 owners[dest] = first
@@ -161,6 +167,31 @@ struct ManifestValidator {
                 "job '\(jobs[user].id)': dest '\(jobs[user].dest.redacted)' lies inside '\(jobs[owner].dest.redacted)', "
                     + "which job '\(jobs[owner].id)' writes as a file",
                 at: jobs[user].source.dest)
+        }
+        if !uploads.isEmpty { checkUploads(jobs, uploads: uploads, owners: owners) }
+    }
+
+    /// An upload of a file that a download job of the manifest writes must wait for that job
+    /// (`depends_on`), or it would send yesterday's file or none; and two `PUT`s to one URL would
+    /// overwrite each other (several `POST`s to one endpoint are normal).
+    private mutating func checkUploads(_ jobs: [Job], uploads: [Int], owners: [String: Int]) {
+        var targets: [String: Int] = [:]
+        for position in uploads {
+            let job = jobs[position]
+            if let writer = owners[job.dest.resolved], !job.dependsOn.contains(jobs[writer].id) {
+                problems.error(
+                    "job '\(job.id)': uploads '\(job.dest.redacted)', which job '\(jobs[writer].id)' downloads; "
+                        + "add depends_on: [\(jobs[writer].id)] so that it sends the verified file",
+                    at: job.source.dest)
+            }
+            guard job.method == .put, let url = job.urls.first?.resolved else { continue }
+            if let first = targets.updateValue(position, forKey: url) {
+                targets[url] = first
+                problems.error(
+                    "job '\(job.id)': PUT to '\(job.urls[0].redacted)', which job '\(jobs[first].id)' also uploads to "
+                        + "(line \(jobs[first].source.job.line)); one would overwrite the other",
+                    at: job.source.job)
+            }
         }
     }
 

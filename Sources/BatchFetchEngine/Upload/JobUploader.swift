@@ -1,0 +1,302 @@
+import BatchFetchSpec
+import Foundation
+
+/// Carries out one upload job: opens the file beneath the output directory (never through a
+/// symlink), takes its digests (from the state cache when the file is unchanged, else one pass
+/// over it), asks the target whether it already holds the file (`PUT`, unless `refresh:
+/// always`), then sends it — `PUT` with the file as the body, or `POST` as a multipart form —
+/// with `Content-Digest` (and `Content-MD5` when asked), following redirects and retrying as
+/// ``UploadRules`` and the job's ``JobNetwork`` say. It never writes any local file: the only
+/// thing it records is the state cache's note of what it uploaded where (for the next run's
+/// `up_to_date`). The decisions live in ``UploadRules``; this type only performs them.
+struct JobUploader: Sendable {
+    private let job: Job
+    private let upload: Upload
+    private let context: JobDownloader.Context
+    private let progress: JobProgress
+    private let network: JobNetwork
+    private let files: PartialFiles
+    private let started = DispatchTime.now()
+    private let deadline: ContinuousClock.Instant?
+
+    init(job: Job, context: JobDownloader.Context, progress: JobProgress? = nil) {
+        self.job = job
+        upload = job.upload ?? Upload()
+        self.context = context
+        self.progress = progress ?? JobProgress(total: nil)
+        network = JobNetwork(job: job, transport: context.transport, perHost: context.perHost, environment: context.environment)
+        files = PartialFiles(root: context.root, dest: job.dest.resolved)
+        deadline = job.settings.deadline.map { .now + .seconds($0) }
+    }
+
+    /// What the run's report says of the job.
+    func run() async -> JobResult {
+        var result = await perform()
+        result.isUpload = true
+        result.duration = DispatchTime.now().seconds(since: started)
+        return result.redacted(by: network.redactor)
+    }
+
+    /// The state cache's key for what was uploaded to a URL: it starts with "/", which no dest
+    /// can (dests are relative), so it never meets a file's entry.
+    static func stateKey(target: String) -> String {
+        "/upload/" + target
+    }
+
+    // MARK: - Steps
+
+    private func perform() async -> JobResult {
+        guard let mirror = network.mirrors.first ?? nil else {
+            return failed(DownloadFailure(.connection, "invalid URL \(job.urls.first?.redacted ?? "")"))
+        }
+        let opened: OpenedSource
+        do {
+            opened = try open()
+        } catch {
+            return failed(error)
+        }
+        defer { close(opened.descriptor) }
+        let source = opened.source
+        progress.moved(to: 0, total: source.size)
+        let stateKey = Self.stateKey(target: mirror.identity)
+        let recorded = context.state.entry(for: stateKey, status: opened.status)
+            .flatMap { $0.digests["sha256"] == source.sha256 ? $0.etag : nil }
+
+        if job.method == .put, job.settings.refresh != .always {
+            let observation = await probe()
+            if let evidence = UploadRules.alreadyThere(observation, source: source, recordedETag: recorded) {
+                var result = JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
+                result.url = mirror.printed
+                result.mirrorIndex = 0
+                result.size = source.size
+                result.checksums = checksums(source)
+                result.httpStatus = observation.httpStatus
+                result.etag = observation.etag
+                result.evidence = evidence
+                return result
+            }
+        }
+        if context.interruption.isInterrupted { return failed(DownloadFailure(.interrupted, "the run was interrupted")) }
+
+        var sending = Sending(job: job, source: source, mirror: mirror)
+        let outcome = await send(opened, &sending)
+        var result = JobResult(id: job.id, status: .uploaded, dest: job.dest.redacted)
+        result.url = sending.displayURL
+        result.mirrorIndex = 0
+        result.redirects = sending.redirects
+        result.attempts = sending.attempts
+        result.bytesTransferred = sending.bytesSent
+        result.size = source.size
+        result.checksums = checksums(source)
+        switch outcome {
+        case .failure(let failure):
+            result.status = failure.code == .interrupted ? .interrupted : .failed
+            result.failure = failure
+            result.httpStatus = sending.lastStatus
+            return result
+        case .success(let head):
+            result.httpStatus = head.status
+            var etag = head.header("etag")
+            if etag == nil, job.method == .put {
+                // Many stores (nginx's WebDAV) answer a PUT without an ETag: one HEAD learns it,
+                // so that the next run can tell the file is there.
+                let observation = await probe()
+                if case .answered = observation.outcome, observation.size == source.size { etag = observation.etag }
+            }
+            result.etag = etag
+            context.state.record(stateKey, status: opened.status, digests: ["sha256": source.sha256], urlSHA256: mirror.identity,
+                                 etag: etag.flatMap { $0.hasPrefix("W/") ? nil : $0 }, lastModified: nil)
+            return result
+        }
+    }
+
+    /// The file to send, open, with what is known of it.
+    private struct OpenedSource {
+        var descriptor: Int32
+        var status: stat
+        var source: UploadRules.Source
+    }
+
+    /// Opens the file beneath the output directory and takes its digests: the state cache's when
+    /// the file is the one a download (or an earlier upload) verified, else one pass over it.
+    private func open() throws(DownloadFailure) -> OpenedSource {
+        let shown = job.dest.redacted
+        guard let directory = try files.openDirectory(create: false) else {
+            throw DownloadFailure(.ioError, "nothing to upload: no file at \(shown)")
+        }
+        guard directory.status(files.destName) != nil else {
+            throw DownloadFailure(.ioError, "nothing to upload: no file at \(shown)")
+        }
+        let descriptor = try directory.openFile(files.destName, O_RDONLY | O_NONBLOCK)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw DownloadFailure(.unsafePath, "\(shown) is not a regular file; refusing to upload it")
+        }
+        let size = Int64(status.st_size)
+        let cached = context.state.entry(for: job.dest.resolved, status: status)
+        var digests = cached?.digests ?? [:]
+        if digests["sha256"] == nil || (upload.contentMD5 && digests["md5"] == nil) {
+            do {
+                let (computed, bytes) = try Digester.digests(ofDescriptor: descriptor, also: upload.contentMD5 ? [.md5] : [])
+                guard bytes == size else { throw DownloadFailure(.sourceChanged, "\(shown) changed while it was read") }
+                digests.merge(computed) { _, new in new }
+            } catch let failure as DownloadFailure {
+                close(descriptor)
+                throw failure
+            } catch {
+                close(descriptor)
+                throw DownloadFailure(.ioError, "cannot read \(shown): \(error)")
+            }
+            context.state.record(job.dest.resolved, status: status, digests: digests, urlSHA256: cached?.urlSHA256,
+                                 etag: cached?.etag, lastModified: cached?.lastModified)
+        }
+        let source = UploadRules.Source(size: size, sha256: digests["sha256"]!, md5: upload.contentMD5 ? digests["md5"] : nil)
+        return OpenedSource(descriptor: descriptor, status: status, source: source)
+    }
+
+    /// What the target shows now (`HEAD`, by the job's network rules), asked once: a target that
+    /// cannot answer is sent the file, whose own request is retried as the job says.
+    private func probe() async -> MirrorObservation {
+        var probe = MirrorProbe(job: job, network: network, hosts: context.hosts)
+        probe.network.retry.retries = 0
+        return await probe.observe(mirror: 0, deep: false)
+    }
+
+    /// The state of the sending: where to, what happened so far.
+    private struct Sending {
+        var url: URL
+        var displayURL: String
+        var redirects: [String] = []
+        var attempts: [AttemptRecord] = []
+        var failures = 0
+        var waited = 0.0
+        var bytesSent: Int64 = 0
+        var lastStatus: Int?
+        let headers: [(name: String, value: String)]
+        let form: MultipartForm?
+
+        init(job: Job, source: UploadRules.Source, mirror: Mirror) {
+            url = mirror.url
+            displayURL = mirror.printed
+            var headers = [(name: "Content-Digest", value: UploadRules.contentDigest(sha256: source.sha256))]
+            if let md5 = source.md5 { headers.append((name: "Content-MD5", value: UploadRules.contentMD5(md5))) }
+            let fileName = String(job.dest.resolved.split(separator: "/").last ?? "file")
+            form = job.method == .post ? try? MultipartForm(form: job.upload?.form ?? Upload.Form(), fileName: fileName) : nil
+            if let form {
+                headers.append((name: "Content-Type", value: form.contentType))
+            } else if !job.headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+                headers.append((name: "Content-Type", value: "application/octet-stream"))
+            }
+            self.headers = headers
+        }
+    }
+
+    /// Sends the file until the target takes it or the job fails: one request per attempt, each
+    /// reading the file from its start.
+    private func send(_ opened: OpenedSource, _ sending: inout Sending) async -> Result<TransportResponseHead, DownloadFailure> {
+        let progress = self.progress
+        while true {
+            if context.interruption.isInterrupted { return .failure(DownloadFailure(.interrupted, "the run was interrupted")) }
+            let handler = UploadHandler()
+            var pace: (@Sendable (Int) async -> Void)?
+            if let limiter = context.rateLimiter {
+                pace = { count in await limiter.take(Int64(count)) }
+            }
+            let watch = handler.watch
+            let body = UploadBody(
+                descriptor: opened.descriptor, fileSize: opened.source.size,
+                prefix: sending.form?.prefix ?? Data(), suffix: sending.form?.suffix ?? Data(), pace: pace,
+                sent: { count in
+                    watch.touch()
+                    progress.received(count)
+                })
+            var request = network.request(sending.url, mirrorIndex: 0, method: job.method.rawValue, extra: sending.headers,
+                                          timeout: job.settings.timeout)
+            if sending.form != nil {
+                request.headers.removeAll { $0.name.lowercased() == "content-type" && $0.value != sending.form?.contentType }
+            }
+            request.upload = body
+            progress.moved(to: 0, total: opened.source.size)
+            let outcome = await Exchange.perform(
+                request, handler: handler, transport: network.transport, hosts: context.hosts, interruption: context.interruption,
+                idleTimeout: .seconds(job.settings.timeout), deadline: deadline)
+            guard let outcome else { return .failure(DownloadFailure(.interrupted, "the run was interrupted")) }
+            sending.bytesSent += body.bytesSent
+            sending.lastStatus = outcome.head?.status ?? sending.lastStatus
+            let followed = sending.redirects.count
+            let current = sending.url
+            var verdict = UploadRules.verdict(
+                head: outcome.head, failure: outcome.failure, bodyStarted: body.started, method: job.method,
+                retryPost: upload.retryPost, snippet: UploadRules.snippet(outcome.body),
+                redirect: { status, location in
+                    network.redirect.decide(status: status, location: location, from: current, followed: followed)
+                })
+            if context.interruption.isInterrupted { verdict = .fail(DownloadFailure(.interrupted, "the run was interrupted")) }
+            if let deadline, ContinuousClock.now >= deadline, verdict != UploadRules.Verdict.accepted {
+                verdict = .fail(DownloadFailure(.deadlineExceeded, "the job's deadline (\(job.settings.deadline ?? 0)s) passed"))
+            }
+            if verdict == .accepted, let head = outcome.head {
+                if let changed = sourceChanged(opened, sentSHA256: body.sentSHA256) { verdict = .fail(changed) }
+                else if let contradiction = UploadRules.contradiction(head, source: opened.source) { verdict = .fail(contradiction) }
+            } else if let changed = sourceChanged(opened, sentSHA256: nil) {
+                verdict = .fail(changed)
+            }
+            var record = AttemptRecord(mirrorIndex: 0, url: sending.displayURL, httpStatus: outcome.head?.status,
+                                       failure: nil, waited: sending.waited)
+            sending.waited = 0
+            switch verdict {
+            case .accepted:
+                sending.attempts.append(record)
+                return .success(outcome.head!)
+            case .redirect(let target):
+                sending.attempts.append(record)
+                sending.url = target
+                sending.displayURL = target.absoluteString
+                sending.redirects.append(sending.displayURL)
+            case .fail(let failure):
+                record.failure = failure
+                sending.attempts.append(record)
+                return .failure(failure)
+            case .retry(let failure, let retryAfter):
+                record.failure = failure
+                sending.attempts.append(record)
+                sending.failures += 1
+                let remaining = deadline.map { ($0 - .now).inSeconds }
+                switch network.retry.decide(after: failure, failures: sending.failures, retryAfter: retryAfter, remaining: remaining) {
+                case .giveUp(let reason):
+                    return .failure(reason)
+                case .wait(let delay):
+                    let wait = delay.draw()
+                    guard await context.interruption.sleep(.seconds(wait)) else {
+                        return .failure(DownloadFailure(.interrupted, "the run was interrupted"))
+                    }
+                    sending.waited = wait
+                }
+            }
+        }
+    }
+
+    /// A failure when the file is no longer what was announced: its identity changed since it was
+    /// opened, or (after a whole body went out) the bytes sent hash to another sha256.
+    private func sourceChanged(_ opened: OpenedSource, sentSHA256: String?) -> DownloadFailure? {
+        var now = stat()
+        let same = fstat(opened.descriptor, &now) == 0 && StateCache.sameFile(now, opened.status)
+        if same, sentSHA256.map({ $0 == opened.source.sha256 }) ?? true { return nil }
+        return DownloadFailure(.sourceChanged, "\(job.dest.redacted) changed while it was being uploaded; the target may hold "
+            + "the changed bytes under the digest announced for the old ones (a server that checks Content-Digest refuses them)")
+    }
+
+    private func checksums(_ source: UploadRules.Source) -> [String: String] {
+        var checksums = ["sha256": source.sha256]
+        if let md5 = source.md5 { checksums["md5"] = md5 }
+        return checksums
+    }
+
+    private func failed(_ failure: DownloadFailure) -> JobResult {
+        var result = JobResult(failed: job, failure)
+        if failure.code == .interrupted { result.status = .interrupted }
+        result.url = network.mirrors.first??.printed
+        return result
+    }
+}

@@ -2,9 +2,9 @@
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
 # there: libyaml (headers + pkg-config file) to build; for the tests, nginx-light and lighttpd (real
 # servers of the interop tests, beside python3's http.server), openssl (the TLS tests' throwaway
-# CA), slurm-wlm (the sharding test's cluster) and Python's jsonschema and PyYAML. With --bench,
-# also the peers the benchmarks compare against: curl, wget and aria2c. Needs root (or sudo) only
-# when something is missing.
+# CA), slurm-wlm (the sharding test's cluster) and Python's jsonschema, PyYAML, python-multipart,
+# moto and boto3. With --bench, also the peers the benchmarks compare against: curl, wget and
+# aria2c. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
 missing_apt=()
@@ -34,8 +34,11 @@ if [ ${#missing_apt[@]} -gt 0 ]; then
   fi
 fi
 
-if ! python3 -c "import jsonschema, yaml" 2>/dev/null; then
-  echo "installing Python packages: jsonschema pyyaml"
-  python3 -m pip install --quiet jsonschema pyyaml 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages jsonschema pyyaml
+# jsonschema and PyYAML check the schemas; python-multipart parses the forms batchfetch uploads;
+# moto (with its server) and boto3 are the S3 API of the upload tests.
+if ! python3 -c "import jsonschema, yaml, python_multipart, moto.server, boto3" 2>/dev/null; then
+  packages=(jsonschema pyyaml python-multipart "moto[server]" boto3)
+  echo "installing Python packages: ${packages[*]}"
+  python3 -m pip install --quiet "${packages[@]}" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages "${packages[@]}"
 fi

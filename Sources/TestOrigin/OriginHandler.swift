@@ -24,6 +24,10 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private let state: OriginState
     private var requestHead: HTTPRequestHead?
+    /// An upload body being received (a ``OriginReceiver`` path).
+    private var receiving: Receiving?
+    /// The rest of this request is ignored: it was answered at its head.
+    private var discarding = false
     private var transfer: Transfer?
     private var waitingForTimer = false
     /// Whether a response is being sent (counted in the origin's in-flight figure).
@@ -38,11 +42,50 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             requestHead = head
-        case .body:
-            break
+            guard head.method == .PUT || head.method == .POST else { return }
+            let (path, uri) = Self.target(head)
+            switch state.beginReceiving(method: head.method.rawValue, path: path, uri: uri, headers: head.headers.map { ($0.name, $0.value) }) {
+            case .receive(let receiving)?:
+                self.receiving = receiving
+            case .refuse(let status)?:
+                requestHead = nil
+                discarding = true
+                var headers = HTTPHeaders([("Content-Length", "0"), ("Connection", "close")])
+                headers.replaceOrAdd(name: "Connection", value: "close")
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .init(statusCode: status), headers: headers))),
+                              promise: nil)
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
+            case nil:
+                break
+            }
+        case .body(let buffer):
+            guard var receiving else { return }
+            buffer.withUnsafeReadableBytes { receiving.append($0) }
+            if let dropAt = receiving.dropAt, receiving.bytes >= dropAt {
+                state.finishReceiving(receiving, complete: false)
+                self.receiving = nil
+                requestHead = nil
+                discarding = true
+                context.close(promise: nil)
+                return
+            }
+            self.receiving = receiving
         case .end:
+            if discarding {
+                discarding = false
+                return
+            }
             guard let head = requestHead else { return }
             requestHead = nil
+            if let receiving {
+                self.receiving = nil
+                let (status, headers) = state.finishReceiving(receiving, complete: true)
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .init(statusCode: status),
+                                                                     headers: HTTPHeaders(headers)))), promise: nil)
+                finish(context: context, close: !head.isKeepAlive)
+                return
+            }
             let delay = state.withLock { values in
                 if values.headDelay > .zero {
                     values.headsWaiting += 1
@@ -71,17 +114,21 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-        // An absolute URI is a request to a forward proxy (`http_proxy`): serve its path, so the
-        // origin can stand in for a proxy in tests.
+    /// The path and the target of a request. An absolute URI is a request to a forward proxy
+    /// (`http_proxy`): its path is served, so the origin can stand in for a proxy in tests.
+    private static func target(_ head: HTTPRequestHead) -> (path: String, uri: String) {
         var target = Substring(head.uri)
         if let scheme = target.range(of: "://") {
             target = target[scheme.upperBound...]
             target = target.firstIndex(of: "/").map { target[$0...] } ?? "/"
         }
-        let path = String(target.split(separator: "?", maxSplits: 1).first ?? "")
+        return (String(target.split(separator: "?", maxSplits: 1).first ?? ""), String(target))
+    }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let (path, uri) = Self.target(head)
         let requestHeaders = head.headers.map { ($0.name, $0.value) }
-        let response = state.respond(method: head.method.rawValue, path: path, uri: String(target), headers: requestHeaders)
+        let response = state.respond(method: head.method.rawValue, path: path, uri: uri, headers: requestHeaders)
         responding = true
         state.responseStarted()
         var headers = HTTPHeaders(response.headers)

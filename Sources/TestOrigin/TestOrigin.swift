@@ -37,6 +37,17 @@ public final class TestOrigin: Sendable {
         self.port = channel.localAddress?.port ?? 0
     }
 
+    /// Makes `path` take uploads (`PUT`, `POST`) as `receiver` says; `HEAD` then describes the
+    /// last stored upload.
+    public func receive(_ path: String, _ receiver: OriginReceiver = OriginReceiver()) {
+        state.withLock { $0.receivers[path] = receiver }
+    }
+
+    /// Every upload request to `path` so far, complete or not, in order.
+    public func uploads(_ path: String) -> [ReceivedUpload] {
+        state.withLock { $0.uploads[path] ?? [] }
+    }
+
     /// Binds and starts serving; port 0 picks a free port (read it from ``port``).
     public static func start(host: String = "127.0.0.1", port: Int = 0, threads: Int = 1) async throws -> TestOrigin {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
@@ -157,6 +168,43 @@ final class OriginState: @unchecked Sendable {
         /// Requests waiting out the head delay now, and the most at once.
         var headsWaiting = 0
         var maxHeadsWaiting = 0
+        var receivers: [String: OriginReceiver] = [:]
+        var uploads: [String: [ReceivedUpload]] = [:]
+    }
+
+    /// How an upload request starts: its body is received, or it is answered at once.
+    enum UploadStart {
+        case receive(Receiving)
+        case refuse(status: Int)
+    }
+
+    /// Records an upload request to a receiver path and consumes its fault; nil when the path
+    /// takes no uploads (the request is answered as any other).
+    func beginReceiving(method: String, path: String, uri: String, headers: [(String, String)]) -> UploadStart? {
+        withLock { values in
+            guard var receiver = values.receivers[path] else { return nil }
+            values.requests.append(TestOrigin.RecordedRequest(method: method, path: path, uri: uri, headers: headers))
+            let fault = receiver.faults.isEmpty ? nil : receiver.faults.removeFirst()
+            values.receivers[path] = receiver
+            if case .statusAtHead(let status)? = fault {
+                values.uploads[path, default: []].append(
+                    Receiving(path: path, method: method, headers: headers, uri: uri).received(complete: false))
+                return .refuse(status: status)
+            }
+            return .receive(Receiving(path: path, method: method, headers: headers, uri: uri, fault: fault))
+        }
+    }
+
+    /// Records what arrived; returns the answer for a complete body.
+    @discardableResult
+    func finishReceiving(_ receiving: Receiving, complete: Bool) -> (status: Int, headers: [(String, String)]) {
+        withLock { values in
+            var upload = receiving.received(complete: complete)
+            let answer = receiving.response(values.receivers[receiving.path] ?? OriginReceiver(), stored: upload)
+            upload.stored = complete && (200...299).contains(answer.status)
+            values.uploads[receiving.path, default: []].append(upload)
+            return answer
+        }
     }
 
     private let lock = NSLock()
@@ -172,6 +220,12 @@ final class OriginState: @unchecked Sendable {
     func respond(method: String, path: String, uri: String, headers: [(String, String)]) -> OriginResponse {
         withLock { values in
             values.requests.append(TestOrigin.RecordedRequest(method: method, path: path, uri: uri, headers: headers))
+            if let receiver = values.receivers[path] {
+                // What a store answers about an uploaded object: the last complete upload.
+                let stored = values.uploads[path]?.last(where: \.stored)
+                let (status, headers) = Receiving.head(receiver, stored: stored)
+                return OriginResponse(status: status, headers: headers, body: 0..<0, fault: nil)
+            }
             var fault: OriginFile.Fault?
             if var file = values.files[path], !file.faults.isEmpty {
                 fault = file.faults.removeFirst()

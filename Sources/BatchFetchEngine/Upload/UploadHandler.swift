@@ -18,9 +18,19 @@ final class UploadHandler: WatchedHandler, Sendable {
     let watch = RequestWatch<Outcome>()
     private let state = NIOLockedValueBox((head: TransportResponseHead?.none, body: Data()))
 
+    /// How long an answer that refuses the upload (a 413 sent before the body was read, then the
+    /// connection closed) may take to complete before the request is cancelled: AsyncHTTPClient
+    /// otherwise waits for a body the server no longer reads until the idle timeout.
+    static let earlyAnswerGrace: DispatchTimeInterval = .milliseconds(500)
+
     func didReceiveHead(_ head: TransportResponseHead) -> Bool {
         state.withLockedValue { $0.head = head }
         watch.touch()
+        if !(200...299).contains(head.status) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.earlyAnswerGrace) { [watch] in
+                watch.runningTask?.cancel()
+            }
+        }
         return true
     }
 

@@ -18,6 +18,13 @@ enum PlanFormatter {
                 out.write("level \(currentLevel):\n")
             }
             let job = plan.job(step)
+            if let upload = job.upload {
+                out.write("  \(job.id) sends \(job.dest.redacted)  [\(describe(step.local))]\n")
+                let form = upload.form.map { " (multipart form, file field '\($0.fileField)')" } ?? ""
+                out.write("      \(job.method.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(job.urls.first?.redacted ?? "")\(form)\n")
+                if !job.dependencies.isEmpty { out.write("      after    \(job.dependencies.joined(separator: ", "))\n") }
+                continue
+            }
             out.write("  \(job.id) -> \(job.dest.redacted)  [\(describe(step.local))]\n")
             for (index, url) in job.urls.enumerated() {
                 out.write(job.urls.count == 1 ? "      url      \(url.redacted)\n" : "      mirror \(index + 1) \(url.redacted)\n")
@@ -43,7 +50,8 @@ enum PlanFormatter {
         out.write("digraph batchfetch {\n  rankdir=LR;\n  node [shape=box];\n")
         for step in plan.steps {
             let job = plan.job(step)
-            out.write("  \(quoted(job.id)) [label=\(quoted("\(job.id)\\n\(job.dest.redacted)"))];\n")
+            let label = job.isUpload ? "\(job.id)\\n\(job.method.rawValue) \(job.dest.redacted)" : "\(job.id)\\n\(job.dest.redacted)"
+            out.write("  \(quoted(job.id)) [label=\(quoted(label))];\n")
         }
         for step in plan.steps {
             let job = plan.job(step)
@@ -138,6 +146,7 @@ enum PlanFormatter {
         text += ", \"local\": " + local
         text += ", \"path\": " + JSONText.quoted(plan.displayPath(step))
         if let size = job.size { text += ", \"size\": \(size)" }
+        if job.isUpload { text += ", \"upload\": {\"method\": \(JSONText.quoted(job.method.rawValue))}" }
         text += ", \"urls\": " + JSONText.array(job.urls.map(\.redacted))
         return text + "}"
     }

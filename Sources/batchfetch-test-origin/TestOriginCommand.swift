@@ -36,7 +36,7 @@ struct TestOriginCommand: AsyncParsableCommand {
     @Option(help: "Delay every response head by this many milliseconds, like a network round trip (benchmarks).")
     var headDelay = 0
 
-    @Flag(help: "Serve the files of examples/quickstart.yaml: /files/readme.txt and /files/sample.bin (4 MiB).")
+    @Flag(help: "Serve the files of examples/quickstart.yaml (/files/readme.txt, /files/sample.bin of 4 MiB) and take the uploads of examples/fetch-and-mirror.yaml (/mirror/ds/sample.bin, /api/datasets).")
     var demo = false
 
     func run() async throws {
@@ -45,6 +45,8 @@ struct TestOriginCommand: AsyncParsableCommand {
         if demo {
             origin.serve("/files/readme.txt", .text("batchfetch demo: this file came from a local TestOrigin.\n"))
             origin.serve("/files/sample.bin", .generated(size: 4 * 1024 * 1024, seed: 42))
+            origin.receive("/mirror/ds/sample.bin")
+            origin.receive("/api/datasets")
         }
         for spec in generated {
             let (path, size, seed) = try Self.parseGenerated(spec)

@@ -21,7 +21,7 @@ public final class Checker: Sendable {
         let started = DispatchTime.now()
         let transport = options.httpTransport(perHost: manifest.perHost)
         let hosts = HostLimiter(limit: manifest.perHost)
-        let jobs = manifest.jobs
+        let jobs = manifest.downloads.jobs
         let sums = await sumFiles(transport: transport, hosts: hosts)
         let results = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
             await self.check(jobs[index], sums: sums, transport: transport, hosts: hosts)

@@ -8,8 +8,10 @@ public final class Pinner: Sendable {
     public let manifest: Manifest
     public let options: RunOptions
 
+    /// Upload jobs are left out: a lockfile pins what is fetched. (One a download depends on
+    /// still runs, as its dependency.)
     public init(manifest: Manifest, options: RunOptions = RunOptions()) {
-        self.manifest = manifest
+        self.manifest = (try? manifest.selecting(manifest.downloads.jobs.map(\.id)).get()) ?? manifest.downloads
         self.options = options
     }
 
@@ -40,7 +42,7 @@ public final class Pinner: Sendable {
         }
         let byID = Dictionary(report.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var problems: [String] = []
-        for job in manifest.jobs {
+        for job in manifest.jobs where !job.isUpload {
             guard let result = byID[job.id] else {
                 problems.append("job '\(job.id)' is not in it")
                 continue
@@ -60,7 +62,7 @@ public final class Pinner: Sendable {
     public func lock(from report: RunReport) async -> LockFile? {
         let transport = options.httpTransport(perHost: manifest.perHost)
         let hosts = HostLimiter(limit: manifest.perHost)
-        let jobs = manifest.jobs
+        let jobs = manifest.downloads.jobs
         let byID = Dictionary(report.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let found = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
             guard let result = byID[jobs[index].id] else { return nil as LockFile.Entry? }

@@ -18,7 +18,7 @@ public final class Verifier: Sendable {
     public func run() async -> RunReport {
         let startDate = Date()
         let started = DispatchTime.now()
-        let jobs = manifest.jobs
+        let jobs = manifest.downloads.jobs
         // No output directory: every file is missing.
         let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
         // Hashing is CPU-bound: one file per core.

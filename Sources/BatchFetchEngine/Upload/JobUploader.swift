@@ -59,19 +59,27 @@ struct JobUploader: Sendable {
         let source = opened.source
         progress.moved(to: 0, total: source.size)
         let stateKey = Self.stateKey(target: mirror.identity)
+        // This file (unchanged since) was uploaded to this URL by an earlier run.
         let recorded = context.state.entry(for: stateKey, status: opened.status)
-            .flatMap { $0.digests["sha256"] == source.sha256 ? $0.etag : nil }
+            .flatMap { $0.digests["sha256"] == source.sha256 ? $0 : nil }
 
-        if job.method == .put, job.settings.refresh != .always {
-            let observation = await probe()
-            if let evidence = UploadRules.alreadyThere(observation, source: source, recordedETag: recorded) {
+        if job.settings.refresh != .always {
+            var observation: MirrorObservation?
+            var evidence: String?
+            if job.method == .put {
+                observation = await probe()
+                evidence = observation.flatMap { UploadRules.alreadyThere($0, source: source, recordedETag: recorded?.etag) }
+            } else if recorded != nil {
+                evidence = UploadRules.postedBefore
+            }
+            if let evidence {
                 var result = JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
                 result.url = mirror.printed
                 result.mirrorIndex = 0
                 result.size = source.size
                 result.checksums = checksums(source)
-                result.httpStatus = observation.httpStatus
-                result.etag = observation.etag
+                result.httpStatus = observation?.httpStatus
+                result.etag = observation?.etag ?? recorded?.etag
                 result.evidence = evidence
                 return result
             }

@@ -82,6 +82,12 @@ enum UploadRules {
         return nil
     }
 
+    /// Why a `POST` is up to date: an API endpoint has nothing to ask with `HEAD`, so the only
+    /// evidence is the state cache's record that an earlier run posted this very file (same
+    /// identity on disk, same sha256) to this URL and was answered 2xx. `refresh: always` posts
+    /// on every run.
+    static let postedBefore = "an earlier run posted this file (unchanged since) to this URL and was answered 2xx"
+
     /// A mismatch between what was sent and what the target says it stored: a `Repr-Digest`
     /// sha-256 other than the file's, or (with `content_md5`) an MD5-shaped ETag other than the
     /// file's MD5. A `Content-Digest` describes the response's own content, not the file.

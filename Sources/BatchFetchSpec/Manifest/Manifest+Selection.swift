@@ -20,6 +20,16 @@ extension Manifest {
     }
 }
 
+extension Manifest {
+    /// The manifest without its upload jobs: what `check`, `verify` and `pin` are about (the
+    /// content fetched; an upload's target is no mirror of anything).
+    public var downloads: Manifest {
+        var selected = self
+        selected.jobs = jobs.filter { !$0.isUpload }
+        return selected
+    }
+}
+
 /// Ids given to `--only` that name no job, each with a likely intended id.
 public struct SelectionError: Error, CustomStringConvertible {
     public var unknown: [(id: String, suggestion: String?)]

@@ -172,13 +172,29 @@ struct ManifestValidator {
     }
 
     /// An upload of a file that a download job of the manifest writes must wait for that job
-    /// (`depends_on`), or it would send yesterday's file or none; and two `PUT`s to one URL would
-    /// overwrite each other (several `POST`s to one endpoint are normal).
+    /// (`depends_on`, directly or through other jobs), or it would send yesterday's file or none;
+    /// and two `PUT`s to one URL would overwrite each other (several `POST`s to one endpoint are
+    /// normal).
     private mutating func checkUploads(_ jobs: [Job], uploads: [Int], owners: [String: Int]) {
         var targets: [String: Int] = [:]
+        let index = Dictionary(jobs.indices.map { (jobs[$0].id, $0) }, uniquingKeysWith: { first, _ in first })
+        /// Whether `job` waits for `writer`, following dependencies (unknown ids and cycles are
+        /// reported by their own rules).
+        func waits(_ job: Int, for writer: Int) -> Bool {
+            var seen: Set<Int> = [job]
+            var stack = [job]
+            while let next = stack.popLast() {
+                for dependency in jobs[next].dependencies {
+                    guard let target = index[dependency], seen.insert(target).inserted else { continue }
+                    if target == writer { return true }
+                    stack.append(target)
+                }
+            }
+            return false
+        }
         for position in uploads {
             let job = jobs[position]
-            if let writer = owners[job.dest.resolved], !job.dependsOn.contains(jobs[writer].id) {
+            if let writer = owners[job.dest.resolved], !waits(position, for: writer) {
                 problems.error(
                     "job '\(job.id)': uploads '\(job.dest.redacted)', which job '\(jobs[writer].id)' downloads; "
                         + "add depends_on: [\(jobs[writer].id)] so that it sends the verified file",

@@ -137,6 +137,31 @@ import TestOrigin
         #expect(!text.contains("s3cr3t-value"))
     }
 
+    /// An API endpoint has nothing to ask: a POST is up to date when an earlier run posted the
+    /// same, unchanged file to the same URL; a changed file, or `refresh: always`, posts again.
+    @Test func aPostIsSentOncePerFileUnlessRefreshIsAlways() async throws {
+        let world = try await Self.world()
+        world.origin.receive("/api/files")
+        let manifest = Self.fetchAndPush("/api/files", extra: "method: POST")
+        let first = try await world.run(manifest)
+        let second = try await world.run(manifest)
+        let afterSecond = world.origin.uploads("/api/files").count
+        world.origin.replace("/src.bin", with: .generated(size: Self.size, seed: 78))
+        let changed = try await world.run(manifest.replacingOccurrences(of: "dest: data/src.bin", with: "dest: data/src.bin\n    refresh: always"))
+        let afterChange = world.origin.uploads("/api/files").count
+        let always = try await world.run(manifest.replacingOccurrences(of: "timeout: 5s", with: "timeout: 5s, refresh: always"))
+        let afterAlways = world.origin.uploads("/api/files").count
+        await world.close()
+
+        #expect(first.jobs[1].status == .uploaded)
+        #expect(second.jobs[1].status == .upToDate)
+        #expect(second.jobs[1].evidence == UploadRules.postedBefore)
+        #expect(afterSecond == 1)
+        #expect(changed.jobs[0].status == .downloaded && changed.jobs[1].status == .uploaded)
+        #expect(afterChange == 2)
+        #expect(always.jobs[1].status == .uploaded && afterAlways == 3)
+    }
+
     // MARK: - Faults
 
     @Test func aPutCutOffMidBodyIsSentAgain() async throws {

@@ -47,7 +47,13 @@ final class RequestWatch<Outcome: Sendable>: Sendable {
         var expired = false
         var outcome: Outcome?
         var waiter: CheckedContinuation<Outcome, Never>?
+        /// Ends the request when the transport never reports the end of a cancelled transfer.
+        var lost: (@Sendable () -> Void)?
     }
+
+    /// How long after a cancel the transport has to report the end before ``whenLost(_:)``'s
+    /// handler ends the request instead.
+    static var lostAfter: Duration { .seconds(5) }
 
     private let state = NIOLockedValueBox(State())
 
@@ -62,6 +68,28 @@ final class RequestWatch<Outcome: Sendable>: Sendable {
     /// Bytes or a head arrived, or the request waited on our own disk (not the server's silence).
     func touch() {
         state.withLockedValue { $0.lastActivity = .now }
+    }
+
+    /// Opts in to ending the request without the transport: `lost` runs when a transfer this
+    /// watch cancelled has not reported its end ``lostAfter`` later. AsyncHTTPClient 1.x was seen
+    /// to drop the end of an upload cancelled between the response head and the end of its
+    /// request body; without this the request's waiter would wait forever.
+    func whenLost(_ lost: @escaping @Sendable () -> Void) {
+        state.withLockedValue { $0.lost = lost }
+    }
+
+    /// Cancels the transfer and, when the watch has a ``whenLost(_:)`` handler, runs it if the
+    /// transport has not reported the end ``lostAfter`` later.
+    func cancel() {
+        guard let task = runningTask else { return }
+        task.cancel()
+        let check = state.withLockedValue { $0.lost }
+        guard check != nil else { return }
+        Task { [state] in
+            try? await Task.sleep(for: Self.lostAfter)
+            let lost = state.withLockedValue { $0.outcome == nil ? $0.lost : nil }
+            lost?()
+        }
     }
 
     /// The transport task while the request runs; nil once it ended.
@@ -89,7 +117,7 @@ final class RequestWatch<Outcome: Sendable>: Sendable {
     /// Waits for the outcome, cancelling the transfer when nothing arrives for `idleTimeout` or
     /// the deadline passes.
     func outcome(idleTimeout: Duration, deadline: ContinuousClock.Instant?) async -> Outcome {
-        let watchdog = Task { [state] in
+        let watchdog = Task { [state, self] in
             let interval = min(.seconds(1), idleTimeout / 4)
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
@@ -100,8 +128,8 @@ final class RequestWatch<Outcome: Sendable>: Sendable {
                     state.expired = true
                     return state.task
                 }
-                if let cancel {
-                    cancel.cancel()
+                if cancel != nil {
+                    self.cancel()
                     return
                 }
             }

@@ -206,12 +206,11 @@ struct JobUploader: Sendable {
         let progress = self.progress
         while true {
             if context.interruption.isInterrupted { return .failure(DownloadFailure(.interrupted, "the run was interrupted")) }
-            let handler = UploadHandler()
+            let watch = RequestWatch<UploadHandler.Outcome>()
             var pace: (@Sendable (Int) async -> Void)?
             if let limiter = context.rateLimiter {
                 pace = { count in await limiter.take(Int64(count)) }
             }
-            let watch = handler.watch
             let body = UploadBody(
                 descriptor: opened.descriptor, fileSize: opened.source.size,
                 prefix: sending.form?.prefix ?? Data(), suffix: sending.form?.suffix ?? Data(), pace: pace,
@@ -219,6 +218,7 @@ struct JobUploader: Sendable {
                     watch.touch()
                     progress.received(count)
                 })
+            let handler = UploadHandler(watch: watch, body: body)
             var request = network.request(sending.url, mirrorIndex: 0, method: job.method.rawValue, extra: sending.headers,
                                           timeout: job.settings.timeout)
             if sending.form != nil {

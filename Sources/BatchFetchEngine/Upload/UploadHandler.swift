@@ -15,20 +15,31 @@ final class UploadHandler: WatchedHandler, Sendable {
     /// How much of a response body is kept.
     static let bodyLimit = 2048
 
-    let watch = RequestWatch<Outcome>()
+    let watch: RequestWatch<Outcome>
+    /// The request's body, to tell an answer given before the server read it all.
+    private let body: UploadBody
     private let state = NIOLockedValueBox((head: TransportResponseHead?.none, body: Data()))
 
-    /// How long an answer that refuses the upload (a 413 sent before the body was read, then the
-    /// connection closed) may take to complete before the request is cancelled: AsyncHTTPClient
-    /// otherwise waits for a body the server no longer reads until the idle timeout.
+    /// `watch` is the one `body` reports its progress to (made first, as the body is).
+    init(watch: RequestWatch<Outcome>, body: UploadBody) {
+        self.watch = watch
+        self.body = body
+        watch.whenLost { [weak self] in self?.didComplete(.cancelled) }
+    }
+
+    /// How long an answer that refuses the upload before reading all of it (a 413, then a closed
+    /// connection) may take to complete before the request is cancelled: AsyncHTTPClient
+    /// otherwise waits for a body the server no longer reads until the idle timeout. An answer
+    /// after the whole body is left alone: cancelling it then lost its end (see
+    /// ``RequestWatch/whenLost(_:)``).
     static let earlyAnswerGrace: DispatchTimeInterval = .milliseconds(500)
 
     func didReceiveHead(_ head: TransportResponseHead) -> Bool {
         state.withLockedValue { $0.head = head }
         watch.touch()
-        if !(200...299).contains(head.status) {
+        if !(200...299).contains(head.status), body.bytesSent < body.length {
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.earlyAnswerGrace) { [watch] in
-                watch.runningTask?.cancel()
+                watch.cancel()
             }
         }
         return true
@@ -52,7 +63,6 @@ final class UploadHandler: WatchedHandler, Sendable {
 
     /// An interrupted run stops the upload at once: nothing local is at stake.
     func interrupt() {
-        guard let task = watch.runningTask else { return }
-        DispatchQueue.global().async { task.cancel() }
+        DispatchQueue.global().async { [watch] in watch.cancel() }
     }
 }

@@ -281,6 +281,37 @@ import TestOrigin
         #expect(report.jobs[1].error?.code == .checksumMismatch)
     }
 
+    /// A second process rewrites the file while it is being sent: the job fails `source_changed`
+    /// (the target may hold the changed bytes under the old digest; a server that checks
+    /// Content-Digest refuses them), and nothing local is touched.
+    @Test func aFileRewrittenDuringTheUploadFailsSourceChanged() async throws {
+        let world = try await Self.world()
+        world.origin.receive("/store/src.bin")
+        _ = try await world.run(Self.fetchAndPush("/store/src.bin"))
+        world.origin.receive("/store/copy.bin")
+        let handle = try world.start("""
+            version: 1
+            rate_limit: 2MB/s
+            jobs:
+              - {id: push, upload: data/src.bin, url: "{origin}/store/copy.bin", retries: 0}
+            """)
+        var rewritten = false
+        for await event in handle.events {
+            guard case .progress(let progress) = event, !rewritten,
+                  let push = progress.active.first(where: { $0.id == "push" }), push.bytes > 512 << 10 else { continue }
+            let file = try FileHandle(forWritingTo: URL(fileURLWithPath: world.path("data/src.bin")))
+            try file.write(contentsOf: Data(repeating: 0, count: 4096))
+            try file.close()
+            rewritten = true
+        }
+        let report = await handle.report
+        await world.close()
+
+        #expect(rewritten, "the upload never got past 512 KiB")
+        #expect(report.jobs[0].status == .failed)
+        #expect(report.jobs[0].error?.code == .sourceChanged, "\(String(describing: report.jobs[0].error))")
+    }
+
     /// Nothing to send: a missing file, a symlink planted where the file should be.
     @Test func aMissingOrSymlinkedSourceFailsWithoutARequest() async throws {
         let world = try await Self.world()

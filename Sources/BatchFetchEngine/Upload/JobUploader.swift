@@ -37,10 +37,10 @@ struct JobUploader: Sendable {
         return result.redacted(by: network.redactor)
     }
 
-    /// The state cache's key for what was uploaded to a URL: it starts with "/", which no dest
-    /// can (dests are relative), so it never meets a file's entry.
-    static func stateKey(target: String) -> String {
-        "/upload/" + target
+    /// The state cache's key for what was uploaded to a URL (its ``Mirror/identity``): it starts
+    /// with "/", which no dest can (dests are relative), so it never meets a file's entry.
+    static func stateKey(urlIdentity: String) -> String {
+        "/upload/" + urlIdentity
     }
 
     // MARK: - Steps
@@ -58,44 +58,28 @@ struct JobUploader: Sendable {
         defer { close(opened.descriptor) }
         let source = opened.source
         progress.moved(to: 0, total: source.size)
-        let stateKey = Self.stateKey(target: mirror.identity)
+        let stateKey = Self.stateKey(urlIdentity: mirror.identity)
         // This file (unchanged since) was uploaded to this URL by an earlier run.
         let recorded = context.state.entry(for: stateKey, status: opened.status)
             .flatMap { $0.digests["sha256"] == source.sha256 ? $0 : nil }
-
-        if job.settings.refresh != .always {
-            var observation: MirrorObservation?
-            var evidence: String?
-            if job.method == .put {
-                observation = await probe()
-                evidence = observation.flatMap { UploadRules.alreadyThere($0, source: source, recordedETag: recorded?.etag) }
-            } else if recorded != nil {
-                evidence = UploadRules.postedBefore
-            }
-            if let evidence {
-                var result = JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
-                result.url = mirror.printed
-                result.mirrorIndex = 0
-                result.size = source.size
-                result.checksums = checksums(source)
-                result.httpStatus = observation?.httpStatus
-                result.etag = observation?.etag ?? recorded?.etag
-                result.evidence = evidence
-                return result
-            }
+        if job.settings.refresh != .always, let upToDate = await alreadyThere(source, mirror: mirror, recorded: recorded) {
+            return upToDate
         }
         if context.interruption.isInterrupted { return failed(DownloadFailure(.interrupted, "the run was interrupted")) }
 
-        var sending = Sending(job: job, source: source, mirror: mirror)
+        let form: MultipartForm?
+        do {
+            let fileName = String(job.dest.resolved.split(separator: "/").last ?? "file")
+            form = try upload.form.map { try MultipartForm(form: $0, fileName: fileName) }
+        } catch {
+            return failed(DownloadFailure(.ioError, "cannot frame the form: \(error)"))
+        }
+        var sending = Sending(job: job, source: source, mirror: mirror, form: form)
         let outcome = await send(opened, &sending)
-        var result = JobResult(id: job.id, status: .uploaded, dest: job.dest.redacted)
-        result.url = sending.displayURL
-        result.mirrorIndex = 0
+        var result = result(.uploaded, source: source, url: sending.displayURL)
         result.redirects = sending.redirects
         result.attempts = sending.attempts
         result.bytesTransferred = sending.bytesSent
-        result.size = source.size
-        result.checksums = checksums(source)
         switch outcome {
         case .failure(let failure):
             result.status = failure.code == .interrupted ? .interrupted : .failed
@@ -116,6 +100,36 @@ struct JobUploader: Sendable {
                                  etag: etag.flatMap { $0.hasPrefix("W/") ? nil : $0 }, lastModified: nil)
             return result
         }
+    }
+
+    /// The result of an up-to-date job when the target shows it holds the file (a `PUT`, asked
+    /// with `HEAD`) or an earlier run posted it (a `POST`); nil when the file is to be sent.
+    private func alreadyThere(_ source: UploadRules.Source, mirror: Mirror, recorded: StateCache.Entry?) async -> JobResult? {
+        var observation: MirrorObservation?
+        let evidence: String?
+        if job.method == .put {
+            observation = await probe()
+            evidence = observation.flatMap { UploadRules.alreadyThere($0, source: source, recordedETag: recorded?.etag) }
+        } else {
+            evidence = recorded == nil ? nil : UploadRules.postedBefore
+        }
+        guard let evidence else { return nil }
+        var result = result(.upToDate, source: source, url: mirror.printed)
+        result.httpStatus = observation?.httpStatus
+        result.etag = observation?.etag ?? recorded?.etag
+        result.evidence = evidence
+        return result
+    }
+
+    /// A result about `source` sent (or not) to `url`.
+    private func result(_ status: JobResult.Status, source: UploadRules.Source, url: String) -> JobResult {
+        var result = JobResult(id: job.id, status: status, dest: job.dest.redacted)
+        result.url = url
+        result.mirrorIndex = 0
+        result.size = source.size
+        result.checksums = ["sha256": source.sha256]
+        if let md5 = source.md5 { result.checksums["md5"] = md5 }
+        return result
     }
 
     /// The file to send, open, with what is known of it.
@@ -184,13 +198,12 @@ struct JobUploader: Sendable {
         let headers: [(name: String, value: String)]
         let form: MultipartForm?
 
-        init(job: Job, source: UploadRules.Source, mirror: Mirror) {
+        init(job: Job, source: UploadRules.Source, mirror: Mirror, form: MultipartForm?) {
             url = mirror.url
             displayURL = mirror.printed
+            self.form = form
             var headers = [(name: "Content-Digest", value: UploadRules.contentDigest(sha256: source.sha256))]
             if let md5 = source.md5 { headers.append((name: "Content-MD5", value: UploadRules.contentMD5(md5))) }
-            let fileName = String(job.dest.resolved.split(separator: "/").last ?? "file")
-            form = job.method == .post ? try? MultipartForm(form: job.upload?.form ?? Upload.Form(), fileName: fileName) : nil
             if let form {
                 headers.append((name: "Content-Type", value: form.contentType))
             } else if !job.headers.contains(where: { $0.name.lowercased() == "content-type" }) {
@@ -293,12 +306,6 @@ struct JobUploader: Sendable {
         if same, sentSHA256.map({ $0 == opened.source.sha256 }) ?? true { return nil }
         return DownloadFailure(.sourceChanged, "\(job.dest.redacted) changed while it was being uploaded; the target may hold "
             + "the changed bytes under the digest announced for the old ones (a server that checks Content-Digest refuses them)")
-    }
-
-    private func checksums(_ source: UploadRules.Source) -> [String: String] {
-        var checksums = ["sha256": source.sha256]
-        if let md5 = source.md5 { checksums["md5"] = md5 }
-        return checksums
     }
 
     private func failed(_ failure: DownloadFailure) -> JobResult {

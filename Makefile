@@ -37,7 +37,7 @@ demo: build
 
 ## Benchmarks on a release build: 100,000- and 1,000,000-job manifests and sharding; downloads
 ## against curl, wget, aria2c (also a capped mirror and per-request latency); peak RSS and bytes
-## against misbehaving servers.
+## against misbehaving servers; a 2 GiB upload against curl -T.
 bench: release
 	@scripts/install-deps.sh --bench
 	$(SWIFT) build -c release --product batchfetch-test-origin
@@ -47,6 +47,7 @@ bench: release
 	bench/download-bench.py --scenarios capped
 	bench/download-bench.py --scenarios latency
 	bench/hostile-bench.py
+	bench/upload-bench.py
 
 schemas:
 	scripts/embed-schemas.sh

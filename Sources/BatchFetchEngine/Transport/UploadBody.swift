@@ -6,13 +6,14 @@ import NIOCore
 /// multipart form's parts around the file; both empty for a `PUT`), with its length known before
 /// the first byte is sent (`Content-Length`, never chunked).
 ///
-/// The file is read in blocks of ``blockSize`` with `pread` while the transport asks for them, so
-/// memory stays bounded whatever the file's size; every block passes through sha256 on the way
+/// The file is read in blocks of ``blockSize`` with `pread` while the transport asks for them —
+/// the next block is read and hashed while the previous one is being written, at most two in
+/// memory — so memory stays bounded whatever the file's size; every block passes through sha256 on the way
 /// out, so the sender can tell afterwards whether the bytes that left are the ones whose digest
 /// it announced in `Content-Digest` (a second process writing the file is caught, not uploaded
 /// under a false digest). One body per attempt: a retry reads the file again from its start.
 public final class UploadBody: Sendable {
-    public static let blockSize = 256 << 10
+    public static let blockSize = 1 << 20
 
     private let descriptor: Int32
     private let fileSize: Int64
@@ -58,11 +59,19 @@ public final class UploadBody: Sendable {
         state.withLockedValue { $0.fileBytes == fileSize ? $0.digester.finalize()["sha256"] : nil }
     }
 
-    /// Produces the body block by block, waiting for `write` (the connection's backpressure)
-    /// before reading the next. Throws when the file cannot be read or ends before its size.
-    public func write(_ write: (ByteBuffer) async throws -> Void) async throws {
+    /// Produces the body block by block: each block is handed to `write` (which returns once the
+    /// connection took it: backpressure) while the next is read, so at most two blocks are in
+    /// memory. Throws when the file cannot be read or ends before its size.
+    public func write(_ write: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws {
         state.withLockedValue { $0 = State(started: true) }
-        if !prefix.isEmpty { try await emit(ByteBuffer(bytes: prefix), write) }
+        var writing: Task<Void, any Error>?
+        defer { writing?.cancel() }
+        /// Waits for the block being written, then starts writing `buffer`.
+        func hand(_ buffer: ByteBuffer) async throws {
+            try await writing?.value
+            writing = Task { try await self.emit(buffer, write) }
+        }
+        if !prefix.isEmpty { try await hand(ByteBuffer(bytes: prefix)) }
         var offset: Int64 = 0
         while offset < fileSize {
             let want = Int(min(Int64(Self.blockSize), fileSize - offset))
@@ -77,9 +86,10 @@ public final class UploadBody: Sendable {
             buffer.withUnsafeReadableBytes { bytes in state.withLockedValue { $0.digester.update(bytes) } }
             state.withLockedValue { $0.fileBytes += Int64(got) }
             offset += Int64(got)
-            try await emit(buffer, write)
+            try await hand(buffer)
         }
-        if !suffix.isEmpty { try await emit(ByteBuffer(bytes: suffix), write) }
+        if !suffix.isEmpty { try await hand(ByteBuffer(bytes: suffix)) }
+        try await writing?.value
     }
 
     private func emit(_ buffer: ByteBuffer, _ write: (ByteBuffer) async throws -> Void) async throws {

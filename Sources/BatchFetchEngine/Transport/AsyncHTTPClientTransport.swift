@@ -107,14 +107,10 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
     }
 
     /// An upload's file as a body of known length, each block written once the connection took
-    /// the one before (backpressure: one block in memory at a time).
+    /// the one before (backpressure: at most two blocks in memory).
     private static func stream(_ upload: UploadBody, on group: any EventLoopGroup) -> HTTPClient.Body {
         .stream(contentLength: upload.length) { writer in
-            let promise = group.any().makePromise(of: Void.self)
-            promise.completeWithTask {
-                try await upload.write { try await writer.write(.byteBuffer($0)).get() }
-            }
-            return promise.futureResult
+            upload.stream(on: group.any()) { writer.write(.byteBuffer($0)) }
         }
     }
 

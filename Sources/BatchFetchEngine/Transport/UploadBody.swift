@@ -59,44 +59,85 @@ public final class UploadBody: Sendable {
         state.withLockedValue { $0.fileBytes == fileSize ? $0.digester.finalize()["sha256"] : nil }
     }
 
-    /// Produces the body block by block: each block is handed to `write` (which returns once the
-    /// connection took it: backpressure) while the next is read, so at most two blocks are in
-    /// memory. Throws when the file cannot be read or ends before its size.
-    public func write(_ write: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws {
+    /// Produces the body block by block: `write` hands a block to the connection and its future
+    /// completes once the connection took it (backpressure); the next block is read and hashed
+    /// meanwhile, so at most two are in memory. The reads run on a dispatch queue of their own and
+    /// the blocks are chained by futures: no step waits for Swift's cooperative thread pool, which
+    /// other work can hold (a starved pool stalled uploads past their idle timeout). Only a run's
+    /// `rate_limit` (an actor) is waited for in a task. The returned future fails when the file
+    /// cannot be read or ends before its size, or a write fails.
+    public func stream(on eventLoop: any EventLoop, _ write: @escaping @Sendable (ByteBuffer) -> EventLoopFuture<Void>)
+        -> EventLoopFuture<Void> {
         state.withLockedValue { $0 = State(started: true) }
-        var writing: Task<Void, any Error>?
-        defer { writing?.cancel() }
-        /// Waits for the block being written, then starts writing `buffer`.
-        func hand(_ buffer: ByteBuffer) async throws {
-            try await writing?.value
-            writing = Task { try await self.emit(buffer, write) }
-        }
-        if !prefix.isEmpty { try await hand(ByteBuffer(bytes: prefix)) }
-        var offset: Int64 = 0
-        while offset < fileSize {
-            let want = Int(min(Int64(Self.blockSize), fileSize - offset))
-            var buffer = ByteBufferAllocator().buffer(capacity: want)
-            let got = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { pointer in
-                var got = -1
-                repeat { got = pread(descriptor, pointer.baseAddress!, want, off_t(offset)) } while got < 0 && errno == EINTR
-                guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                return got
+        let done = eventLoop.makePromise(of: Void.self)
+        let queue = DispatchQueue(label: "batchfetch.upload.read")
+        let fileBlocks = Int((fileSize + Int64(Self.blockSize) - 1) / Int64(Self.blockSize))
+        /// Produces part `index` (the prefix, the file's blocks, the suffix), then starts writing
+        /// it once `previous` (the write before) completed.
+        @Sendable func produce(_ index: Int, after previous: EventLoopFuture<Void>) {
+            let buffer: ByteBuffer
+            do {
+                if index == 0 {
+                    buffer = ByteBuffer(bytes: prefix)
+                } else if index <= fileBlocks {
+                    buffer = try read(block: index - 1)
+                } else if index == fileBlocks + 1 {
+                    buffer = ByteBuffer(bytes: suffix)
+                } else {
+                    previous.cascade(to: done)
+                    return
+                }
+            } catch {
+                previous.whenComplete { _ in done.fail(error) }
+                return
             }
-            guard got > 0 else { throw UploadSourceShrank(expected: fileSize, read: offset) }
-            buffer.withUnsafeReadableBytes { bytes in state.withLockedValue { $0.digester.update(bytes) } }
-            state.withLockedValue { $0.fileBytes += Int64(got) }
-            offset += Int64(got)
-            try await hand(buffer)
+            previous.whenComplete { result in
+                if case .failure(let error) = result { return done.fail(error) }
+                let written = self.emit(buffer, on: eventLoop, write)
+                queue.async { produce(index + 1, after: written) }
+            }
         }
-        if !suffix.isEmpty { try await hand(ByteBuffer(bytes: suffix)) }
-        try await writing?.value
+        queue.async { produce(0, after: eventLoop.makeSucceededVoidFuture()) }
+        return done.futureResult
     }
 
-    private func emit(_ buffer: ByteBuffer, _ write: (ByteBuffer) async throws -> Void) async throws {
-        await pace?(buffer.readableBytes)
-        try await write(buffer)
-        state.withLockedValue { $0.bytesSent += Int64(buffer.readableBytes) }
-        sent(buffer.readableBytes)
+    /// Block `block` of the file, hashed.
+    private func read(block: Int) throws -> ByteBuffer {
+        let offset = Int64(block) * Int64(Self.blockSize)
+        let want = Int(min(Int64(Self.blockSize), fileSize - offset))
+        var buffer = ByteBufferAllocator().buffer(capacity: want)
+        let got = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { pointer in
+            var got = -1
+            repeat { got = pread(descriptor, pointer.baseAddress!, want, off_t(offset)) } while got < 0 && errno == EINTR
+            guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            return got
+        }
+        guard got == want else { throw UploadSourceShrank(expected: fileSize, read: offset + Int64(max(got, 0))) }
+        buffer.withUnsafeReadableBytes { bytes in
+            state.withLockedValue {
+                $0.digester.update(bytes)
+                $0.fileBytes += Int64(got)
+            }
+        }
+        return buffer
+    }
+
+    /// Writes one part (after the run's `rate_limit`, if any) and counts it once taken.
+    private func emit(_ buffer: ByteBuffer, on eventLoop: any EventLoop,
+                      _ write: @escaping @Sendable (ByteBuffer) -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
+        guard buffer.readableBytes > 0 else { return eventLoop.makeSucceededVoidFuture() }
+        let written: EventLoopFuture<Void>
+        if let pace {
+            let paced = eventLoop.makePromise(of: Void.self)
+            paced.completeWithTask { await pace(buffer.readableBytes) }
+            written = paced.futureResult.flatMap { write(buffer) }
+        } else {
+            written = write(buffer)
+        }
+        return written.map {
+            self.state.withLockedValue { $0.bytesSent += Int64(buffer.readableBytes) }
+            self.sent(buffer.readableBytes)
+        }
     }
 }
 

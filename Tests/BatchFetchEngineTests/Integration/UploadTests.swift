@@ -312,6 +312,25 @@ import TestOrigin
         #expect(report.jobs[0].error?.code == .sourceChanged, "\(String(describing: report.jobs[0].error))")
     }
 
+    /// An empty file is an upload of zero bytes with `Content-Length: 0`, not a chunked body.
+    @Test func anEmptyFileIsSentWithALengthOfZero() async throws {
+        let world = try await Self.world()
+        world.origin.receive("/store/empty")
+        try Data().write(to: URL(fileURLWithPath: world.path("empty.bin")))
+        let report = try await world.run("""
+            version: 1
+            jobs:
+              - {id: empty, upload: empty.bin, url: "{origin}/store/empty"}
+            """)
+        let uploads = world.origin.uploads("/store/empty")
+        await world.close()
+
+        #expect(report.jobs[0].status == .uploaded, "\(String(describing: report.jobs[0].error))")
+        try #require(uploads.count == 1)
+        #expect(uploads[0].bytes == 0 && uploads[0].header("Content-Length") == "0")
+        #expect(uploads[0].header("Transfer-Encoding") == nil)
+    }
+
     /// Nothing to send: a missing file, a symlink planted where the file should be.
     @Test func aMissingOrSymlinkedSourceFailsWithoutARequest() async throws {
         let world = try await Self.world()

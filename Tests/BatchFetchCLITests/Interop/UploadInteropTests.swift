@@ -48,6 +48,9 @@ struct UploadInteropTests {
         // nginx answers the PUT without an ETag: the one of its HEAD is recorded.
         #expect((mirror["etag"] as? String)?.hasPrefix("\"") == true)
         #expect(first.stderr.contains("uploaded    mirror"))
+        let report = directory.url.appendingPathComponent("data/batchfetch-report.json").path
+        let (valid, text) = try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", report])
+        #expect(valid == 0, "\(text)")
 
         let second = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(second.status == 0, "\(second.stderr)")
@@ -56,6 +59,7 @@ struct UploadInteropTests {
         #expect(again["mirror"]?["status"] as? String == "up_to_date")
         #expect((again["mirror"]?["evidence"] as? String)?.contains("ETag") == true)
         #expect(nginx.accessLog().components(separatedBy: "\"PUT ").count == 2)
+        #expect(try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", report]).status == 0)
 
         try directory.write("small.yaml", """
             version: 1

@@ -229,6 +229,7 @@ public final class Runner: Sendable {
             guard !journal.contains(job) else { continue }
             var result = JobResult(id: manifest.jobs[job].id, status: .skipped, dest: manifest.jobs[job].dest.redacted)
             result.skippedBecause = why
+            result.isUpload = manifest.jobs[job].isUpload
             journal.record(RunReport.Job(result), at: job)
             emit(.jobFinished(result))
             for dependent in graph.dependents[job] {

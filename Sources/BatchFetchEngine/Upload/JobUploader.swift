@@ -88,6 +88,7 @@ struct JobUploader: Sendable {
             return result
         case .success(let head):
             result.httpStatus = head.status
+            result.checksumVerified = UploadRules.confirms(head, source: source) ? true : nil
             var etag = head.header("etag")
             if etag == nil, job.method == .put {
                 // Many stores (nginx's WebDAV) answer a PUT without an ETag: one HEAD learns it,

@@ -101,6 +101,15 @@ enum UploadRules {
         return nil
     }
 
+    /// Whether the answer confirms what was stored: a `Repr-Digest` equal to the file's sha256,
+    /// or (with `content_md5`) an MD5-shaped ETag equal to the file's MD5. The report says so with
+    /// `checksum_verified: true` (an upload without an echo leaves it out).
+    static func confirms(_ head: TransportResponseHead, source: UploadRules.Source) -> Bool {
+        if let echoed = MirrorProbe.sha256(head.header("repr-digest")), echoed == source.sha256 { return true }
+        if let md5 = source.md5, let etag = head.header("etag"), Self.md5ETag(etag) == md5 { return true }
+        return false
+    }
+
     /// The hex in an ETag of the form `"<32 hex digits>"` (an S3 single-part object's MD5).
     private static func md5ETag(_ etag: String) -> String? {
         let inner = etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 34 ? etag.dropFirst().dropLast() : ""

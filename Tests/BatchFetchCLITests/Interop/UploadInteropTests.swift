@@ -100,6 +100,7 @@ struct UploadInteropTests {
         let job = try jobs(directory)["s3"] ?? [:]
         #expect(job["status"] as? String == "uploaded")
         #expect(job["etag"] as? String == "\"\(md5)\"")
+        #expect(job["checksum_verified"] as? Bool == true)
         #expect((job["checksums"] as? [String: String])?["md5"] == md5)
         let signature = presigned.output.components(separatedBy: "X-Amz-Signature=").last ?? "unset"
         let report = try String(contentsOf: directory.url.appendingPathComponent("data/batchfetch-report.json"), encoding: .utf8)

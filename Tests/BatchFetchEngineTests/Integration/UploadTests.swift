@@ -77,6 +77,7 @@ import TestOrigin
         await world.close()
 
         #expect(first.jobs[1].status == .uploaded)
+        #expect(first.jobs[1].checksumVerified == (evidence == "digest" ? true : nil))
         #expect(second.jobs[1].status == .upToDate, "\(String(describing: second.jobs[1].error))")
         #expect(second.jobs[1].evidence?.contains(evidence == "digest" ? "digest" : "ETag") == true, "\(second.jobs[1].evidence ?? "")")
         #expect(afterSecond == 1)

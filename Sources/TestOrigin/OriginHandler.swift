@@ -175,8 +175,13 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             if let dropAt = transfer.dropAt, transfer.offset >= dropAt {
                 self.transfer = nil
                 endResponse()
-                context.flush()
-                context.close(promise: nil)
+                // Closed once the bytes written so far have left: a close with writes still
+                // pending discards them, and bytes counted as served never reached the client
+                // (it then fetched them again, and the count came out over the file's size).
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer())))).whenComplete { _ in
+                    bound.value.close(promise: nil)
+                }
                 return
             }
             if let stall = transfer.stall, transfer.offset >= stall.at {

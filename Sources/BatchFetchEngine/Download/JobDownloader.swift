@@ -102,7 +102,8 @@ struct JobDownloader: Sendable {
         let sink: FileSink
         do {
             sink = FileSink(descriptor: try files.openPart(), partPath: files.partPath, algorithms: algorithms,
-                            writeSize: context.writeSize, memoryCap: context.memoryCap, writeRate: context.simulatedDiskRate)
+                            writeSize: context.writeSize, memoryCap: context.memoryCap, writeRate: context.simulatedDiskRate,
+                            expectedSize: job.size)
         } catch {
             return finish(failure: error)
         }

@@ -48,11 +48,26 @@ struct ReportJournal {
         }
     }
 
+    /// A finished job with its report text, encoded where the job ran (``init(_:)``), so the
+    /// scheduler, which records every job one after another, only counts and copies.
+    struct Encoded: Sendable {
+        let job: RunReport.Job
+        let text: [UInt8]
+
+        init(_ job: RunReport.Job) {
+            self.job = job
+            do {
+                text = try ReportText.entry(job, encoder: StableJSON.prettyEncoder())
+            } catch {
+                preconditionFailure("a report entry cannot be encoded: \(error)")  // strings, numbers and arrays only
+            }
+        }
+    }
+
     private let file: JournalFile?
     private var entries: [Entries.Entry?]
     /// Where the next entry goes in the file.
     private var end: Int64 = 0
-    private let encoder = StableJSON.prettyEncoder()
     /// The report's counts of the jobs recorded so far.
     private(set) var summary = RunReport.Summary()
 
@@ -70,15 +85,10 @@ struct ReportJournal {
     }
 
     /// Records the finished job at `index` (once: the scheduler finishes or skips a job once).
-    mutating func record(_ job: RunReport.Job, at index: Int) {
+    mutating func record(_ encoded: Encoded, at index: Int) {
         assert(entries[index] == nil, "job \(index) recorded twice")
-        summary.count(job, command: .run)
-        let text: [UInt8]
-        do {
-            text = try ReportText.entry(job, encoder: encoder)
-        } catch {
-            preconditionFailure("a report entry cannot be encoded: \(error)")  // strings, numbers and arrays only
-        }
+        summary.count(encoded.job, command: .run)
+        let text = encoded.text
         if let file, file.write(text, at: end) {
             entries[index] = .file(offset: end, length: text.count)
             end += Int64(text.count)

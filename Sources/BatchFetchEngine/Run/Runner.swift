@@ -143,12 +143,8 @@ public final class Runner: Sendable {
         /// Why no more jobs start (interrupt or --fail-fast), once that happens.
         var stopReason: String?
 
-        await withTaskGroup(of: (Int, JobResult).self) { group in
+        await withTaskGroup(of: (Int, JobResult, ReportJournal.Encoded).self) { group in
             var running = 0
-            func finish(_ index: Int, _ result: JobResult) {
-                journal.record(RunReport.Job(result), at: index)
-                emit(.jobFinished(result))
-            }
             func launch() {
                 if stopReason == nil, interruption.isInterrupted { stopReason = "the run was interrupted" }
                 while stopReason == nil, running < limit, let next = ready.pop() {
@@ -160,26 +156,30 @@ public final class Runner: Sendable {
                     let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
                         .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
                     group.addTask {
+                        let result: JobResult
                         if job.isUpload {
-                            return (next, await JobUploader(job: job, context: context, progress: progress).run())
+                            result = await JobUploader(job: job, context: context, progress: progress).run()
+                        } else {
+                            switch self.prepared(job, sumFile: sumFile) {
+                            case .success(let prepared):
+                                var downloader = JobDownloader(job: prepared, context: context, progress: progress,
+                                                               copyFrom: source, locked: self.options.lock != nil)
+                                result = await downloader.run()
+                            case .failure(let failure):
+                                result = JobResult(failed: job, failure)
+                            }
                         }
-                        switch self.prepared(job, sumFile: sumFile) {
-                        case .success(let prepared):
-                            var downloader = JobDownloader(job: prepared, context: context, progress: progress, copyFrom: source,
-                                                           locked: self.options.lock != nil)
-                            return (next, await downloader.run())
-                        case .failure(let failure):
-                            return (next, JobResult(failed: job, failure))
-                        }
+                        return (next, result, ReportJournal.Encoded(RunReport.Job(result)))
                     }
                     running += 1
                 }
             }
             launch()
-            while let (index, result) = await group.next() {
+            while let (index, result, entry) = await group.next() {
                 running -= 1
                 active.remove(index, transferred: result.bytesTransferred)
-                finish(index, result)
+                journal.record(entry, at: index)
+                emit(.jobFinished(result))
                 let succeeded = result.status.succeeded
                 for twin in sameContent.finished(index, succeeded: succeeded) {
                     ready.push(twin, rank: rank[twin])
@@ -230,7 +230,7 @@ public final class Runner: Sendable {
             var result = JobResult(id: manifest.jobs[job].id, status: .skipped, dest: manifest.jobs[job].dest.redacted)
             result.skippedBecause = why
             result.isUpload = manifest.jobs[job].isUpload
-            journal.record(RunReport.Job(result), at: job)
+            journal.record(ReportJournal.Encoded(RunReport.Job(result)), at: job)
             emit(.jobFinished(result))
             for dependent in graph.dependents[job] {
                 stack.append((dependent, "dependency '\(manifest.jobs[job].id)' was skipped"))

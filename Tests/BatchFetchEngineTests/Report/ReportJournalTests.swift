@@ -56,7 +56,7 @@ import Testing
         var journal = ReportJournal(count: jobs.count, directory: onDisk ? try SafeDirectory.root(directory, create: false) : nil)
         for index in [3, 0, 4, 2, 1] {
             #expect(!journal.contains(index))
-            journal.record(jobs[index], at: index)
+            journal.record(ReportJournal.Encoded(jobs[index]), at: index)
             #expect(journal.contains(index))
         }
         // The unnamed file leaves no name behind in the output directory.

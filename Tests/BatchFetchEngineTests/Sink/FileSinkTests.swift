@@ -8,13 +8,13 @@ import Testing
 @Suite struct FileSinkTests {
     /// A fresh file and a sink writing to it.
     static func sink(writeSize: Int = 64 << 10, memoryCap: Int = 1 << 20, writeRate: Int64? = nil,
-                     flags: Int32 = O_RDWR) throws -> (FileSink, String) {
+                     flags: Int32 = O_RDWR, expectedSize: Int64? = nil) throws -> (FileSink, String) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bf-sink-\(UUID().uuidString)").path
         try #require(FileManager.default.createFile(atPath: path, contents: Data("prefix".utf8)))
         let descriptor = open(path, flags)
         try #require(descriptor >= 0)
         return (FileSink(descriptor: descriptor, partPath: path, algorithms: [.md5], writeSize: writeSize,
-                         memoryCap: memoryCap, writeRate: writeRate), path)
+                         memoryCap: memoryCap, writeRate: writeRate, expectedSize: expectedSize), path)
     }
 
     static func bytes(_ count: Int, seed: UInt8 = 1) -> Data {
@@ -37,6 +37,36 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == body)
         #expect(sink.digests()["sha256"] == SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined())
         #expect(sink.digests()["md5"] == Insecure.MD5.hash(data: body).map { String(format: "%02x", $0) }.joined())
+    }
+
+    /// The first buffer is sized by the manifest's `size`; a body larger than that (a wrong
+    /// size, caught at verification) and deliveries larger than the buffer still go to disk whole.
+    @Test func aBodyLargerThanTheExpectedSizeGrowsTheFirstBuffer() async throws {
+        let (sink, path) = try Self.sink(expectedSize: 10)
+        defer { unlink(path) }
+        let body = Self.bytes(300_000, seed: 7)
+        sink.begin(at: 0, end: nil)
+        for start in stride(from: 0, to: body.count, by: 70_000) {
+            #expect(sink.append(body[start..<min(body.count, start + 70_000)]) != .stop)
+        }
+        await sink.drain()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == body)
+        #expect(sink.digests()["sha256"] == SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined())
+    }
+
+    /// A part longer than where the body starts is cut there (one that already ends there is left
+    /// alone): a short body leaves no old bytes behind.
+    @Test func aShortBodyOverALongerPartLeavesNoOldBytes() async throws {
+        let (sink, path) = try Self.sink(expectedSize: 3)
+        defer { unlink(path) }
+        sink.begin(at: 0, end: 3)
+        #expect(sink.append(Data("new".utf8)) != .stop)
+        await sink.drain()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("new".utf8))
+        sink.begin(at: 3, end: 6)
+        #expect(sink.append(Data("est".utf8)) != .stop)
+        await sink.drain()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("newest".utf8))
     }
 
     @Test func aResumeReadsThePrefixBackOnceSoTheDigestsCoverTheWholeFile() async throws {

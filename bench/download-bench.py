@@ -15,9 +15,9 @@ Starts nginx on a free loopback port serving generated data, then measures each 
   capped    one 1 GiB file from a mirror that caps each connection at 20 MB/s (nginx
             `limit_rate 20m`), the manifest giving no size: batchfetch with `segments: auto`
             (decided by the first answer's size) and `segments: 8`, against curl and aria2c
-Each measurement deletes the previous output and runs `sync` first, so the page cache's
-writeback of one run does not slow the next; the table shows the median wall time of --runs
-runs and the highest peak RSS. The peers verify nothing.
+Each measurement sets the previous output aside (many files are deleted only at the end, see
+`set_aside`) and runs `sync` first, so one run's deletions and writeback do not slow the next;
+the table shows the median wall time of --runs runs and the highest peak RSS. The peers verify nothing.
 
 usage: bench/download-bench.py [--runs N] [--scenarios single,many,tiny,segmented,slowdisk,capped,latency] [--size-mib N]
 Results are printed as a markdown table and written to bench/results/downloads.md (the default

@@ -35,6 +35,76 @@ public final class StateCache: Sendable {
         var files: [String: Entry]
     }
 
+    /// The file as loaded when it is not in the layout ``write(_:to:)`` gives: ``Stored`` with
+    /// each entry decoded straight into its compact form.
+    private struct Loaded: Decodable {
+        var version: Int
+        var files: [String: Held]
+    }
+
+    /// The entries of a cache file's text for which `keep` holds (nil when it is not a version 1
+    /// cache), in a table with room for `capacity`.
+    ///
+    /// A file in the layout ``write(_:to:)`` gives (one `"dest" : {` line per entry, its object
+    /// ending on a line `    }`) is decoded an entry at a time: decoding a 20,000-file cache
+    /// whole held its 11 MB of text, the decoder's map of all of it and a table grown by
+    /// doubling at once, and a nightly rerun where every file was up to date peaked at 80 MiB.
+    /// Any other layout of valid JSON (a file edited by hand) is decoded whole.
+    static func read(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> [String: Held]? {
+        if let files = readEntries(text, capacity: capacity, keeping: keep) { return files }
+        guard let whole = try? JSONDecoder().decode(Loaded.self, from: text), whole.version == 1 else { return nil }
+        var files = whole.files.filter { keep($0.key) }
+        files.reserveCapacity(capacity)
+        return files
+    }
+
+    /// ``read(_:capacity:keeping:)`` an entry at a time; nil when the text is not in
+    /// ``write(_:to:)``'s layout or an entry does not decode. JSON strings never hold a raw
+    /// newline, so no line starts or ends inside one.
+    static func readEntries(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> [String: Held]? {
+        text.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [String: Held]? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var position = 0
+            /// The next line's bytes without its newline; nil at the end.
+            func nextLine() -> Slice<UnsafeBufferPointer<UInt8>>? {
+                guard position < bytes.count else { return nil }
+                let start = position
+                while position < bytes.count, bytes[position] != UInt8(ascii: "\n") { position += 1 }
+                defer { position += 1 }
+                return bytes[start..<position]
+            }
+            guard nextLine()?.elementsEqual("{".utf8) == true,
+                  nextLine()?.elementsEqual("  \"files\" : {".utf8) == true else { return nil }
+            let decoder = JSONDecoder()
+            var files = [String: Held](minimumCapacity: capacity)
+            var line = nextLine()
+            // Each entry: `    "dest" : {`, its fields, `    }` (`    },` but for the last).
+            while let header = line, header.starts(with: "    \"".utf8), header.reversed().starts(with: "{ : ".utf8) {
+                let quoted = header.dropFirst(4).dropLast(4)
+                let key: String
+                if quoted.dropFirst().dropLast().contains(UInt8(ascii: "\\")) {
+                    guard let decoded = try? decoder.decode(String.self, from: Data(quoted)) else { return nil }
+                    key = decoded
+                } else {
+                    key = String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)
+                }
+                var end = nextLine()
+                while let current = end, !current.elementsEqual("    }".utf8), !current.elementsEqual("    },".utf8) { end = nextLine() }
+                guard let end else { return nil }
+                if keep(key) {
+                    let object = Data(bytes[(header.endIndex - 1)..<(end.startIndex + 5)])
+                    guard let held = try? decoder.decode(Held.self, from: object) else { return nil }
+                    files[key] = held
+                }
+                line = nextLine()
+            }
+            if files.isEmpty, line?.isEmpty == true { line = nextLine() }  // an empty cache's blank line
+            guard line?.elementsEqual("  },".utf8) == true, nextLine()?.elementsEqual("  \"version\" : 1".utf8) == true,
+                  nextLine()?.elementsEqual("}".utf8) == true, nextLine() == nil else { return nil }
+            return files
+        }
+    }
+
     private let directory: SafeDirectory?
     /// The cache file's name in the output directory.
     private let fileName: String
@@ -49,16 +119,11 @@ public final class StateCache: Sendable {
                 seed: (fileName: String, dests: Set<String>)? = nil, capacity: Int = 0) {
         self.directory = directory
         self.fileName = fileName
-        func load(_ name: String) -> [String: Entry]? {
-            let stored = directory?.contents(name).flatMap { try? JSONDecoder().decode(Stored.self, from: $0) }
-            return stored?.version == 1 ? stored!.files : nil
+        func load(_ name: String, keeping keep: (String) -> Bool) -> [String: Held]? {
+            directory?.contents(name).flatMap { Self.read($0, capacity: capacity, keeping: keep) }
         }
-        var loaded = load(fileName)
-        if loaded == nil, let seed {
-            loaded = load(seed.fileName)?.filter { seed.dests.contains($0.key) }
-        }
-        var files = [String: Held](minimumCapacity: max(capacity, loaded?.count ?? 0))
-        for (dest, entry) in loaded ?? [:] { files[dest] = Held(entry) }
+        let files = load(fileName, keeping: { _ in true })
+            ?? seed.flatMap { seed in load(seed.fileName, keeping: seed.dests.contains) } ?? [:]
         self.stored = NIOLockedValueBox((files, false))
     }
 
@@ -156,7 +221,7 @@ extension StateCache {
     /// An entry as held in memory: the two sha256 digests as 32 bytes instead of 64-character
     /// strings and a dictionary around one of them. A run of 20,000 small files held 12.7 MiB of
     /// cache entries as ``Entry``; these take about a third of that.
-    struct Held: Equatable {
+    struct Held: Equatable, Decodable {
         var device: UInt64
         var inode: UInt64
         var size: Int64
@@ -184,6 +249,10 @@ extension StateCache {
             urlSHA256Text = urlSHA256 == nil ? entry.urlSHA256 : nil
             etag = entry.etag
             lastModified = entry.lastModified
+        }
+
+        init(from decoder: any Decoder) throws {
+            self.init(try Entry(from: decoder))
         }
 
         var entry: Entry {

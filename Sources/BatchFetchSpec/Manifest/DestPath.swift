@@ -43,15 +43,27 @@ public enum DestPath {
     }
 
     /// The last path segment as written (not decoded), without query and fragment.
+    ///
+    /// Scanned as bytes (the delimiters are ASCII, which UTF-8 never uses inside a character):
+    /// the scan by characters was a tenth of loading a 20,000-job manifest.
     public static func rawLastSegment(ofURL url: String) -> String? {
-        var text = Substring(url)
-        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
-        guard let schemeEnd = text.firstRange(of: "://") else { return nil }
-        let afterAuthority = text[schemeEnd.upperBound...]
-        guard let pathStart = afterAuthority.firstIndex(of: "/") else { return nil }
-        let path = afterAuthority[pathStart...]
-        guard let slash = path.lastIndex(of: "/") else { return nil }
-        return String(path[path.index(after: slash)...])
+        let bytes = url.utf8
+        let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        var index = bytes.startIndex
+        var pathStart: String.Index?
+        var slashes = 0
+        // The authority follows the first "://"; the path starts at the next "/".
+        while index < end, pathStart == nil {
+            let byte = bytes[index]
+            switch slashes {
+            case 0: slashes = byte == UInt8(ascii: ":") ? 1 : 0
+            case 1, 2: slashes = byte == UInt8(ascii: "/") ? slashes + 1 : (byte == UInt8(ascii: ":") ? 1 : 0)
+            default: if byte == UInt8(ascii: "/") { pathStart = index }
+            }
+            index = bytes.index(after: index)
+        }
+        guard pathStart != nil, let slash = bytes[..<end].lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        return String(url[bytes.index(after: slash)..<end])
     }
 
     /// True when no component is empty, only dots or longer than ``nameMax``: the common case,
@@ -77,7 +89,7 @@ public enum DestPath {
     /// The file name a URL names: its last path segment, percent-decoded; nil when it has none.
     public static func lastSegment(ofURL url: String) -> String? {
         guard let segment = rawLastSegment(ofURL: url) else { return nil }
-        let decoded = segment.removingPercentEncoding ?? segment
+        let decoded = segment.utf8.contains(UInt8(ascii: "%")) ? segment.removingPercentEncoding ?? segment : segment
         if decoded.isEmpty || decoded == "." || decoded == ".." || decoded.utf8.contains(UInt8(ascii: "/")) { return nil }
         return decoded
     }

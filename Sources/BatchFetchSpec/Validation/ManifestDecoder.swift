@@ -516,9 +516,9 @@ struct ManifestDecoder {
                 + "; set 'dest'", at: location)
             return nil
         }
-        var shown = Substring(url.redacted)
-        if let cut = shown.firstIndex(where: { $0 == "?" || $0 == "#" }) { shown = shown[..<cut] }
-        guard shown.hasSuffix("/" + raw) else {
+        let shown = url.redacted.utf8
+        let cut = shown.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? shown.endIndex
+        guard shown[..<cut].reversed().starts(with: ("/" + raw).utf8.reversed()) else {
             problems.error("\(context)the file name in '\(url.redacted)' comes from a variable; set 'dest'", at: location)
             return nil
         }

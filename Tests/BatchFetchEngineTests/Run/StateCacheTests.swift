@@ -87,6 +87,41 @@ import Testing
         #expect(try JSONDecoder().decode(StateCache.Stored.self, from: written).files == files)
     }
 
+    /// The cache is read back an entry at a time in its own layout, whole in any other (a file
+    /// edited by hand), and not at all when it is not a version 1 cache.
+    @Test(arguments: [0, 1, 4])
+    func theCacheIsReadAnEntryAtATimeInItsLayoutAndWholeInAnother(count: Int) throws {
+        let url = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let root = try SafeDirectory.root(url.path, create: false)
+        let entries: [(String, StateCache.Entry)] = [
+            ("a/b.bin", .init(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4, digests: ["sha256": String(repeating: "ab", count: 32), "md5": "cd"],
+                              urlSHA256: "ef", etag: "\"x\"", lastModified: nil)),
+            ("q\"uote\\d.bin", .init(device: 5, inode: 6, size: 0, mtimeNanoseconds: -1, digests: [:], urlSHA256: nil, etag: nil,
+                                      lastModified: "Mon, 23 Nov 2026 13:55:35 GMT")),
+            ("d/\u{e9} : {.bin", .init(device: 7, inode: 8, size: 9, mtimeNanoseconds: 10, digests: ["sha256": "01"],
+                                      urlSHA256: nil, etag: "}", lastModified: nil)),
+            ("e.bin", .init(device: 7, inode: 9, size: 9, mtimeNanoseconds: 10, digests: ["sha256": "02"],
+                            urlSHA256: nil, etag: "\n    },", lastModified: nil)),
+        ]
+        let files = Dictionary(uniqueKeysWithValues: entries.prefix(count))
+        try root.writeAtomically("cache.json") { (writer: inout FileWriter) throws(DownloadFailure) in
+            try StateCache.write(files.mapValues(StateCache.Held.init), to: &writer)
+        }
+        let written = try Data(contentsOf: url.appendingPathComponent("cache.json"))
+        let expected = files.mapValues(StateCache.Held.init)
+        #expect(StateCache.readEntries(written, capacity: 10, keeping: { _ in true }) == expected)
+        #expect(StateCache.readEntries(written, capacity: 0, keeping: { $0 == "a/b.bin" }) == expected.filter { $0.key == "a/b.bin" })
+        let compact = try JSONEncoder().encode(StateCache.Stored(files: files))
+        #expect(StateCache.readEntries(compact, capacity: 0, keeping: { _ in true }) == nil)
+        #expect(StateCache.read(compact, capacity: 0, keeping: { _ in true }) == expected)
+        var otherVersion = StateCache.Stored(files: files)
+        otherVersion.version = 2
+        let future = try StableJSON.encode(otherVersion)
+        #expect(StateCache.read(future, capacity: 0, keeping: { _ in true }) == nil)
+        #expect(StateCache.read(Data(written.dropLast()), capacity: 0, keeping: { _ in true }) == nil)
+    }
+
     @Test func entriesAreHeldWithDigestsAsBytesAndGiveBackExactlyWhatWasRecorded() {
         let hex = "0123456789abcdef" + String(repeating: "f0", count: 24)
         let entries: [StateCache.Entry] = [

@@ -20,5 +20,13 @@ import Testing
         #expect(DestPath.lastSegment(ofURL: "https://h.example") == nil)
         #expect(DestPath.lastSegment(ofURL: "https://h.example/x/..") == nil)
         #expect(DestPath.lastSegment(ofURL: "https://h.example/a%2Fb") == nil)
+        // Delimiters are found as bytes: in a query, after a port or userinfo, next to non-ASCII.
+        #expect(DestPath.lastSegment(ofURL: "https://h.example/d/f.bin?next=/y.bin") == "f.bin")
+        #expect(DestPath.lastSegment(ofURL: "http://u:p:w@h.example:8080/a/b.bin#/c") == "b.bin")
+        #expect(DestPath.lastSegment(ofURL: "https://h.example/d\u{e4}/\u{fc}.bin") == "\u{fc}.bin")
+        #expect(DestPath.lastSegment(ofURL: "file:///srv/x.bin") == "x.bin")
+        #expect(DestPath.lastSegment(ofURL: "h.example/x.bin") == nil)
+        #expect(DestPath.lastSegment(ofURL: "http:/h.example/x.bin") == nil)
+        #expect(DestPath.rawLastSegment(ofURL: "https://h.example/a%20b.txt?q") == "a%20b.txt")
     }
 }

@@ -62,6 +62,16 @@ def generate(root: pathlib.Path, size_mib: int) -> None:
                 (folder / f"f{i}.bin").write_bytes(os.urandom(size))
 
 
+def serve(size_mib: int, name: str) -> tuple[subprocess.Popen, str, pathlib.Path]:
+    """The benchmark's data (generated once) served by nginx: the server, its base URL and a
+    fresh temporary directory `name`-* for outputs, manifests and nginx's files."""
+    www = WORK / "www"
+    generate(www, size_mib)
+    prefix = pathlib.Path(tempfile.mkdtemp(prefix=f"{name}-"))
+    nginx, port = start_nginx(www, prefix)
+    return nginx, f"http://127.0.0.1:{port}", prefix
+
+
 def set_aside(directory: pathlib.Path) -> None:
     """Moves `directory` out of the way, to be deleted when the benchmark ends (``main``).
 
@@ -199,11 +209,8 @@ def main() -> None:
     if not BIN.exists():
         sys.exit("build first: swift build -c release --product batchfetch")
 
+    nginx, base, prefix = serve(args.size_mib, "batchfetch-bench")
     www = WORK / "www"
-    generate(www, args.size_mib)
-    prefix = pathlib.Path(tempfile.mkdtemp(prefix="batchfetch-bench-"))
-    nginx, port = start_nginx(www, prefix)
-    base = f"http://127.0.0.1:{port}"
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     lines = [
         f"`bench/download-bench.py --runs {args.runs} --scenarios {args.scenarios} --size-mib {args.size_mib}`; load when it "

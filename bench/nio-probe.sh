@@ -6,17 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --package-path bench/nio-probe >/dev/null
 swift build -c release --product batchfetch >/dev/null
-python3 bench/download-bench.py --runs 0 --scenarios none >/dev/null 2>&1 || true
 python3 - <<'PY'
 import os, pathlib, shutil, statistics, subprocess, sys, tempfile, time
 sys.path.insert(0, "bench")
 bench = __import__("download-bench")
 root = pathlib.Path(".").resolve()
-www = bench.WORK / "www"
-bench.generate(www, 1024)
-prefix = pathlib.Path(tempfile.mkdtemp(prefix="nio-probe-"))
-nginx, port = bench.start_nginx(www, prefix)
-url = f"http://127.0.0.1:{port}/big.bin"
+nginx, base, prefix = bench.serve(1024, "nio-probe")
+url = f"{base}/big.bin"
 out = prefix / "out"
 manifest = prefix / "m.yaml"
 manifest.write_text(f"version: 1\noutput_dir: {out}\njobs:\n  - {{id: big, url: '{url}', size: {1 << 30}, segments: 1}}\n")

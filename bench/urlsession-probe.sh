@@ -10,15 +10,11 @@ cd "$(dirname "$0")/.."
 swift build -c release --package-path bench/urlsession-probe >/dev/null
 swift build -c release --product batchfetch >/dev/null
 python3 - <<'PY'
-import pathlib, shutil, statistics, subprocess, sys, tempfile
+import pathlib, shutil, statistics, subprocess, sys
 sys.path.insert(0, "bench")
 bench = __import__("download-bench")
 root = pathlib.Path(".").resolve()
-www = bench.WORK / "www"
-bench.generate(www, 1024)
-prefix = pathlib.Path(tempfile.mkdtemp(prefix="urlsession-probe-"))
-nginx, port = bench.start_nginx(www, prefix)
-base = f"http://127.0.0.1:{port}"
+nginx, base, prefix = bench.serve(1024, "urlsession-probe")
 out = prefix / "out"
 probe = str(root / "bench/urlsession-probe/.build/release/urlsession-probe")
 uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

@@ -43,7 +43,7 @@ public final class StateCache: Sendable {
     }
 
     /// The entries of a cache file's text for which `keep` holds (nil when it is not a version 1
-    /// cache), in a table with room for `capacity`.
+    /// cache); read an entry at a time into a table made with room for `capacity`.
     ///
     /// A file in the layout ``write(_:to:)`` gives (one `"dest" : {` line per entry, its object
     /// ending on a line `    }`) is decoded an entry at a time: decoding a 20,000-file cache
@@ -53,9 +53,7 @@ public final class StateCache: Sendable {
     static func read(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> [String: Held]? {
         if let files = readEntries(text, capacity: capacity, keeping: keep) { return files }
         guard let whole = try? JSONDecoder().decode(Loaded.self, from: text), whole.version == 1 else { return nil }
-        var files = whole.files.filter { keep($0.key) }
-        files.reserveCapacity(capacity)
-        return files
+        return whole.files.filter { keep($0.key) }
     }
 
     /// ``read(_:capacity:keeping:)`` an entry at a time; nil when the text is not in

@@ -1,11 +1,44 @@
 /// A 1-based position in a manifest file, as editors count lines and columns.
+///
+/// Kept in 32 bits each, as the YAML tree keeps them: every job carries four or more
+/// (``JobSource``) for the whole run, 32 bytes a job more with 64-bit fields (30 MiB at a
+/// million jobs). A value past `UInt32.max` (a line over 4 GiB long) is held as `UInt32.max`.
 public struct SourceLocation: Hashable, Sendable, Comparable, Codable {
-    public var line: Int
-    public var column: Int
+    private var storedLine: UInt32
+    private var storedColumn: UInt32
+
+    public var line: Int {
+        get { Int(storedLine) }
+        set { storedLine = Self.stored(newValue) }
+    }
+
+    public var column: Int {
+        get { Int(storedColumn) }
+        set { storedColumn = Self.stored(newValue) }
+    }
 
     public init(line: Int, column: Int) {
-        self.line = line
-        self.column = column
+        storedLine = Self.stored(line)
+        storedColumn = Self.stored(column)
+    }
+
+    private static func stored(_ value: Int) -> UInt32 {
+        UInt32(clamping: value)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case line, column
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(line: try container.decode(Int.self, forKey: .line), column: try container.decode(Int.self, forKey: .column))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(line, forKey: .line)
+        try container.encode(column, forKey: .column)
     }
 
     /// The start of the file; used for problems that concern the file as a whole.

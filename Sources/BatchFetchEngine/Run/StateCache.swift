@@ -50,17 +50,17 @@ public final class StateCache: Sendable {
     /// whole held its 11 MB of text, the decoder's map of all of it and a table grown by
     /// doubling at once, and a nightly rerun where every file was up to date peaked at 80 MiB.
     /// Any other layout of valid JSON (a file edited by hand) is decoded whole.
-    static func read(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> [String: Held]? {
+    static func read(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> Table? {
         if let files = readEntries(text, capacity: capacity, keeping: keep) { return files }
         guard let whole = try? JSONDecoder().decode(Loaded.self, from: text), whole.version == 1 else { return nil }
-        return whole.files.filter { keep($0.key) }
+        return Table(whole.files).filter(keep)
     }
 
     /// ``read(_:capacity:keeping:)`` an entry at a time; nil when the text is not in
     /// ``write(_:to:)``'s layout or an entry does not decode. JSON strings never hold a raw
     /// newline, so no line starts or ends inside one.
-    static func readEntries(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> [String: Held]? {
-        text.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [String: Held]? in
+    static func readEntries(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> Table? {
+        text.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Table? in
             let bytes = raw.bindMemory(to: UInt8.self)
             var position = 0
             /// The next line's bytes without its newline; nil at the end.
@@ -74,7 +74,7 @@ public final class StateCache: Sendable {
             guard nextLine()?.elementsEqual("{".utf8) == true,
                   nextLine()?.elementsEqual("  \"files\" : {".utf8) == true else { return nil }
             let decoder = JSONDecoder()
-            var files = [String: Held](minimumCapacity: capacity)
+            var files = Table(capacity: capacity)
             var line = nextLine()
             // Each entry: `    "dest" : {`, its fields, `    }` (`    },` but for the last).
             while let header = line, header.starts(with: "    \"".utf8), header.reversed().starts(with: "{ : ".utf8) {
@@ -92,11 +92,11 @@ public final class StateCache: Sendable {
                 if keep(key) {
                     let object = Data(bytes[(header.endIndex - 1)..<(end.startIndex + 5)])
                     guard let held = try? decoder.decode(Held.self, from: object) else { return nil }
-                    files[key] = held
+                    files.set(held, for: key)
                 }
                 line = nextLine()
             }
-            if files.isEmpty, line?.isEmpty == true { line = nextLine() }  // an empty cache's blank line
+            if files.count == 0, line?.isEmpty == true { line = nextLine() }  // an empty cache's blank line
             guard line?.elementsEqual("  },".utf8) == true, nextLine()?.elementsEqual("  \"version\" : 1".utf8) == true,
                   nextLine()?.elementsEqual("}".utf8) == true, nextLine() == nil else { return nil }
             return files
@@ -107,7 +107,7 @@ public final class StateCache: Sendable {
     /// The cache file's name in the output directory.
     private let fileName: String
     /// Entries by dest, and whether any changed since the load.
-    private let stored: NIOLockedValueBox<(files: [String: Held], changed: Bool)>
+    private let stored: NIOLockedValueBox<(files: Table, changed: Bool)>
 
     /// Loads the cache `fileName` of the output directory; a missing or unreadable file is an
     /// empty cache. When it is missing and `seed` names another cache file, the entries of that
@@ -117,11 +117,11 @@ public final class StateCache: Sendable {
                 seed: (fileName: String, dests: Set<String>)? = nil, capacity: Int = 0) {
         self.directory = directory
         self.fileName = fileName
-        func load(_ name: String, keeping keep: (String) -> Bool) -> [String: Held]? {
+        func load(_ name: String, keeping keep: (String) -> Bool) -> Table? {
             directory?.contents(name).flatMap { Self.read($0, capacity: capacity, keeping: keep) }
         }
         var files = load(fileName, keeping: { _ in true })
-            ?? seed.flatMap { seed in load(seed.fileName, keeping: seed.dests.contains) } ?? [:]
+            ?? seed.flatMap { seed in load(seed.fileName, keeping: seed.dests.contains) } ?? Table()
         // Made once at its full size: grown by doubling, the old and the new table were both
         // resident, and glibc kept the freed one (a 20,000-job run grew 3 MiB past the table).
         files.reserveCapacity(capacity)
@@ -149,17 +149,14 @@ public final class StateCache: Sendable {
         entry.lastModified = lastModified
         let held = Held(entry)
         stored.withLockedValue {
-            if $0.files[dest] != held {
-                $0.files[dest] = held
-                $0.changed = true
-            }
+            if $0.files.set(held, for: dest) { $0.changed = true }
         }
     }
 
     /// Writes the cache if anything changed: a temporary file renamed over the old one, so a
     /// kill leaves the old or the new cache (no fsync: it is a hint).
     public func save() {
-        let files: [String: Held]? = stored.withLockedValue {
+        let files: Table? = stored.withLockedValue {
             guard $0.changed else { return nil }
             $0.changed = false
             return $0.files
@@ -173,10 +170,10 @@ public final class StateCache: Sendable {
     /// The cache file's text (``Stored``) written one entry at a time, dests in UTF-8 order, in
     /// ``StableJSON``'s layout: the cache of a large manifest is never encoded whole in memory
     /// (20,000 entries took tens of MiB at once).
-    static func write(_ files: [String: Held], to writer: inout FileWriter) throws(DownloadFailure) {
+    static func write(_ files: Table, to writer: inout FileWriter) throws(DownloadFailure) {
         let encoder = StableJSON.prettyEncoder()
         try writer.write("{\n  \"files\" : {")
-        let dests = files.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let dests = files.dests.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         for (position, dest) in dests.enumerated() {
             let key: Data, value: Data
             do {
@@ -189,7 +186,7 @@ public final class StateCache: Sendable {
             try writer.write(" : ")
             try writer.write(StableJSON.indented(value, depth: 2, indentFirstLine: false))
         }
-        try writer.write(files.isEmpty ? "\n\n  },\n  \"version\" : 1\n}" : "\n  },\n  \"version\" : 1\n}")
+        try writer.write(files.count == 0 ? "\n\n  },\n  \"version\" : 1\n}" : "\n  },\n  \"version\" : 1\n}")
     }
 
     /// Whether two `stat`s are of the same, unchanged file (as the cache compares them).
@@ -220,8 +217,9 @@ private extension StateCache.Held {
 
 extension StateCache {
     /// An entry as held in memory: the two sha256 digests as 32 bytes instead of 64-character
-    /// strings and a dictionary around one of them. A run of 20,000 small files held 12.7 MiB of
-    /// cache entries as ``Entry``; these take about a third of that.
+    /// strings and a dictionary around one of them, and an IMF-fixdate `Last-Modified` as its
+    /// seconds (``HTTPDateText``). A run of 20,000 small files held 12.7 MiB of cache entries as
+    /// ``Entry``; these take about a quarter of that.
     struct Held: Equatable, Decodable {
         var device: UInt64
         var inode: UInt64
@@ -235,7 +233,7 @@ extension StateCache {
         /// `urlSHA256` when it is not 64 lowercase hex digits.
         var urlSHA256Text: String?
         var etag: String?
-        var lastModified: String?
+        var lastModified: HTTPDateText?
 
         init(_ entry: Entry) {
             device = entry.device
@@ -249,7 +247,7 @@ extension StateCache {
             urlSHA256 = entry.urlSHA256.flatMap(HexDigest.init(hex:))
             urlSHA256Text = urlSHA256 == nil ? entry.urlSHA256 : nil
             etag = entry.etag
-            lastModified = entry.lastModified
+            lastModified = entry.lastModified.map(HTTPDateText.init)
         }
 
         init(from decoder: any Decoder) throws {
@@ -260,7 +258,7 @@ extension StateCache {
             var digests = otherDigests
             if let sha256 { digests["sha256"] = sha256.hex }
             return Entry(device: device, inode: inode, size: size, mtimeNanoseconds: mtimeNanoseconds, digests: digests,
-                         urlSHA256: urlSHA256?.hex ?? urlSHA256Text, etag: etag, lastModified: lastModified)
+                         urlSHA256: urlSHA256?.hex ?? urlSHA256Text, etag: etag, lastModified: lastModified?.text)
         }
     }
 

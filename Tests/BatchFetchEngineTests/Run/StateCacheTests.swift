@@ -80,7 +80,7 @@ import Testing
         ]
         let files = Dictionary(uniqueKeysWithValues: entries.prefix(count))
         try root.writeAtomically("cache.json") { (writer: inout FileWriter) throws(DownloadFailure) in
-            try StateCache.write(files.mapValues(StateCache.Held.init), to: &writer)
+            try StateCache.write(StateCache.Table(files.mapValues(StateCache.Held.init)), to: &writer)
         }
         let written = try Data(contentsOf: url.appendingPathComponent("cache.json"))
         #expect(written == (try StableJSON.encode(StateCache.Stored(files: files))))
@@ -106,12 +106,12 @@ import Testing
         ]
         let files = Dictionary(uniqueKeysWithValues: entries.prefix(count))
         try root.writeAtomically("cache.json") { (writer: inout FileWriter) throws(DownloadFailure) in
-            try StateCache.write(files.mapValues(StateCache.Held.init), to: &writer)
+            try StateCache.write(StateCache.Table(files.mapValues(StateCache.Held.init)), to: &writer)
         }
         let written = try Data(contentsOf: url.appendingPathComponent("cache.json"))
-        let expected = files.mapValues(StateCache.Held.init)
+        let expected = StateCache.Table(files.mapValues(StateCache.Held.init))
         #expect(StateCache.readEntries(written, capacity: 10, keeping: { _ in true }) == expected)
-        #expect(StateCache.readEntries(written, capacity: 0, keeping: { $0 == "a/b.bin" }) == expected.filter { $0.key == "a/b.bin" })
+        #expect(StateCache.readEntries(written, capacity: 0, keeping: { $0 == "a/b.bin" }) == expected.filter { $0 == "a/b.bin" })
         let compact = try JSONEncoder().encode(StateCache.Stored(files: files))
         #expect(StateCache.readEntries(compact, capacity: 0, keeping: { _ in true }) == nil)
         #expect(StateCache.read(compact, capacity: 0, keeping: { _ in true }) == expected)
@@ -129,7 +129,7 @@ import Testing
                   urlSHA256: String(hex.reversed()), etag: "\"e\"", lastModified: "x"),
             // Not lowercase hex of 64 digits: kept as text.
             .init(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4, digests: ["sha256": hex.uppercased()],
-                  urlSHA256: String(hex.dropLast()), etag: nil, lastModified: nil),
+                  urlSHA256: String(hex.dropLast()), etag: nil, lastModified: "Mon, 23 Nov 2026 13:55:35 GMT"),
             .init(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4, digests: ["sha256": hex + "0"], urlSHA256: nil,
                   etag: nil, lastModified: nil),
             .init(device: 0, inode: 0, size: 0, mtimeNanoseconds: 0, digests: [:], urlSHA256: "", etag: nil, lastModified: nil),
@@ -138,6 +138,8 @@ import Testing
             #expect(StateCache.Held(entry).entry == entry)
         }
         #expect(StateCache.Held(entries[0]).sha256 != nil && StateCache.Held(entries[1]).sha256 == nil)
+        #expect(StateCache.Held(entries[0]).lastModified == .text("x"))
+        #expect(StateCache.Held(entries[1]).lastModified == .seconds(1_795_442_135))
         #expect(StateCache.HexDigest(hex: hex)?.hex == hex)
         #expect(StateCache.HexDigest(hex: "g" + hex.dropFirst()) == nil)
     }

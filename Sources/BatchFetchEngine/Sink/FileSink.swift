@@ -223,19 +223,27 @@ final class FileSink: @unchecked Sendable {
         if result != 0 { throw Self.failure(errno, "fsync failed") }
     }
 
-    /// Moves the buffer to the writer queue and takes a spare one (of at least
-    /// `minimumCapacity`). Caller holds `lock`.
+    /// Moves the buffer to the writer queue and takes a spare one of at least `minimumCapacity`
+    /// (the delivery that is waiting for it), or a new one. With no delivery waiting and no
+    /// spare, the next buffer is empty and the next delivery replaces it: the last hand-off of a
+    /// body (``drain()``) needs none, and making a full one there was a 1 MiB mapping and
+    /// unmapping per small file. Caller holds `lock`.
     private func handOff(minimumCapacity: Int = 0) {
         let capacity = max(Self.bufferCapacity(writeSize), minimumCapacity)
+        /// A written buffer big enough, emptied.
+        func spare() -> ChunkBuffer? {
+            guard let spare = spares.popLast(), spare.capacity >= capacity else { return nil }
+            spare.count = 0
+            return spare
+        }
         guard buffer.count > 0 else {
-            // Nothing to write: a first buffer sized for a small body only grows.
-            if buffer.capacity < minimumCapacity { buffer = ChunkBuffer(capacity: capacity) }
+            // Nothing to write: an empty buffer, or a first one sized for a small body, grows.
+            if buffer.capacity < minimumCapacity { buffer = spare() ?? ChunkBuffer(capacity: capacity) }
             return
         }
         let chunk = buffer
         let offset = nextOffset - Int64(chunk.count)
-        buffer = spares.popLast().flatMap { $0.capacity >= capacity ? $0 : nil } ?? ChunkBuffer(capacity: capacity)
-        buffer.count = 0
+        buffer = spare() ?? ChunkBuffer(capacity: minimumCapacity > 0 ? capacity : 0)
         queuedBytes += chunk.count
         queue.async { [self] in
             write(chunk, at: offset)

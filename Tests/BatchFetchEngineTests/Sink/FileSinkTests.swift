@@ -54,6 +54,26 @@ import Testing
         #expect(sink.digests()["sha256"] == SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined())
     }
 
+    /// A drain leaves the sink without a buffer until the next delivery, which then gets one of
+    /// its size (a spare when there is one): deliveries after drains, small, larger than a full
+    /// buffer and ones that do not fit, all reach the file in order.
+    @Test func deliveriesAfterADrainGetABufferAgain() async throws {
+        let (sink, path) = try Self.sink(writeSize: 64 << 10, expectedSize: 10)
+        defer { unlink(path) }
+        let pieces = [Self.bytes(10, seed: 1), Self.bytes(200_000, seed: 2), Self.bytes(5, seed: 3), Self.bytes(70_000, seed: 4),
+                      Self.bytes(60_000, seed: 5), Self.bytes(1, seed: 6)]
+        sink.begin(at: 0, end: nil)
+        for (number, piece) in pieces.enumerated() {
+            #expect(sink.append(piece) != .stop)
+            if number.isMultiple(of: 2) { await sink.drain() }
+        }
+        await sink.drain()
+        let body = pieces.reduce(Data(), +)
+        #expect(sink.flushedOffset == Int64(body.count))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == body)
+        #expect(sink.digests()["sha256"] == SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined())
+    }
+
     /// A part longer than where the body starts is cut there (one that already ends there is left
     /// alone): a short body leaves no old bytes behind.
     @Test func aShortBodyOverALongerPartLeavesNoOldBytes() async throws {

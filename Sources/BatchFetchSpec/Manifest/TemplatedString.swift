@@ -13,11 +13,37 @@ public struct TemplatedString: Hashable, Sendable {
 
     /// The real value, for the network and the file system only.
     public let resolved: String
+    /// What a value with parts from the environment has besides ``resolved``; nil when no part
+    /// came from the environment (nearly every URL and dest of a large manifest), so such a
+    /// value is 24 bytes instead of 40: each job holds two or more.
+    private let templated: Templated?
+
     /// The value with every environment-derived part shown as `${NAME}`; safe to print.
-    public let redacted: String
+    public var redacted: String { templated?.redacted ?? resolved }
+
     /// The parts that came from the environment, as `${NAME}` and value: what a ``Redactor``
     /// hides wherever it reappears (in a URL a server sent back, in an error message).
-    public let secrets: [Secret]
+    public var secrets: [Secret] { templated?.secrets ?? [] }
+
+    /// ``redacted`` and ``secrets`` of a value with parts from the environment.
+    private final class Templated: Hashable, Sendable {
+        let redacted: String
+        let secrets: [Secret]
+
+        init(redacted: String, secrets: [Secret]) {
+            self.redacted = redacted
+            self.secrets = secrets
+        }
+
+        static func == (left: Templated, right: Templated) -> Bool {
+            left.redacted == right.redacted && left.secrets == right.secrets
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(redacted)
+            hasher.combine(secrets)
+        }
+    }
 
     /// One value read from the environment.
     public struct Secret: Hashable, Sendable {
@@ -45,14 +71,12 @@ public struct TemplatedString: Hashable, Sendable {
             }
         }
         self.resolved = resolved
-        self.redacted = redacted
-        self.secrets = secrets
+        templated = secrets.isEmpty ? nil : Templated(redacted: redacted, secrets: secrets)
     }
 
     public init(literal: String) {
         resolved = literal
-        redacted = literal
-        secrets = []
+        templated = nil
     }
 }
 

@@ -7,9 +7,6 @@ import Foundation
 final class EventWriter {
     private let handle: FileHandle
     private let closes: Bool
-    /// Milliseconds, truncated; Foundation's Swift ISO 8601 style, not `ISO8601DateFormatter`
-    /// (ICU, 5 MiB of RSS).
-    private let timeStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     init(path: String) throws {
         if path == "-" {
@@ -50,8 +47,10 @@ final class EventWriter {
         handle.write(data + Data("\n".utf8))
     }
 
+    /// RFC 3339 in UTC with milliseconds, truncated (``UTCTime``: Foundation's formatters go
+    /// through ICU).
     private func now() -> String {
-        Date().formatted(timeStyle)
+        UTCTime.rfc3339(Date(), milliseconds: true)
     }
 
     /// One NDJSON line; absent fields are left out.

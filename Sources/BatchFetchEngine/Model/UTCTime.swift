@@ -1,0 +1,74 @@
+import Foundation
+
+/// A moment as UTC calendar fields (proleptic Gregorian), computed without Foundation's
+/// calendars, for the timestamps batchfetch writes and the HTTP dates it keeps.
+///
+/// Why: `Date.ISO8601FormatStyle` builds a Gregorian calendar in the current time zone, and the
+/// time zone goes through ICU: the report's two timestamps touched 0.7 MiB of ICU and 1.3 MiB of
+/// heap at the very end of a run, where its memory peaks. The conversions are Howard Hinnant's
+/// days-from-civil algorithms.
+public struct UTCTime: Equatable, Sendable {
+    public var year: Int64
+    /// 1 to 12.
+    public var month: Int64
+    public var day: Int64
+    public var hour: Int64
+    public var minute: Int64
+    public var second: Int64
+
+    public init(year: Int64, month: Int64, day: Int64, hour: Int64 = 0, minute: Int64 = 0, second: Int64 = 0) {
+        (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
+    }
+
+    /// The moment `seconds` after 1970-01-01T00:00:00Z.
+    public init(secondsSince1970 seconds: Int64) {
+        let days = Self.floorDivide(seconds, 86_400)
+        let time = seconds - days * 86_400
+        let z = days + 719_468
+        let era = Self.floorDivide(z, 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        self.init(year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month: month,
+                  day: dayOfYear - (153 * monthIndex + 2) / 5 + 1, hour: time / 3_600, minute: time % 3_600 / 60,
+                  second: time % 60)
+    }
+
+    /// Seconds since 1970-01-01T00:00:00Z (fields out of their ranges carry over).
+    public var secondsSince1970: Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = Self.floorDivide(y, 400)
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return days * 86_400 + hour * 3_600 + minute * 60 + second
+    }
+
+    /// 0 for Sunday to 6 for Saturday.
+    public var weekday: Int {
+        Int(((Self.floorDivide(secondsSince1970, 86_400) + 4) % 7 + 7) % 7)  // 1970-01-01 was a Thursday
+    }
+
+    /// RFC 3339 in UTC: `2026-11-23T15:34:00Z`, or with milliseconds (truncated),
+    /// `2026-11-23T15:34:00.123Z`; as `Date.ISO8601FormatStyle` writes them.
+    public static func rfc3339(_ date: Date, milliseconds: Bool = false) -> String {
+        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1_000).rounded(.down))
+        let time = UTCTime(secondsSince1970: floorDivide(totalMilliseconds, 1_000))
+        let fraction = milliseconds ? "." + padded(totalMilliseconds - floorDivide(totalMilliseconds, 1_000) * 1_000, 3) : ""
+        return "\(padded(time.year, 4))-\(padded(time.month, 2))-\(padded(time.day, 2))T"
+            + "\(padded(time.hour, 2)):\(padded(time.minute, 2)):\(padded(time.second, 2))\(fraction)Z"
+    }
+
+    /// `value` in decimal with leading zeros to `width` digits.
+    static func padded(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+        value >= 0 ? value / divisor : (value - divisor + 1) / divisor
+    }
+}

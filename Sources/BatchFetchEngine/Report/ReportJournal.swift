@@ -19,9 +19,11 @@ struct ReportJournal {
         }
 
         private let file: JournalFile?
-        private let entries: [Entry]
+        /// The journal's own array (every job has its entry by now), shared rather than copied
+        /// without its optionals: the report is written when the run's memory peaks.
+        private let entries: [Entry?]
 
-        fileprivate init(file: JournalFile?, entries: [Entry]) {
+        fileprivate init(file: JournalFile?, entries: [Entry?]) {
             self.file = file
             self.entries = entries
         }
@@ -29,7 +31,7 @@ struct ReportJournal {
         var count: Int { entries.count }
 
         func text(at position: Int) throws(DownloadFailure) -> [UInt8] {
-            switch entries[position] {
+            switch entries[position]! {
             case .memory(let text):
                 return text
             case .file(let offset, let length):
@@ -99,7 +101,8 @@ struct ReportJournal {
 
     /// The entries, once every job has one.
     func finished() -> Entries {
-        Entries(file: file, entries: entries.map { $0! })
+        precondition(!entries.contains { $0 == nil }, "a job has no report entry")
+        return Entries(file: file, entries: entries)
     }
 }
 

@@ -13,8 +13,10 @@ struct SameContent {
         var id: String
     }
 
-    private let keys: [String?]
-    private let sources: [Source]
+    private let jobs: [Job]
+    /// The content key of each job that has a twin; a job without one (nearly every job of a
+    /// large manifest) has no entry, so the table costs nothing per job.
+    private let keys: [Int: String]
     /// Per key: the job downloading it, the jobs waiting for it, and its file once published.
     private var running: [String: Int] = [:]
     private var waiting: [String: [Int]] = [:]
@@ -24,11 +26,20 @@ struct SameContent {
 
     init(jobs: [Job]) {
         // Uploads send, they fetch nothing: several POSTs to one endpoint are no twins.
+        self.jobs = jobs
         let keys = jobs.map { $0.isUpload ? nil : Self.key($0) }
         var counts: [String: Int] = [:]
         for case let key? in keys { counts[key, default: 0] += 1 }
-        self.keys = keys.map { key in key.flatMap { counts[$0, default: 0] > 1 ? $0 : nil } }
-        sources = jobs.map { Source(dest: $0.dest.resolved, id: $0.id) }
+        var twins: [Int: String] = [:]
+        for (job, key) in keys.enumerated() {
+            if let key, counts[key, default: 0] > 1 { twins[job] = key }
+        }
+        self.keys = twins
+    }
+
+    /// The published file of `job`.
+    private func source(_ job: Int) -> Source {
+        Source(dest: jobs[job].dest.resolved, id: jobs[job].id)
     }
 
     /// What a job asks the server for, as far as the content goes.
@@ -63,8 +74,8 @@ struct SameContent {
         guard let key = keys[job], running[key] == job else { return [] }
         running[key] = nil
         let twins = waiting.removeValue(forKey: key) ?? []
-        if succeeded { published[key] = sources[job] }
-        for twin in twins { released[twin] = succeeded ? sources[job] : nil }
+        if succeeded { published[key] = source(job) }
+        for twin in twins { released[twin] = succeeded ? source(job) : nil }
         return twins
     }
 }

@@ -53,7 +53,7 @@ public final class StateCache: Sendable {
     static func read(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> Table? {
         if let files = readEntries(text, capacity: capacity, keeping: keep) { return files }
         guard let whole = try? JSONDecoder().decode(Loaded.self, from: text), whole.version == 1 else { return nil }
-        return Table(whole.files).filter(keep)
+        return Table(whole.files.filter { keep($0.key) })
     }
 
     /// ``read(_:capacity:keeping:)`` an entry at a time; nil when the text is not in
@@ -96,7 +96,7 @@ public final class StateCache: Sendable {
                 }
                 line = nextLine()
             }
-            if files.count == 0, line?.isEmpty == true { line = nextLine() }  // an empty cache's blank line
+            if files.isEmpty, line?.isEmpty == true { line = nextLine() }  // an empty cache's blank line
             guard line?.elementsEqual("  },".utf8) == true, nextLine()?.elementsEqual("  \"version\" : 1".utf8) == true,
                   nextLine()?.elementsEqual("}".utf8) == true, nextLine() == nil else { return nil }
             return files
@@ -186,7 +186,7 @@ public final class StateCache: Sendable {
             try writer.write(" : ")
             try writer.write(StableJSON.indented(value, depth: 2, indentFirstLine: false))
         }
-        try writer.write(files.count == 0 ? "\n\n  },\n  \"version\" : 1\n}" : "\n  },\n  \"version\" : 1\n}")
+        try writer.write(files.isEmpty ? "\n\n  },\n  \"version\" : 1\n}" : "\n  },\n  \"version\" : 1\n}")
     }
 
     /// Whether two `stat`s are of the same, unchanged file (as the cache compares them).

@@ -23,6 +23,8 @@ extension StateCache {
 
         var count: Int { entries.count }
 
+        var isEmpty: Bool { entries.isEmpty }
+
         /// The dests that have an entry, in no particular order.
         var dests: Dictionary<String, Int>.Keys { positions.keys }
 
@@ -46,13 +48,6 @@ extension StateCache {
         mutating func reserveCapacity(_ capacity: Int) {
             positions.reserveCapacity(capacity)
             entries.reserveCapacity(capacity)
-        }
-
-        /// The entries whose dest `keep` accepts.
-        func filter(_ keep: (String) -> Bool) -> Table {
-            var kept = Table()
-            for (dest, position) in positions where keep(dest) { kept.set(entries[position], for: dest) }
-            return kept
         }
 
         /// The same dests with the same entries, however they were added.

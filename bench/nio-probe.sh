@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 swift build -c release --package-path bench/nio-probe >/dev/null
 swift build -c release --product batchfetch >/dev/null
 python3 - <<'PY'
-import os, pathlib, shutil, statistics, subprocess, sys, tempfile, time
+import pathlib, shutil, statistics, sys
 sys.path.insert(0, "bench")
 bench = __import__("download-bench")
 root = pathlib.Path(".").resolve()

@@ -38,11 +38,14 @@ enum Exchange {
 
 /// The life of one request, shared by its handler and its waiter: the transport task (to
 /// cancel), the last sign of activity (for the idle timeout), and the outcome once the transport
-/// reports the end. One watchdog per request cancels it when it goes idle or passes its deadline.
-final class RequestWatch<Outcome: Sendable>: Sendable {
+/// reports the end. The ``Watchdog`` cancels the request when it goes idle or passes its deadline.
+final class RequestWatch<Outcome: Sendable>: Watched {
     private struct State {
         var task: (any TransportTask)?
         var lastActivity = ContinuousClock.now
+        /// What the watchdog enforces while ``outcome(idleTimeout:deadline:)`` waits.
+        var idleTimeout: Duration?
+        var deadline: ContinuousClock.Instant?
         /// The watchdog cancelled the transfer (idle or deadline).
         var expired = false
         var outcome: Outcome?
@@ -50,7 +53,6 @@ final class RequestWatch<Outcome: Sendable>: Sendable {
         /// Ends the request when the transport never reports the end of a cancelled transfer.
         var lost: (@Sendable () -> Void)?
     }
-
     /// How long after a cancel the transport has to report the end before ``whenLost(_:)``'s
     /// handler ends the request instead.
     static var lostAfter: Duration { .seconds(5) }
@@ -117,24 +119,12 @@ final class RequestWatch<Outcome: Sendable>: Sendable {
     /// Waits for the outcome, cancelling the transfer when nothing arrives for `idleTimeout` or
     /// the deadline passes.
     func outcome(idleTimeout: Duration, deadline: ContinuousClock.Instant?) async -> Outcome {
-        let watchdog = Task { [state, self] in
-            let interval = min(.seconds(1), idleTimeout / 4)
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                let now = ContinuousClock.now
-                let cancel = state.withLockedValue { state -> (any TransportTask)? in
-                    let idle = now - state.lastActivity > idleTimeout
-                    guard state.outcome == nil, idle || (deadline.map { now >= $0 } ?? false) else { return nil }
-                    state.expired = true
-                    return state.task
-                }
-                if cancel != nil {
-                    self.cancel()
-                    return
-                }
-            }
+        state.withLockedValue {
+            $0.idleTimeout = idleTimeout
+            $0.deadline = deadline
         }
-        defer { watchdog.cancel() }
+        Watchdog.shared.add(self, every: min(.seconds(1), idleTimeout / 4))
+        defer { Watchdog.shared.remove(self) }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
             let ready = state.withLockedValue { state -> Outcome? in
                 if let outcome = state.outcome { return outcome }
@@ -143,5 +133,18 @@ final class RequestWatch<Outcome: Sendable>: Sendable {
             }
             if let ready { continuation.resume(returning: ready) }
         }
+    }
+
+    /// Cancels the transfer once it is idle for longer than its timeout or past its deadline
+    /// (the watchdog's tick).
+    func check(at now: ContinuousClock.Instant) {
+        let expires = state.withLockedValue { state -> Bool in
+            guard state.outcome == nil, !state.expired, let idleTimeout = state.idleTimeout else { return false }
+            let idle = now - state.lastActivity > idleTimeout
+            guard idle || (state.deadline.map { now >= $0 } ?? false) else { return false }
+            state.expired = true
+            return true
+        }
+        if expires { cancel() }
     }
 }

@@ -5,6 +5,12 @@ import Foundation
 /// full buffers (≥ ``writeSize``) are written with `pwrite` and hashed on the sink's own serial
 /// queue, so the delegate queue never waits for the disk.
 ///
+/// A small body never leaves the thread it ends on: beginning a body only records where it
+/// starts (the writer truncates and rehashes before the body's first write), and ``drain()``
+/// with no write in flight writes the rest on its caller's thread (a `sync` on an idle serial
+/// queue runs there). A hop to the writer and back per file was a third of a 4 KiB file's
+/// thread switches (bench/results/profile.md).
+///
 /// Memory is bounded per job: when buffered plus queued bytes pass ``memoryCap``, ``append(_:)``
 /// answers `.pause` and the owner cancels the transfer, waits for ``drain()``, and resumes from
 /// ``flushedOffset`` with a new range request (URLSession has no backpressure). Bytes that were
@@ -44,6 +50,8 @@ final class FileSink: @unchecked Sendable {
     private var failure: DownloadFailure?
     private var endOffset: Int64?
     private var exceeded = false
+    /// Where the next body starts, until a write or a drain carries it to the writer.
+    private var pendingStart: Start?
     /// Callbacks waiting for the unwritten bytes to fall to a limit (backpressure).
     private var roomWaiters: [(limit: Int, callback: @Sendable () -> Void)] = []
 
@@ -84,18 +92,47 @@ final class FileSink: @unchecked Sendable {
         close(descriptor)
     }
 
+    /// Where a body begins: the writer prepares the part before its first bytes.
+    private enum Start {
+        /// A body from `offset` (``begin(at:end:)``): the part is truncated there and the
+        /// digests brought to it.
+        case body(Int64)
+        /// A range of a segmented download (``beginRange(at:end:)``): nothing to truncate or hash.
+        case range(Int64)
+    }
+
     /// Prepares for a body that starts at `offset`: truncates the part there and brings the
     /// digests to `offset`. When the sink itself wrote exactly `offset` bytes (a resume within the
     /// run) its digests already cover them; otherwise they restart, and a resume of a partial from
     /// an earlier run reads those bytes back once. `end` is where the body must stop.
     func begin(at offset: Int64, end: Int64?) {
-        lock.lock()
-        nextOffset = offset
-        endOffset = end
-        exceeded = false
-        buffer.count = 0
-        lock.unlock()
-        queue.async { [self] in
+        start(.body(offset), end: end)
+    }
+
+    /// Prepares for a range of a segmented download: bytes `offset..<end` of the part, which is
+    /// neither truncated nor hashed here.
+    func beginRange(at offset: Int64, end: Int64) {
+        start(.range(offset), end: end)
+    }
+
+    private func start(_ start: Start, end: Int64?) {
+        lock.withLock {
+            switch start {
+            case .body(let offset), .range(let offset): nextOffset = offset
+            }
+            endOffset = end
+            exceeded = false
+            buffer.count = 0
+            pendingStart = start
+        }
+    }
+
+    /// Runs on `queue`: makes the part ready for a body that starts as `start` says.
+    private func prepare(_ start: Start) {
+        switch start {
+        case .range(let offset):
+            written = offset
+        case .body(let offset):
             // A part that already ends at `offset` (a new, empty one) is left alone: on ext4 a
             // truncate to zero makes the close start writing the file back at once
             // (auto_da_alloc), one small write per job instead of the batch's.
@@ -117,18 +154,6 @@ final class FileSink: @unchecked Sendable {
                 }
             }
         }
-    }
-
-    /// Prepares for a range of a segmented download: bytes `offset..<end` of the part, which is
-    /// neither truncated nor hashed here.
-    func beginRange(at offset: Int64, end: Int64) {
-        lock.withLock {
-            nextOffset = offset
-            endOffset = end
-            exceeded = false
-            buffer.count = 0
-        }
-        queue.async { [self] in written = offset }
     }
 
     enum AppendResult {
@@ -193,9 +218,18 @@ final class FileSink: @unchecked Sendable {
         return queuedBytes + buffer.count
     }
 
-    /// Writes what is buffered and waits until every queued write is done.
+    /// Writes what is buffered and waits until every queued write is done: on the caller's
+    /// thread when no write is in flight (the whole of a small body), else on the writer.
     func drain() async {
-        lock.withLock { handOff() }
+        let (work, inFlight) = lock.withLock { () -> (Work?, Int) in
+            let inFlight = queuedBytes
+            return (takeWork(), inFlight)
+        }
+        if inFlight == 0 {
+            if let work { queue.sync { perform(work) } }
+            return
+        }
+        if let work { queue.async { [self] in perform(work) } }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }
         }
@@ -223,39 +257,64 @@ final class FileSink: @unchecked Sendable {
         if result != 0 { throw Self.failure(errno, "fsync failed") }
     }
 
-    /// Moves the buffer to the writer queue and takes a spare one of at least `minimumCapacity`
-    /// (the delivery that is waiting for it), or a new one. With no delivery waiting and no
-    /// spare, the next buffer is empty and the next delivery replaces it: the last hand-off of a
-    /// body (``drain()``) needs none, and making a full one there was a 1 MiB mapping and
-    /// unmapping per small file. Caller holds `lock`.
+    /// What the writer does next: prepare the part for a new body, write a chunk at `offset`, or
+    /// both.
+    private struct Work {
+        var start: Start?
+        var chunk: ChunkBuffer?
+        var offset: Int64 = 0
+    }
+
+    /// Moves the buffer to the writer queue (``takeWork(minimumCapacity:)``); an empty buffer,
+    /// or a first one sized for a small body, grows instead. Caller holds `lock`.
     private func handOff(minimumCapacity: Int = 0) {
-        let capacity = max(Self.bufferCapacity(writeSize), minimumCapacity)
-        /// A written buffer big enough, emptied.
-        func spare() -> ChunkBuffer? {
-            guard let spare = spares.popLast(), spare.capacity >= capacity else { return nil }
-            spare.count = 0
-            return spare
-        }
         guard buffer.count > 0 else {
-            // Nothing to write: an empty buffer, or a first one sized for a small body, grows.
-            if buffer.capacity < minimumCapacity { buffer = spare() ?? ChunkBuffer(capacity: capacity) }
+            if buffer.capacity < minimumCapacity { buffer = spare(minimumCapacity) ?? ChunkBuffer(capacity: capacity(minimumCapacity)) }
             return
         }
+        guard let work = takeWork(minimumCapacity: minimumCapacity) else { return }
+        queue.async { [self] in perform(work) }
+    }
+
+    /// Takes the buffer for the writer, with the pending start, and a spare buffer of at least
+    /// `minimumCapacity` (the delivery that is waiting for it), or a new one. With no delivery
+    /// waiting and no spare, the next buffer is empty and the next delivery replaces it: the last
+    /// hand-off of a body (``drain()``) needs none, and making a full one there was a 1 MiB
+    /// mapping and unmapping per small file. Nil when there is nothing to do. Caller holds `lock`.
+    private func takeWork(minimumCapacity: Int = 0) -> Work? {
+        defer { pendingStart = nil }
+        guard buffer.count > 0 else { return pendingStart.map { Work(start: $0) } }
         let chunk = buffer
-        let offset = nextOffset - Int64(chunk.count)
-        buffer = spare() ?? ChunkBuffer(capacity: minimumCapacity > 0 ? capacity : 0)
+        buffer = spare(minimumCapacity) ?? ChunkBuffer(capacity: minimumCapacity > 0 ? capacity(minimumCapacity) : 0)
         queuedBytes += chunk.count
-        queue.async { [self] in
-            write(chunk, at: offset)
-            lock.lock()
-            queuedBytes -= chunk.count
-            if spares.count < 2 { spares.append(chunk) }
-            let unwritten = queuedBytes + buffer.count
-            let due = roomWaiters.filter { $0.limit >= unwritten || failure != nil }
-            roomWaiters.removeAll { $0.limit >= unwritten || failure != nil }
-            lock.unlock()
-            for waiter in due { waiter.callback() }
-        }
+        return Work(start: pendingStart, chunk: chunk, offset: nextOffset - Int64(chunk.count))
+    }
+
+    /// A full buffer's capacity, or more for a larger delivery.
+    private func capacity(_ minimumCapacity: Int) -> Int {
+        max(Self.bufferCapacity(writeSize), minimumCapacity)
+    }
+
+    /// A written buffer big enough for `minimumCapacity`, emptied. Caller holds `lock`.
+    private func spare(_ minimumCapacity: Int) -> ChunkBuffer? {
+        guard let spare = spares.popLast(), spare.capacity >= capacity(minimumCapacity) else { return nil }
+        spare.count = 0
+        return spare
+    }
+
+    /// Runs on `queue`: prepares the part, writes the chunk, and wakes whoever waits for room.
+    private func perform(_ work: Work) {
+        if let start = work.start { prepare(start) }
+        guard let chunk = work.chunk else { return }
+        write(chunk, at: work.offset)
+        lock.lock()
+        queuedBytes -= chunk.count
+        if spares.count < 2 { spares.append(chunk) }
+        let unwritten = queuedBytes + buffer.count
+        let due = roomWaiters.filter { $0.limit >= unwritten || failure != nil }
+        roomWaiters.removeAll { $0.limit >= unwritten || failure != nil }
+        lock.unlock()
+        for waiter in due { waiter.callback() }
     }
 
     /// Runs on `queue`: pwrite the whole chunk, then hash it while it is still in cache.

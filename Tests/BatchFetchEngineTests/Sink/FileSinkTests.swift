@@ -89,6 +89,36 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("newest".utf8))
     }
 
+    /// Beginning a body only records where it starts; the part is made ready by the body's first
+    /// write or by the drain: an empty body from byte 0 (a retry answered with nothing) still
+    /// empties the part, and its digests are those of nothing.
+    @Test func anEmptyBodyFromTheStartEmptiesThePart() async throws {
+        let (sink, path) = try Self.sink(expectedSize: 3)
+        defer { unlink(path) }
+        sink.begin(at: 0, end: nil)
+        await sink.drain()
+        #expect(sink.flushedOffset == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).isEmpty)
+        #expect(sink.digests()["sha256"] == SHA256.hash(data: Data()).map { String(format: "%02x", $0) }.joined())
+    }
+
+    /// A drain with writes still queued waits for them (the last piece goes through the writer
+    /// too); one with nothing queued writes on its caller's thread. Both leave the same file.
+    @Test func aDrainBehindQueuedWritesWaitsForThem() async throws {
+        // A slow disk (4 MiB/s) keeps the first buffers queued while the body ends.
+        let (sink, path) = try Self.sink(writeSize: 64 << 10, memoryCap: 1 << 20, writeRate: 4 << 20)
+        defer { unlink(path) }
+        let body = Self.bytes(300_000, seed: 9)
+        sink.begin(at: 0, end: nil)
+        #expect(sink.append(body) != .stop)
+        #expect(sink.unwrittenBytes > 0)
+        await sink.drain()
+        #expect(sink.unwrittenBytes == 0)
+        #expect(sink.flushedOffset == Int64(body.count))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == body)
+        #expect(sink.digests()["sha256"] == SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined())
+    }
+
     @Test func aResumeReadsThePrefixBackOnceSoTheDigestsCoverTheWholeFile() async throws {
         let (sink, path) = try Self.sink()
         defer { unlink(path) }

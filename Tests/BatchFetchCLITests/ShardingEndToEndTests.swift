@@ -98,7 +98,9 @@ struct ShardingEndToEndTests {
         #expect(rerun.status == 0 && rerun.stderr.contains(" 0 downloaded, "), "\(rerun.stderr)")
 
         // check and verify split the same way, and their reports merge too.
-        try nginx.write("f5.bin", Self.data(files["f5.bin"]!.count, seed: 999))
+        // Another mtime too: written within the second the first was, nginx's ETag and
+        // Last-Modified would be the same and the drift would look like nothing.
+        try nginx.write("f5.bin", Self.data(files["f5.bin"]!.count, seed: 999), modified: Date().addingTimeInterval(60))
         let checks = try Self.runShards(2, { ["check", manifest, "--shard", "\($0)/2"] }, in: directory.url)
         let verifies = try Self.runShards(2, { ["verify", manifest, "--shard", "\($0)/2"] }, in: directory.url)
         #expect(verifies.allSatisfy { $0.status == 0 }, "\(verifies)")

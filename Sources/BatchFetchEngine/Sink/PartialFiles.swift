@@ -43,6 +43,11 @@ public final class PartialFiles: @unchecked Sendable {
     private var directory: SafeDirectory?
     /// The part, open and locked, while the job owns it.
     private var part: Int32 = -1
+    /// False once ``local()`` found no sidecar while the part was locked, until one is written:
+    /// no other process makes one without the lock, so publishing need not unlink it (an
+    /// `unlinkat` takes the directory's lock even for a missing name: 1.7% of the CPU of 20,000
+    /// small files, in contention with the other jobs' creates).
+    private var sidecarMayExist = true
 
     public init(root: SafeDirectory, dest: String) {
         self.root = root
@@ -79,7 +84,9 @@ public final class PartialFiles: @unchecked Sendable {
     /// trusted and are replaced).
     public func local() -> LocalPartial? {
         guard let directory = existing, let bytes = directory.regularFileSize(partName) else { return nil }
-        let sidecar = directory.contents(sidecarName, limit: 16 << 20).flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
+        let (data, missing) = directory.read(sidecarName, limit: 16 << 20)
+        if missing { lock.withLock { if part >= 0 { sidecarMayExist = false } } }
+        let sidecar = data.flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
         return LocalPartial(fileSize: bytes, sidecar: sidecar)
     }
 
@@ -119,6 +126,7 @@ public final class PartialFiles: @unchecked Sendable {
         lock.withLock {
             if part >= 0 { close(part) }
             part = -1
+            sidecarMayExist = true
         }
     }
 
@@ -128,6 +136,7 @@ public final class PartialFiles: @unchecked Sendable {
         guard let data = try? StableJSON.encode(sidecar) else {
             throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }
+        lock.withLock { sidecarMayExist = true }
         try openDirectory(create: true)!.writeAtomically(sidecarName, data)
     }
 
@@ -145,7 +154,7 @@ public final class PartialFiles: @unchecked Sendable {
     public func publish(durability: Durability) throws(DownloadFailure) {
         let directory = try openDirectory(create: true)!
         try directory.rename(partName, to: destName)
-        directory.unlink(sidecarName)
+        if lock.withLock({ sidecarMayExist }) { directory.unlink(sidecarName) }
         closePart()
         if durability == .strict { directory.sync() }
     }

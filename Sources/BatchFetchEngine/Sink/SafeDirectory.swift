@@ -101,7 +101,18 @@ public final class SafeDirectory: Sendable {
 
     /// The whole content of the regular file `name` (at most `limit` bytes), or nil.
     public func contents(_ name: String, limit: Int = 64 << 20) -> Data? {
-        guard let descriptor = try? openFile(name, O_RDONLY) else { return nil }
+        read(name, limit: limit).data
+    }
+
+    /// The content as ``contents(_:limit:)`` reads it, and whether there is no `name` at all
+    /// (as opposed to one that cannot be read or used).
+    func read(_ name: String, limit: Int) -> (data: Data?, missing: Bool) {
+        let descriptor = openat(self.descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return (nil, errno == ENOENT) }
+        return (contents(of: descriptor, limit: limit), false)
+    }
+
+    private func contents(of descriptor: Int32, limit: Int) -> Data? {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) <= limit else { return nil }

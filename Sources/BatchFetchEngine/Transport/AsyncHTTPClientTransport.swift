@@ -79,6 +79,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
             },
             decompression: .disabled)
         configuration.connectionPool.retryConnectionEstablishment = false
+        // No tracing: the default (a no-op tracer) still made a span and its attributes per
+        // request, 1.3% of the CPU of 20,000 small files.
+        configuration.tracing.tracer = nil
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         clients[proxy] = client
         return client

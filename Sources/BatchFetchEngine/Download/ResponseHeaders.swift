@@ -11,7 +11,7 @@ public enum ResponseHeaders {
 
     public static func contentRange(_ value: String?) -> ContentRange? {
         guard let value else { return nil }
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingOWS()
         guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = trimmed.dropFirst("bytes ".count)
         guard let slash = spec.firstIndex(of: "/") else { return nil }
@@ -28,12 +28,12 @@ public enum ResponseHeaders {
 
     /// `Content-Length` as a non-negative number.
     public static func contentLength(_ head: TransportResponseHead) -> Int64? {
-        head.header("content-length").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil }
+        head.header("content-length").flatMap { Int64($0.trimmingOWS()) }.flatMap { $0 >= 0 ? $0 : nil }
     }
 
     /// The strong ETag, if any: a weak one (`W/"..."`) cannot validate a byte range.
     public static func strongETag(_ head: TransportResponseHead) -> String? {
-        guard let etag = head.header("etag")?.trimmingCharacters(in: .whitespaces), etag.hasPrefix("\"") else {
+        guard let etag = head.header("etag")?.trimmingOWS(), etag.hasPrefix("\"") else {
             return nil
         }
         return etag
@@ -52,7 +52,7 @@ public enum ResponseHeaders {
             guard let etag = strongETag(head) else { return "a 206 without the ETag \(ifRange) it continues" }
             if etag != ifRange { return "ETag changed from \(ifRange) to \(etag) on a 206" }
         } else {
-            guard let lastModified = head.header("last-modified")?.trimmingCharacters(in: .whitespaces) else {
+            guard let lastModified = head.header("last-modified")?.trimmingOWS() else {
                 return "a 206 without the Last-Modified (\(ifRange)) it continues"
             }
             if lastModified != ifRange { return "Last-Modified changed from \(ifRange) to \(lastModified) on a 206" }
@@ -65,7 +65,7 @@ public enum ResponseHeaders {
 
     /// `Retry-After` in seconds from `now`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
     public static func retryAfter(_ value: String?, now: Date) -> Double? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        guard let value = value?.trimmingOWS(), !value.isEmpty else { return nil }
         if let seconds = Double(value), seconds >= 0 { return seconds }
         guard let date = httpDate(value) else { return nil }
         return max(0, date.timeIntervalSince(now))
@@ -81,5 +81,26 @@ public enum ResponseHeaders {
             if let date = formatter.date(from: value) { return date }
         }
         return nil
+    }
+}
+
+extension StringProtocol {
+    /// Without the optional whitespace (spaces and tabs) around a header value (RFC 9110 §5.5).
+    /// Foundation's `trimmingCharacters(in: .whitespaces)` did the same through `CharacterSet`
+    /// at 1% of the CPU of 20,000 small files.
+    func trimmingOWS() -> String {
+        let bytes = utf8
+        var first: String.Index?
+        var end = bytes.startIndex
+        var position = bytes.startIndex
+        while position != bytes.endIndex {
+            let byte = bytes[position]
+            position = bytes.index(after: position)
+            guard byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t") else { continue }
+            if first == nil { first = bytes.index(position, offsetBy: -1) }
+            end = position
+        }
+        guard let first else { return "" }
+        return String(self[first..<end])
     }
 }

@@ -35,8 +35,9 @@ enum ReportText {
         }
     }
 
-    /// One job as the report prints it: its pretty encoding as an element of `jobs`.
+    /// One job as the report prints it: its pretty encoding as an element of `jobs` (written
+    /// directly by ``JobEntryText`` when it has no nested values).
     static func entry(_ job: RunReport.Job, encoder: JSONEncoder) throws -> [UInt8] {
-        StableJSON.indented(try encoder.encode(job), depth: 2, indentFirstLine: true)
+        try JobEntryText.entry(job) ?? StableJSON.indented(try encoder.encode(job), depth: 2, indentFirstLine: true)
     }
 }

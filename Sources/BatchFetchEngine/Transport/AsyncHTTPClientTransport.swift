@@ -141,8 +141,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
 
         func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
             var headers: [String: String] = [:]
-            for header in head.headers where headers[header.name.lowercased()] == nil {
-                headers[header.name.lowercased()] = header.value
+            for header in head.headers {
+                let name = header.name.lowercased()
+                if headers[name] == nil { headers[name] = header.value }
             }
             if !handler.didReceiveHead(TransportResponseHead(status: Int(head.status.code), headers: headers)) {
                 lock.withLock { accepted = false }

@@ -30,11 +30,17 @@ public struct TransportResponseHead: Sendable, Equatable {
 
     public init(status: Int, headers: [String: String]) {
         self.status = status
-        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+        // The transports already lowercase them: no copy of the dictionary then.
+        self.headers = headers.keys.allSatisfy(Self.isLowercase) ? headers
+            : Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
     }
 
     public func header(_ name: String) -> String? {
-        headers[name.lowercased()]
+        headers[Self.isLowercase(name) ? name : name.lowercased()]
+    }
+
+    private static func isLowercase(_ name: String) -> Bool {
+        !name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
 }
 

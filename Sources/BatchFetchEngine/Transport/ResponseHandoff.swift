@@ -25,7 +25,7 @@ final class ResponseHandoff: TransportResponseHandler, @unchecked Sendable {
 
     /// Whether a response to `request` with this head must come from the hand-off transport.
     static func needed(_ head: TransportResponseHead, request: TransportRequest) -> Bool {
-        if let encoding = head.header("content-encoding")?.trimmingCharacters(in: .whitespaces).lowercased(),
+        if let encoding = head.header("content-encoding")?.trimmingOWS().lowercased(),
            !encoding.isEmpty, encoding != "identity" {
             return true
         }

@@ -73,6 +73,38 @@ import Testing
         }
     }
 
+    /// Every field of an entry is written: a job with all of them set (but the nested ones) is the
+    /// encoder's bytes. A field added to `RunReport.Job` and not to ``JobEntryText`` fails here,
+    /// where the job below no longer has every field set.
+    @Test func anEntryWithEveryFieldIsTheEncodersBytes() throws {
+        var result = JobResult(id: "all", status: .downloaded, dest: "d/all.bin")
+        result.url = "http://127.0.0.1/all.bin"
+        result.mirrorIndex = 1
+        result.redirects = ["http://127.0.0.1/r"]
+        result.size = 4096
+        result.checksums = ["sha256": "ab", "md5": "cd"]
+        result.checksumVerified = true
+        result.httpStatus = 200
+        result.etag = "\"e\""
+        result.lastModified = "Tue, 24 Nov 2026 02:00:00 GMT"
+        result.attempts = [AttemptRecord(mirrorIndex: 1, url: "http://127.0.0.1/all.bin", httpStatus: 200, failure: nil, waited: 0)]
+        result.resumedFrom = 100
+        result.bytesTransferred = 3996
+        result.segments = 4
+        result.duration = 0.25
+        result.skippedBecause = "not really"
+        result.copiedFrom = "twin"
+        result.evidence = "ETag"
+        var job = RunReport.Job(result)
+        job.kind = "upload"
+        let unset = Swift.Mirror(reflecting: job).children.filter { child in
+            guard let optional = child.value as? any OptionalProtocol else { return false }
+            return optional.isNone && !["error", "mirrors", "attemptLog"].contains(child.label ?? "")
+        }.map { $0.label ?? "?" }
+        #expect(unset.isEmpty, "fields JobEntryText may not write: \(unset)")
+        #expect(try #require(JobEntryText.entry(job)) == (try Self.encoded(job)))
+    }
+
     /// Entries with nested values are left to the encoder.
     @Test func entriesWithErrorsAttemptsOrMirrorsAreNotWrittenDirectly() {
         var random = Random()
@@ -86,4 +118,13 @@ import Testing
         #expect(JobEntryText.entry(retried) == nil)
         #expect(JobEntryText.entry(checked) == nil)
     }
+}
+
+/// Lets the test above ask whether a reflected optional is nil.
+protocol OptionalProtocol {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalProtocol {
+    var isNone: Bool { self == nil }
 }

@@ -53,9 +53,22 @@ import Testing
         let path = try directory()
         let whole = try RunLock(directory: path, wait: false)
         let saw = HeldBox()
-        let waiting = Task.detached {
-            let lock = try RunLock(directory: path, shard: Shard(index: 0, count: 3), wait: true) { saw.set($0) }
-            lock.release()
+        // The waiting lock blocks its thread in flock until the test gives the lock up: on a
+        // thread of its own, not the cooperative pool, which has one thread per core (two here)
+        // and which this test's own task needs to give the lock up. In the pool, it once
+        // deadlocked a whole test run with another test that blocked the other thread.
+        let waiting: Task<Void, any Error> = Task {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                Thread.detachNewThread {
+                    do {
+                        let lock = try RunLock(directory: path, shard: Shard(index: 0, count: 3), wait: true) { saw.set($0) }
+                        lock.release()
+                        continuation.resume()
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
         }
         // Give the lock up only once the waiter has found it held.
         let deadline = ContinuousClock.now + .seconds(20)

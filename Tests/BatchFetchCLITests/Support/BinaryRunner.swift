@@ -108,16 +108,17 @@ struct BinaryRunner {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // Read both pipes concurrently so a full stderr pipe cannot block the child.
+        // Read both pipes concurrently so a full stderr pipe cannot block the child; the reader
+        // is a thread of its own, not `DispatchQueue.global()`, whose threads are the ones tests
+        // block on (they wait for processes): with all of them blocked the reader never ran.
         nonisolated(unsafe) var errData = Data()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
             errData = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
+            done.signal()
         }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
+        done.wait()
         process.waitUntilExit()
         return Output(
             status: process.terminationStatus,
@@ -163,7 +164,7 @@ extension BinaryRunner {
         close(slave)
         nonisolated(unsafe) var received = Data()
         let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        Thread.detachNewThread {  // not the global queue's threads (see ``run(_:in:environment:)``)
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = read(master, &buffer, buffer.count)

@@ -14,7 +14,7 @@ import TestOrigin
         let part = directory.url.appendingPathComponent("data/big.bin.part").path
         let held = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Self.size / 2 }
         #expect(held, "the process never got there within the timeout")
-        process.waitUntilExit()
+        await BinaryRunner.exit(of: process)
         #expect(process.terminationReason == .uncaughtSignal)
         return BinaryRunner.fileSize(part)
     }
@@ -80,7 +80,7 @@ import TestOrigin
             let url = directory.url
             let held = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
             #expect(held, "the process never got there within the timeout")
-            process.waitUntilExit()
+            await BinaryRunner.exit(of: process)
             #expect(!Self.rangesDone(directory.url).isEmpty)
         } else {
             _ = try await killHalfway(directory, origin: origin)
@@ -129,7 +129,7 @@ import TestOrigin
         let url = directory.url
         let held = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
         #expect(held, "the process never got there within the timeout")
-        process.waitUntilExit()
+        await BinaryRunner.exit(of: process)
         let ranges = Self.rangesDone(directory.url)
         let done = ranges.reduce(0) { $0 + $1[1] - $1[0] }
         #expect(!ranges.isEmpty && done >= Self.size / 2 && done < Self.size)

@@ -46,7 +46,7 @@ import TestOrigin
         let (origin, directory) = try await slowWorld()
         let process = try BinaryRunner.start(["run", "m.yaml", "--progress", "line"], in: directory.url)
         await self.signal(signal, to: process, directory, atPart: 2 << 20)
-        process.waitUntilExit()
+        await BinaryRunner.exit(of: process)
         let log = try stderr(directory)
         #expect(process.terminationStatus == code, "\(log)")
         let interrupted = try report(directory)
@@ -76,7 +76,7 @@ import TestOrigin
         let part = directory.url.appendingPathComponent("data/slow.bin.part").path
         let sent = await BinaryRunner.signal(SIGTERM, to: process, times: 2) { BinaryRunner.fileSize(part) >= 1 << 20 }
         #expect(sent)
-        process.waitUntilExit()
+        await BinaryRunner.exit(of: process)
         try await origin.shutdown()
         let log = try stderr(directory)
         #expect(process.terminationStatus == 143, "\(log)")
@@ -103,7 +103,7 @@ import TestOrigin
         #expect(said && waiting.isRunning, "it should say it waits, and wait")
         #expect(origin.requests("/slow.bin").isEmpty)
         holder.release()
-        waiting.waitUntilExit()
+        await BinaryRunner.exit(of: waiting)
         try await origin.shutdown()
         #expect(waiting.terminationStatus == 0)
     }

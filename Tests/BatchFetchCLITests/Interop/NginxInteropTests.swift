@@ -54,7 +54,7 @@ struct NginxInteropTests {
         let part = directory.url.appendingPathComponent("data/file.bin.part").path
         let held = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Int64(Self.size / 4) }
         #expect(held, "the process never got there within the timeout")
-        process.waitUntilExit()
+        await BinaryRunner.exit(of: process)
         return BinaryRunner.fileSize(part)
     }
 

@@ -29,7 +29,7 @@ import TestOrigin
         let part = directory.url.appendingPathComponent("data/file.bin.part").path
         let started = Date()
         let seen = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Int64(Self.size / 4) }
-        process.waitUntilExit()
+        await BinaryRunner.exit(of: process)
         let log = (try? String(contentsOf: directory.url.appendingPathComponent("stderr.log"), encoding: .utf8)) ?? ""
         #expect(seen && process.terminationReason == .uncaughtSignal,
                 "waited \(Date().timeIntervalSince(started))s; first run: \(log)")

@@ -80,6 +80,18 @@ struct BinaryRunner {
         }
     }
 
+    /// Waits for `process` to exit, from a thread of its own: `waitUntilExit` blocks its
+    /// thread, and a test that blocks a thread of the cooperative pool (one per core) can starve
+    /// the tasks other tests need to finish — a CI run deadlocked that way.
+    static func exit(of process: Process) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+
     /// Checks `condition` every 10 ms on the calling thread until it holds or `timeout` passes.
     private static func poll(timeout: Double, until condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

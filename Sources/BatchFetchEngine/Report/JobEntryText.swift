@@ -21,16 +21,12 @@ enum JobEntryText {
         text.field("attempts", job.attempts)
         text.field("bytes_transferred", job.bytesTransferred)
         text.field("checksum_verified", job.checksumVerified)
-        if let checksums = job.checksums {
-            text.key("checksums")
-            text.raw("{")
-            for (position, (algorithm, digest)) in checksums.sorted(by: { $0.key < $1.key }).enumerated() {
-                text.raw(position == 0 ? "\n        " : ",\n        ")
-                text.string(algorithm)
+        if let checksums = job.checksums?.sorted(by: { $0.key < $1.key }) {
+            text.nested("checksums", "{", "}", checksums) { text, entry in
+                text.string(entry.key)
                 text.raw(" : ")
-                text.string(digest)
+                text.string(entry.value)
             }
-            text.raw(checksums.isEmpty ? "\n\n      }" : "\n      }")
         }
         text.field("copied_from", job.copiedFrom)
         text.field("dest", job.dest)
@@ -43,13 +39,7 @@ enum JobEntryText {
         text.field("last_modified", job.lastModified)
         text.field("mirror_index", job.mirrorIndex)
         if let redirects = job.redirects {
-            text.key("redirects")
-            text.raw("[")
-            for (position, url) in redirects.enumerated() {
-                text.raw(position == 0 ? "\n        " : ",\n        ")
-                text.string(url)
-            }
-            text.raw(redirects.isEmpty ? "\n\n      ]" : "\n      ]")
+            text.nested("redirects", "[", "]", redirects) { text, url in text.string(url) }
         }
         text.field("resumed_from", job.resumedFrom)
         text.field("segments", job.segments)
@@ -76,6 +66,20 @@ enum JobEntryText {
             raw(name)
             raw("\" : ")
             fields += 1
+        }
+
+        /// `"name" : ` and an object or array (`open`, `close`) of `elements`, one a line (an
+        /// empty one with a blank line, as the pretty encoder prints it).
+        mutating func nested<Element>(_ name: StaticString, _ open: StaticString, _ close: StaticString,
+                                      _ elements: [Element], _ write: (inout Text, Element) -> Void) {
+            key(name)
+            raw(open)
+            for (position, element) in elements.enumerated() {
+                raw(position == 0 ? "\n        " : ",\n        ")
+                write(&self, element)
+            }
+            raw(elements.isEmpty ? "\n\n      " : "\n      ")
+            raw(close)
         }
 
         mutating func field(_ name: StaticString, _ value: String?) {

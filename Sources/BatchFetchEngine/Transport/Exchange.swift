@@ -53,6 +53,7 @@ final class RequestWatch<Outcome: Sendable>: Watched {
         /// Ends the request when the transport never reports the end of a cancelled transfer.
         var lost: (@Sendable () -> Void)?
     }
+
     /// How long after a cancel the transport has to report the end before ``whenLost(_:)``'s
     /// handler ends the request instead.
     static var lostAfter: Duration { .seconds(5) }

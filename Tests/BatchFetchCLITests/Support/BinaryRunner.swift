@@ -60,35 +60,33 @@ struct BinaryRunner {
     static func signal(_ signal: Int32, to process: Process, times: Int = 1, timeout: Double = 20,
                        when condition: @escaping @Sendable () -> Bool) async -> Bool {
         let pid = process.processIdentifier
-        return await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let held = poll(timeout: timeout, until: condition)
-                for time in 0..<times {
-                    if time > 0 { Thread.sleep(forTimeInterval: 0.1) }
-                    kill(pid, signal)
-                }
-                continuation.resume(returning: held)
+        return await onThreadOfItsOwn {
+            let held = poll(timeout: timeout, until: condition)
+            for time in 0..<times {
+                if time > 0 { Thread.sleep(forTimeInterval: 0.1) }
+                kill(pid, signal)
             }
+            return held
         }
     }
 
     /// Waits until `condition` holds, from a thread of its own (see ``signal(_:to:times:timeout:when:)``);
     /// returns false when it did not within `timeout` seconds, for the test to fail on.
     static func wait(timeout: Double = 20, until condition: @escaping @Sendable () -> Bool) async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: poll(timeout: timeout, until: condition)) }
-        }
+        await onThreadOfItsOwn { poll(timeout: timeout, until: condition) }
     }
 
-    /// Waits for `process` to exit, from a thread of its own: `waitUntilExit` blocks its
-    /// thread, and a test that blocks a thread of the cooperative pool (one per core) can starve
-    /// the tasks other tests need to finish — a CI run deadlocked that way.
+    /// Waits for `process` to exit, from a thread of its own (``onThreadOfItsOwn(_:)``).
     static func exit(of process: Process) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                process.waitUntilExit()
-                continuation.resume()
-            }
+        await onThreadOfItsOwn { process.waitUntilExit() }
+    }
+
+    /// Runs `body`, which blocks, on a thread of its own and gives back its result: a test that
+    /// blocks a thread of the cooperative pool (one per core) can starve the tasks other tests
+    /// need to finish — a CI run deadlocked that way.
+    private static func onThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
         }
     }
 

@@ -103,9 +103,18 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    func channelActive(context: ChannelHandlerContext) {
+        state.withLock { values in
+            values.connectionsOpen += 1
+            values.maxConnectionsOpen = max(values.maxConnectionsOpen, values.connectionsOpen)
+        }
+        context.fireChannelActive()
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         transfer = nil
         endResponse()
+        state.withLock { $0.connectionsOpen -= 1 }
         context.fireChannelInactive()
     }
 

@@ -147,6 +147,12 @@ public final class TestOrigin: Sendable {
         state.withLock { $0.maxInFlight }
     }
 
+    /// The most client connections that were open at the same time, busy or idle, since the
+    /// origin started.
+    public var maxConnectionsOpen: Int {
+        state.withLock { $0.maxConnectionsOpen }
+    }
+
     public func shutdown() async throws {
         try await channel.close()
         try await group.shutdownGracefully()
@@ -163,6 +169,9 @@ final class OriginState: @unchecked Sendable {
         var requests: [TestOrigin.RecordedRequest] = []
         var inFlight = 0
         var maxInFlight = 0
+        /// Client connections open now, and the most at once (since the start).
+        var connectionsOpen = 0
+        var maxConnectionsOpen = 0
         /// How long every response head waits, as a network's round trip would (see ``TestOrigin/delayHeads(by:)``).
         var headDelay: Duration = .zero
         /// Requests waiting out the head delay now, and the most at once.

@@ -427,6 +427,23 @@ import TestOrigin
         #expect(most == 2)
     }
 
+    /// `per_host` counts connections, busy or idle, not only requests in flight: many short jobs
+    /// at a concurrency above the limit never make the transport open more.
+    @Test func perHostLimitsConnectionsNotOnlyRequests() async throws {
+        let world = try await Harness()
+        var jobs = ""
+        for index in 0..<48 {
+            world.origin.serve("/f\(index)", OriginFile(content: .generated(size: Int64(4096 + index), seed: UInt64(index))))
+            jobs += "  - {id: f\(index), url: \"{origin}/f\(index)\"}\n"
+        }
+        let report = try await world.run("version: 1\nconcurrency: 8\nper_host: 3\njobs:\n" + jobs)
+        let most = world.origin.maxConnectionsOpen
+        let busiest = world.origin.maxResponsesInFlight
+        await world.close()
+        #expect(report.jobs.count == 48 && report.jobs.allSatisfy { $0.status == .downloaded })
+        #expect(most <= 3 && busiest <= 3)
+    }
+
     @Test func strictDurabilityPublishes() async throws {
         let world = try await Harness()
         world.origin.serve("/foo", .text("foo"))

@@ -152,9 +152,11 @@ struct RunCommand: AsyncParsableCommand {
             Console.error("batchfetch: \(signal == SIGINT ? "SIGINT" : "SIGTERM"): stopping; partials are kept for a rerun (again to exit now)")
             run.interrupt()
         }
-        for await event in run.events {
-            printer.handle(event)
-            eventWriter?.handle(event)
+        await withTaskExecutorPreference(run.executor) {
+            for await event in run.events {
+                printer.handle(event)
+                eventWriter?.handle(event)
+            }
         }
         let result = await run.report
         printer.finish()

@@ -36,6 +36,10 @@ public struct OriginFile: Sendable {
     /// Serve ranges whatever `If-Range` says, as busybox httpd and twisted.web do: a resume then
     /// gets bytes of the current file even when it changed.
     public var ignoresIfRange = false
+    /// Requests for the path wait, unanswered, while this is true: a test holds a job in flight
+    /// until it has done what it must do mid-run, then clears it with ``TestOrigin/update(_:_:)``
+    /// (no race with the client's progress, however loaded the machine).
+    public var held = false
     /// Honour only this many Range requests; later ones get 200 and the whole body, like a
     /// server (or a proxy in front of it) that stops honouring ranges mid-way.
     public var rangesHonoured: Int?

@@ -80,26 +80,49 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             requestHead = nil
             if let receiving {
                 self.receiving = nil
-                let (status, headers) = state.finishReceiving(receiving, complete: true)
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .init(statusCode: status),
-                                                                     headers: HTTPHeaders(headers)))), promise: nil)
-                finish(context: context, close: !head.isKeepAlive)
+                let state = state
+                afterHold({ state.withLock { $0.receivers[receiving.path]?.held ?? false } }, context: context) { handler, context in
+                    let (status, headers) = state.finishReceiving(receiving, complete: true)
+                    context.write(handler.wrapOutboundOut(.head(HTTPResponseHead(
+                        version: head.version, status: .init(statusCode: status), headers: HTTPHeaders(headers)))), promise: nil)
+                    handler.finish(context: context, close: !head.isKeepAlive)
+                }
                 return
             }
-            let delay = state.withLock { values in
-                if values.headDelay > .zero {
-                    values.headsWaiting += 1
-                    values.maxHeadsWaiting = max(values.maxHeadsWaiting, values.headsWaiting)
-                }
-                return values.headDelay
+            let path = Self.target(head).path, state = state
+            afterHold({ state.withLock { $0.files[path]?.held ?? false } }, context: context) { handler, context in
+                handler.answer(head, context: context)
             }
-            guard delay > .zero else { return respond(to: head, context: context) }
-            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
-                let (handler, context) = bound.value
-                handler.state.withLock { $0.headsWaiting -= 1 }
-                handler.respond(to: head, context: context)
+        }
+    }
+
+    /// Runs `answer` once `held` says no more (looking again every 5 ms): a path a test holds
+    /// (``OriginFile/held``, ``OriginReceiver/held``) is answered when the test lets it go.
+    private func afterHold(_ held: @escaping () -> Bool, context: ChannelHandlerContext,
+                           _ answer: @escaping (OriginHandler, ChannelHandlerContext) -> Void) {
+        guard held() else { return answer(self, context) }
+        let bound = NIOLoopBound((self, context, held, answer), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .milliseconds(5)) {
+            let (handler, context, held, answer) = bound.value
+            handler.afterHold(held, context: context, answer)
+        }
+    }
+
+    /// Answers a request for a file, after the origin's head delay.
+    private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let delay = state.withLock { values in
+            if values.headDelay > .zero {
+                values.headsWaiting += 1
+                values.maxHeadsWaiting = max(values.maxHeadsWaiting, values.headsWaiting)
             }
+            return values.headDelay
+        }
+        guard delay > .zero else { return respond(to: head, context: context) }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
+            let (handler, context) = bound.value
+            handler.state.withLock { $0.headsWaiting -= 1 }
+            handler.respond(to: head, context: context)
         }
     }
 

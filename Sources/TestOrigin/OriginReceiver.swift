@@ -27,6 +27,9 @@ public struct OriginReceiver: Sendable {
     public var wrongReprDigest: String?
     /// Answer uploads without an ETag (as nginx's WebDAV does); `HEAD` still has one.
     public var omitsETagOnUpload = false
+    /// A whole body that arrived waits for its answer while this is true (see
+    /// ``TestOrigin/updateReceiver(_:_:)``): the upload stays in flight until the test lets it go.
+    public var held = false
 
     public static let prefixLimit = 4 << 20
 

@@ -43,6 +43,16 @@ public final class TestOrigin: Sendable {
         state.withLock { $0.receivers[path] = receiver }
     }
 
+    /// Changes how `path` takes uploads (its faults, whether it holds its answers).
+    public func updateReceiver(_ path: String, _ change: @Sendable (inout OriginReceiver) -> Void) {
+        state.withLock { state in
+            if var receiver = state.receivers[path] {
+                change(&receiver)
+                state.receivers[path] = receiver
+            }
+        }
+    }
+
     /// Every upload request to `path` so far, complete or not, in order.
     public func uploads(_ path: String) -> [ReceivedUpload] {
         state.withLock { $0.uploads[path] ?? [] }

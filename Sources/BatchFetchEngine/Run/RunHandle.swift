@@ -14,11 +14,17 @@ public final class RunHandle: Sendable {
     /// Every event of the run, ending after `runFinished`. Unread events are buffered (the
     /// newest 4,096), so a caller that only wants the report may ignore them.
     public let events: AsyncStream<RunEvent>
+    /// The executor the run's scheduler runs on (nil: the cooperative pool). A consumer of
+    /// ``events`` that prefers it (`withTaskExecutorPreference`) is resumed by each event on the
+    /// same thread instead of waking another: two switches a job fewer in a batch of small files.
+    public let executor: (any TaskExecutor)?
     private let task: Task<RunReport, Never>
     private let interruption: Interruption
 
-    init(events: AsyncStream<RunEvent>, task: Task<RunReport, Never>, interruption: Interruption) {
+    init(events: AsyncStream<RunEvent>, executor: (any TaskExecutor)?, task: Task<RunReport, Never>,
+         interruption: Interruption) {
         self.events = events
+        self.executor = executor
         self.task = task
         self.interruption = interruption
     }

@@ -24,13 +24,17 @@ public final class Runner: Sendable {
     public func start() -> RunHandle {
         let (events, continuation) = AsyncStream.makeStream(of: RunEvent.self, bufferingPolicy: .bufferingNewest(4096))
         let interruption = Interruption()
-        let task = Task {
-            let report = await execute(interruption: interruption) { continuation.yield($0) }
+        let transport = options.httpTransport(perHost: manifest.perHost)
+        // The scheduler on the first of the transport's executors, when it has any: a small job
+        // finishing there hands its result over without waking another thread.
+        let executor = transport.jobExecutors.first
+        let task = Task(executorPreference: executor) {
+            let report = await self.execute(transport: transport, interruption: interruption) { continuation.yield($0) }
             continuation.yield(.runFinished(report))
             continuation.finish()
             return report
         }
-        return RunHandle(events: events, task: task, interruption: interruption)
+        return RunHandle(events: events, executor: executor, task: task, interruption: interruption)
     }
 
     /// Runs every job and returns the report.
@@ -90,10 +94,10 @@ public final class Runner: Sendable {
             interruption: interruption, state: state, perHost: manifest.perHost, environment: options.environment)
     }
 
-    private func execute(interruption: Interruption, emit: @escaping @Sendable (RunEvent) -> Void) async -> RunReport {
+    private func execute(transport: any HTTPTransport, interruption: Interruption,
+                         emit: @escaping @Sendable (RunEvent) -> Void) async -> RunReport {
         let startDate = Date()
         let started = DispatchTime.now()
-        let transport = options.httpTransport(perHost: manifest.perHost)
         let active = ActiveJobs(jobs: manifest.jobs.count, started: started)
         let ticker = Task {
             while !Task.isCancelled {
@@ -143,6 +147,10 @@ public final class Runner: Sendable {
         /// Why no more jobs start (interrupt or --fail-fast), once that happens.
         var stopReason: String?
 
+        let executors = context.transport.jobExecutors
+        /// Small jobs running on each of the transport's executors, and where each one runs.
+        var runningOn = [Int](repeating: 0, count: executors.count)
+        var placed: [Int: Int] = [:]
         await withTaskGroup(of: (Int, JobResult, ReportJournal.Encoded).self) { group in
             var running = 0
             func launch() {
@@ -155,7 +163,14 @@ public final class Runner: Sendable {
                     emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? ""))
                     let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
                         .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
-                    group.addTask {
+                    var executor: (any TaskExecutor)?
+                    if runsOnExecutor(job, copying: source, sumFile: sumFile),
+                       let least = runningOn.indices.min(by: { runningOn[$0] < runningOn[$1] }) {
+                        runningOn[least] += 1
+                        placed[next] = least
+                        executor = executors[least]
+                    }
+                    group.addTask(executorPreference: executor) {
                         let result: JobResult
                         if job.isUpload {
                             result = await JobUploader(job: job, context: context, progress: progress).run()
@@ -177,6 +192,7 @@ public final class Runner: Sendable {
             launch()
             while let (index, result, entry) = await group.next() {
                 running -= 1
+                if let executor = placed.removeValue(forKey: index) { runningOn[executor] -= 1 }
                 active.remove(index, transferred: result.bytesTransferred)
                 journal.record(entry, at: index)
                 emit(.jobFinished(result))
@@ -206,6 +222,17 @@ public final class Runner: Sendable {
             skip(index, because: stopReason ?? "not started", journal: &journal, emit: emit)
         }
         return journal
+    }
+
+    /// Whether a job may run on one of the transport's executors (event loops, which must never
+    /// wait long): a download of a known size of at most ``EventLoopTaskExecutor/smallJobLimit``,
+    /// so that hashing an existing `dest` or writing the body takes well under a millisecond; no
+    /// twin's file to copy, no sum file to read, no `fsync` per file, no simulated slow disk.
+    /// Every other job runs on the cooperative pool.
+    private func runsOnExecutor(_ job: Job, copying source: SameContent.Source?, sumFile: (job: Job, path: String)?) -> Bool {
+        guard let size = job.size, size <= EventLoopTaskExecutor.smallJobLimit else { return false }
+        return !job.isUpload && source == nil && sumFile == nil && options.durability != .strict
+            && options.simulatedDiskRate == nil
     }
 
     /// The job as it runs: held to its lockfile entry (`run --locked`), and given the digests its

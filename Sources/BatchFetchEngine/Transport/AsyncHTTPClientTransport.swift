@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 
 /// The HTTP transport on SwiftNIO (AsyncHTTPClient): one client per process, never shut down;
@@ -21,15 +22,29 @@ import NIOSSL
 /// load): on this machine a 1 GiB download took 1.3 s instead of 2.9 s on URLSession
 /// (bench/results/nio-probe.md).
 ///
-/// `@unchecked`: its clients (one per proxy) are guarded by `lock`.
+/// Lanes: each event loop of the group has its own client (per proxy), and a request goes out on
+/// the lane of the loop its job runs on (``jobExecutors``), so that the job, the connection and
+/// the response's delegate share one thread. `per_host` is split between the lanes
+/// (``laneShare(_:)``) and a request takes a lane with room for its host, its own first: the
+/// clients together never open more than `per_host` connections to a host.
+///
+/// `@unchecked`: its clients and the lanes' counts are guarded by `lock`.
 public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable {
     private let maximumConnectionsPerHost: Int
     private let proxies: ProxySettings
     /// The TLS trust and client certificate; nil for the system's.
     private let tls: TLSOptions?
     private let lock = NSLock()
-    /// One client per proxy (nil: direct), made on first use and kept for the process.
-    private var clients: [ProxySettings.Proxy?: HTTPClient] = [:]
+    /// One client per proxy (nil: direct) and lane, made on first use and kept for the process.
+    private var clients: [ClientKey: HTTPClient] = [:]
+    /// Requests in flight per host, one count per lane.
+    private var inFlight: [String: [Int]] = [:]
+    private let lanes = EventLoopTaskExecutor.all
+
+    private struct ClientKey: Hashable {
+        var proxy: ProxySettings.Proxy?
+        var lane: Int
+    }
 
     private struct Key: Hashable {
         var perHost: Int
@@ -60,11 +75,54 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         self.tls = tls
     }
 
-    private func client(for url: URL) throws(TLSLoadError) -> HTTPClient {
-        let proxy = proxies.proxy(for: url)
+    /// The lanes' executors: a job that runs on one sends its requests on that lane.
+    public var jobExecutors: [any TaskExecutor] { lanes }
+
+    /// The connections per host lane `lane` may open: `per_host` split evenly, the first lanes
+    /// taking the remainder (0 for the last lanes when `per_host` is below the number of lanes).
+    func laneShare(_ lane: Int) -> Int {
+        maximumConnectionsPerHost / lanes.count + (lane < maximumConnectionsPerHost % lanes.count ? 1 : 0)
+    }
+
+    /// Picks the lane for a request to `host` and counts it in flight: the caller's own loop's
+    /// when its share has room, else the lane with the most room. When none has room (more
+    /// requests than `per_host` at once: runs that share this transport, each within its own
+    /// limit), the first lane, whose client queues the request.
+    func takeLane(for host: String) -> Int {
+        let current = MultiThreadedEventLoopGroup.currentEventLoop.map(ObjectIdentifier.init)
+        let own = lanes.firstIndex { ObjectIdentifier($0.loop) == current }
+        return lock.withLock {
+            var counts = inFlight[host] ?? [Int](repeating: 0, count: lanes.count)
+            let room = lanes.indices.map { laneShare($0) - counts[$0] }
+            let lane: Int
+            if let own, room[own] > 0 {
+                lane = own
+            } else if let most = room.indices.max(by: { room[$0] < room[$1] }), room[most] > 0 {
+                lane = most
+            } else {
+                lane = 0
+            }
+            counts[lane] += 1
+            inFlight[host] = counts
+            return lane
+        }
+    }
+
+    /// The request on `lane` to `host` ended.
+    func releaseLane(_ lane: Int, for host: String) {
+        lock.withLock {
+            guard var counts = inFlight[host] else { return }
+            counts[lane] -= 1
+            inFlight[host] = counts.allSatisfy { $0 == 0 } ? nil : counts
+        }
+    }
+
+    private func client(for url: URL, lane: Int) throws(TLSLoadError) -> HTTPClient {
+        let key = ClientKey(proxy: proxies.proxy(for: url), lane: lane)
         lock.lock()
         defer { lock.unlock() }
-        if let client = clients[proxy] { return client }
+        if let client = clients[key] { return client }
+        let proxy = key.proxy
         // Loaded when the client is made: a file fixed later takes a new process.
         let tlsConfiguration = try tls?.configuration()
         var configuration = HTTPClient.Configuration(
@@ -72,7 +130,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
             redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(30)),
             connectionPool: .init(idleTimeout: .seconds(60),
-                                  concurrentHTTP1ConnectionsPerHostSoftLimit: maximumConnectionsPerHost),
+                                  concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, laneShare(lane))),
             proxy: proxy.map { proxy in
                 .server(host: proxy.host, port: proxy.port,
                         authorization: proxy.credentials.map { .basic(credentials: Data($0.utf8).base64EncodedString()) })
@@ -82,19 +140,21 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         // No tracing: the default (a no-op tracer) still made a span and its attributes per
         // request, 1.3% of the CPU of 20,000 small files.
         configuration.tracing.tracer = nil
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        clients[proxy] = client
+        let client = HTTPClient(eventLoopGroupProvider: .shared(lanes[lane].loop), configuration: configuration)
+        clients[key] = client
         return client
     }
 
     public var hasBackpressure: Bool { true }
 
     public func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
-        let delegate = Delegate(handler: handler)
+        let host = request.url.host ?? ""
+        let lane = takeLane(for: host)
+        let delegate = Delegate(handler: handler) { [self] in releaseLane(lane, for: host) }
         do {
             var headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
             headers.replaceOrAdd(name: "Accept-Encoding", value: "identity")
-            let client = try client(for: request.url)
+            let client = try client(for: request.url, lane: lane)
             let outgoing = try HTTPClient.Request(
                 url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers,
                 body: request.upload.map { Self.stream($0, on: client.eventLoopGroup) } ?? request.body.map { .bytes($0) })
@@ -131,12 +191,15 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         typealias Response = Void
 
         private let handler: any TransportResponseHandler
+        /// Gives the request's lane back, before the handler hears of the end.
+        private let ended: @Sendable () -> Void
         private let lock = NSLock()
         private var completed = false
         private var accepted = true
 
-        init(handler: any TransportResponseHandler) {
+        init(handler: any TransportResponseHandler, ended: @escaping @Sendable () -> Void) {
             self.handler = handler
+            self.ended = ended
         }
 
         func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
@@ -172,7 +235,10 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
                 defer { completed = true }
                 return !completed
             }
-            if first { handler.didComplete(failure) }
+            if first {
+                ended()
+                handler.didComplete(failure)
+            }
         }
 
         static func failure(_ error: any Error) -> TransportFailure {

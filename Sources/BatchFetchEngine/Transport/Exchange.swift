@@ -31,7 +31,7 @@ enum Exchange {
             }
             interruption?.unregister(handler)
         }
-        await hosts.release(host)
+        hosts.release(host)
         return outcome
     }
 }

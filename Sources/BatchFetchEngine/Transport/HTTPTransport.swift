@@ -96,8 +96,12 @@ public protocol HTTPTransport: Sendable {
     /// Whether reads wait for the handler (``TransportResponseHandler/didReceiveBody(_:ready:)``).
     /// Without it the engine bounds memory by asking for bounded ranges.
     var hasBackpressure: Bool { get }
+    /// Executors the runner may run small jobs on, so that a job runs where its responses are
+    /// delivered; empty (the default): every job on the cooperative pool.
+    var jobExecutors: [any TaskExecutor] { get }
 }
 
 extension HTTPTransport {
     public var hasBackpressure: Bool { false }
+    public var jobExecutors: [any TaskExecutor] { [] }
 }

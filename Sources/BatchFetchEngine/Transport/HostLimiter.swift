@@ -1,31 +1,71 @@
+import NIOConcurrencyHelpers
+
 /// Keeps the requests in flight to one host at or below `per_host`, across all jobs.
 ///
 /// URLSession would queue extra tasks itself, but queued tasks plus redirects can trap in
 /// FoundationNetworking 6.3.1 (Docs/Contracts.md §5), so the engine never hands it more than the limit.
-public actor HostLimiter {
+///
+/// A lock, not an actor: a free slot is taken and given back without suspending. An actor's
+/// methods run on the global executor, so a job on an event loop (``HTTPTransport/jobExecutors``)
+/// went to a thread of the pool and back twice per request, to take its slot and to give it
+/// back; only a request that finds every slot taken waits now.
+public final class HostLimiter: Sendable {
+    private struct State {
+        var inUse: [String: Int] = [:]
+        var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+        /// Takes a free slot for `host`; false when all are taken.
+        mutating func take(_ host: String, limit: Int) -> Bool {
+            guard inUse[host, default: 0] < limit else { return false }
+            inUse[host, default: 0] += 1
+            return true
+        }
+    }
+
     private let limit: Int
-    private var inUse: [String: Int] = [:]
-    private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    private let state = NIOLockedValueBox(State())
 
     public init(limit: Int) {
         self.limit = max(1, limit)
     }
 
+    /// Takes a slot for `host`, waiting (first come, first served) while all are taken.
     public func acquire(_ host: String) async {
-        if inUse[host, default: 0] < limit {
-            inUse[host, default: 0] += 1
-            return
+        if state.withLockedValue({ $0.take(host, limit: limit) }) { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // A slot may have come free since the look above: take it rather than wait for a
+            // release that already happened.
+            let taken = state.withLockedValue { state -> Bool in
+                if state.take(host, limit: limit) { return true }
+                state.waiters[host, default: []].append(continuation)
+                return false
+            }
+            if taken { continuation.resume() }
         }
-        await withCheckedContinuation { waiters[host, default: []].append($0) }
     }
 
+    /// Gives a slot back: to the longest waiter for `host`, if any.
     public func release(_ host: String) {
-        if var queue = waiters[host], !queue.isEmpty {
-            let next = queue.removeFirst()
-            waiters[host] = queue
-            next.resume()
-        } else {
-            inUse[host, default: 1] -= 1
+        let next = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            if var queue = state.waiters[host], !queue.isEmpty {
+                let next = queue.removeFirst()
+                state.waiters[host] = queue.isEmpty ? nil : queue
+                return next
+            }
+            state.inUse[host, default: 1] -= 1
+            if state.inUse[host] == 0 { state.inUse[host] = nil }
+            return nil
         }
+        next?.resume()
+    }
+
+    /// Slots taken for `host` (for tests).
+    func inUse(_ host: String) -> Int {
+        state.withLockedValue { $0.inUse[host, default: 0] }
+    }
+
+    /// Requests waiting for a slot for `host` (for tests).
+    func waiting(_ host: String) -> Int {
+        state.withLockedValue { $0.waiters[host]?.count ?? 0 }
     }
 }

@@ -158,9 +158,10 @@ import TestOrigin
         let outside = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: outside) }
         try FileManager.default.createDirectory(atPath: world.path("sub"), withIntermediateDirectories: true)
-        var slow = OriginFile.generated(size: 1 << 20, seed: 1)
-        slow.trickleBytesPerSecond = 1 << 20
-        world.origin.serve("/a.bin", slow)
+        // a is held unanswered until the swap is done: b, which depends on it, starts after.
+        var held = OriginFile.generated(size: 1 << 20, seed: 1)
+        held.held = true
+        world.origin.serve("/a.bin", held)
         world.origin.serve("/b.bin", .generated(size: 1 << 20, seed: 2))
         let run = try world.start("""
             version: 1
@@ -174,6 +175,7 @@ import TestOrigin
                 try FileManager.default.moveItem(atPath: world.path("sub"), toPath: world.path("sub-old"))
                 try FileManager.default.createSymbolicLink(atPath: world.path("sub"), withDestinationPath: outside)
                 swapped = true
+                world.origin.update("/a.bin") { $0.held = false }
             }
         }
         let report = await run.report

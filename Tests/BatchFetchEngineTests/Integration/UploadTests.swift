@@ -284,12 +284,16 @@ import TestOrigin
 
     /// A second process rewrites the file while it is being sent: the job fails `source_changed`
     /// (the target may hold the changed bytes under the old digest; a server that checks
-    /// Content-Digest refuses them), and nothing local is touched.
+    /// Content-Digest refuses them), and nothing local is touched. The target holds its answer
+    /// until the file is rewritten, so the rewrite lands while the upload is in flight however
+    /// late a loaded machine hands the test the progress event.
     @Test func aFileRewrittenDuringTheUploadFailsSourceChanged() async throws {
         let world = try await Self.world()
         world.origin.receive("/store/src.bin")
         _ = try await world.run(Self.fetchAndPush("/store/src.bin"))
-        world.origin.receive("/store/copy.bin")
+        var holding = OriginReceiver()
+        holding.held = true
+        world.origin.receive("/store/copy.bin", holding)
         let handle = try world.start("""
             version: 1
             rate_limit: 2MB/s
@@ -304,6 +308,7 @@ import TestOrigin
             try file.write(contentsOf: Data(repeating: 0, count: 4096))
             try file.close()
             rewritten = true
+            world.origin.updateReceiver("/store/copy.bin") { $0.held = false }
         }
         let report = await handle.report
         await world.close()

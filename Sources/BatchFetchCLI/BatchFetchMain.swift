@@ -56,4 +56,14 @@ enum Console {
     static func errorText(_ text: String) {
         FileHandle.standardError.write(Data(text.utf8))
     }
+
+    /// Whether a write to `descriptor` always returns without waiting for a reader: a regular
+    /// file or a device that is not a terminal (`/dev/null`). A pipe fills when its reader
+    /// pauses (a pager, a stopped consumer) and a terminal stops on ^S.
+    static func writesNeverWait(_ descriptor: Int32) -> Bool {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return false }
+        let kind = info.st_mode & S_IFMT
+        return kind == S_IFREG || (kind == S_IFCHR && isatty(descriptor) == 0)
+    }
 }

@@ -25,6 +25,9 @@ final class EventWriter {
         if closes { try? handle.close() }
     }
 
+    /// Whether writing an event never waits for a reader (see ``Console/writesNeverWait(_:)``).
+    var neverWaits: Bool { Console.writesNeverWait(handle.fileDescriptor) }
+
     func handle(_ event: RunEvent) {
         let time = now()
         switch event {

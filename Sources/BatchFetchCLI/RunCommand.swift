@@ -152,7 +152,11 @@ struct RunCommand: AsyncParsableCommand {
             Console.error("batchfetch: \(signal == SIGINT ? "SIGINT" : "SIGTERM"): stopping; partials are kept for a rerun (again to exit now)")
             run.interrupt()
         }
-        await withTaskExecutorPreference(run.executor) {
+        // The events are handled on the run's scheduler thread (an event loop for a batch of small
+        // files: no thread woken per event) only when printing them never waits: a full pipe or a
+        // stopped terminal would hold the loop, and its transfers would time out.
+        let outputsNeverWait = Console.writesNeverWait(STDERR_FILENO) && (eventWriter?.neverWaits ?? true)
+        await withTaskExecutorPreference(outputsNeverWait ? run.executor : nil) {
             for await event in run.events {
                 printer.handle(event)
                 eventWriter?.handle(event)

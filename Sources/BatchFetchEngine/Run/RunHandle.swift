@@ -17,6 +17,8 @@ public final class RunHandle: Sendable {
     /// The executor the run's scheduler runs on (nil: the cooperative pool). A consumer of
     /// ``events`` that prefers it (`withTaskExecutorPreference`) is resumed by each event on the
     /// same thread instead of waking another: two switches a job fewer in a batch of small files.
+    /// It is an event loop: only a consumer that never waits long per event (on a pipe's reader,
+    /// say) may prefer it, or the loop's transfers stall.
     public let executor: (any TaskExecutor)?
     private let task: Task<RunReport, Never>
     private let interruption: Interruption

@@ -163,10 +163,13 @@ import TestOrigin
         let content = OriginContent.generated(size: 2 * Self.mib, seed: 10)
         var file = OriginFile(content: content)
         // Silent far longer than the timeout: even a watchdog delayed by a loaded machine (other
-        // tests block threads of the shared pool) fires before the stall would end by itself.
+        // tests block threads of the shared pool) fires before the stall would end by itself. A
+        // timeout of 3 s, not 1: with the whole suite running beside it, the first megabyte
+        // sometimes took over a second to arrive, and the first attempt timed out with nothing
+        // to resume.
         file.faults = [.stall(afterBytes: Self.mib, seconds: 60)]
         world.origin.serve("/data.bin", file)
-        let report = try await world.run(world.single("/data.bin", extra: "timeout: 1s"))
+        let report = try await world.run(world.single("/data.bin", extra: "timeout: 3s"))
         let digest = try world.sha256(ofFile: "out.bin")
         await world.close()
         let job = report.jobs[0]

@@ -253,7 +253,8 @@ def main() -> None:
         f"started: `{uptime}`.",
         "",
         f"Download benchmark, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-        f"nginx on loopback, median of {args.runs} runs (sync before each). batchfetch verifies sha256 and size "
+        f"nginx on loopback, median of {args.runs} runs (before each: sync, and as root the page cache emptied and the "
+        f"data and tools read back, see `settle_page_cache`). batchfetch verifies sha256 and size "
         "and publishes atomically; the peers verify nothing. `batchfetch` uses URLSession (the default), "
         "`batchfetch nio` AsyncHTTPClient (BATCHFETCH_TRANSPORT=nio).",
         "",

@@ -14,7 +14,7 @@ enum JobEntryText {
     /// values.
     static func entry(_ job: RunReport.Job) -> [UInt8]? {
         guard job.error == nil, job.mirrors == nil, job.attemptLog == nil else { return nil }
-        var text = Text()
+        var text = EntryTextWriter()
         text.bytes.reserveCapacity(512)
         text.raw("    {")
         // In the order of the keys' names (`.sortedKeys`).
@@ -49,94 +49,5 @@ enum JobEntryText {
         text.field("url", job.url)
         text.raw("\n    }")  // never empty: id, dest and status are always there
         return text.bytes
-    }
-
-    /// The text being written, and how many fields it has.
-    private struct Text {
-        var bytes: [UInt8] = []
-        var fields = 0
-
-        mutating func raw(_ text: StaticString) {
-            text.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        }
-
-        /// `"name" : `, after a comma when a field came before.
-        mutating func key(_ name: StaticString) {
-            raw(fields == 0 ? "\n      \"" : ",\n      \"")
-            raw(name)
-            raw("\" : ")
-            fields += 1
-        }
-
-        /// `"name" : ` and an object or array (`open`, `close`) of `elements`, one a line (an
-        /// empty one with a blank line, as the pretty encoder prints it).
-        mutating func nested<Element>(_ name: StaticString, _ open: StaticString, _ close: StaticString,
-                                      _ elements: [Element], _ write: (inout Text, Element) -> Void) {
-            key(name)
-            raw(open)
-            for (position, element) in elements.enumerated() {
-                raw(position == 0 ? "\n        " : ",\n        ")
-                write(&self, element)
-            }
-            raw(elements.isEmpty ? "\n\n      " : "\n      ")
-            raw(close)
-        }
-
-        mutating func field(_ name: StaticString, _ value: String?) {
-            guard let value else { return }
-            key(name)
-            string(value)
-        }
-
-        mutating func field(_ name: StaticString, _ value: Int?) {
-            guard let value else { return }
-            key(name)
-            bytes.append(contentsOf: String(value).utf8)
-        }
-
-        mutating func field(_ name: StaticString, _ value: Int64?) {
-            guard let value else { return }
-            key(name)
-            bytes.append(contentsOf: String(value).utf8)
-        }
-
-        mutating func field(_ name: StaticString, _ value: Bool?) {
-            guard let value else { return }
-            key(name)
-            if value { raw("true") } else { raw("false") }
-        }
-
-        /// A number as the encoder writes it: Swift's shortest form without a trailing `.0`.
-        mutating func field(_ name: StaticString, _ value: Double?) {
-            guard let value else { return }
-            key(name)
-            var text = value.description
-            if text.hasSuffix(".0") { text.removeLast(2) }
-            bytes.append(contentsOf: text.utf8)
-        }
-
-        /// A JSON string: `"` and `\` escaped, control characters as `\n`-style or `\u00xx`
-        /// escapes, everything else (slashes, non-ASCII) as it is.
-        mutating func string(_ value: String) {
-            bytes.append(UInt8(ascii: "\""))
-            for byte in value.utf8 {
-                switch byte {
-                case UInt8(ascii: "\""): raw("\\\"")
-                case UInt8(ascii: "\\"): raw("\\\\")
-                case 0x08: raw("\\b")
-                case 0x09: raw("\\t")
-                case 0x0A: raw("\\n")
-                case 0x0C: raw("\\f")
-                case 0x0D: raw("\\r")
-                case 0..<0x20:
-                    raw("\\u00")
-                    let hex = Array("0123456789abcdef".utf8)
-                    bytes.append(hex[Int(byte >> 4)])
-                    bytes.append(hex[Int(byte & 0xF)])
-                default: bytes.append(byte)
-                }
-            }
-            bytes.append(UInt8(ascii: "\""))
-        }
     }
 }

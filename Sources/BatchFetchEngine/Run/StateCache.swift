@@ -169,22 +169,33 @@ public final class StateCache: Sendable {
 
     /// The cache file's text (``Stored``) written one entry at a time, dests in UTF-8 order, in
     /// ``StableJSON``'s layout: the cache of a large manifest is never encoded whole in memory
-    /// (20,000 entries took tens of MiB at once).
+    /// (20,000 entries took tens of MiB at once). Each entry by ``EntryTextWriter``, the bytes
+    /// `JSONEncoder` makes of it (`JSONEncoder` was 3% of the CPU of 20,000 small files, at the
+    /// end of the run where nothing else runs beside it).
     static func write(_ files: Table, to writer: inout FileWriter) throws(DownloadFailure) {
-        let encoder = StableJSON.prettyEncoder()
         try writer.write("{\n  \"files\" : {")
         let dests = files.dests.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         for (position, dest) in dests.enumerated() {
-            let key: Data, value: Data
-            do {
-                (key, value) = (try encoder.encode(dest), try encoder.encode(files[dest]!.entry))
-            } catch {
-                throw DownloadFailure(.ioError, "cannot encode the state cache: \(error)")  // strings and integers only
+            var text = EntryTextWriter()
+            text.raw(position == 0 ? "\n    " : ",\n    ")
+            text.string(dest)
+            text.raw(" : {")
+            let entry = files[dest]!.entry
+            // In the order of the keys' names (`.sortedKeys`).
+            text.field("device", entry.device)
+            text.nested("digests", "{", "}", entry.digests.sorted { $0.key < $1.key }) { text, digest in
+                text.string(digest.key)
+                text.raw(" : ")
+                text.string(digest.value)
             }
-            try writer.write(position == 0 ? "\n    " : ",\n    ")
-            try writer.write(key)
-            try writer.write(" : ")
-            try writer.write(StableJSON.indented(value, depth: 2, indentFirstLine: false))
+            text.field("etag", entry.etag)
+            text.field("inode", entry.inode)
+            text.field("last_modified", entry.lastModified)
+            text.field("mtime_ns", entry.mtimeNanoseconds)
+            text.field("size", entry.size)
+            text.field("url_sha256", entry.urlSHA256)
+            text.raw("\n    }")
+            try writer.write(text.bytes)
         }
         try writer.write(files.isEmpty ? "\n\n  },\n  \"version\" : 1\n}" : "\n  },\n  \"version\" : 1\n}")
     }

@@ -5,9 +5,10 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// The HTTP transport on SwiftNIO (AsyncHTTPClient): one client per process, never shut down;
-/// redirects and decompression off (the engine follows redirects itself and needs the bytes of
-/// the file); HTTP/1.1 connections per host at most `per_host` (HTTP/2 where TLS negotiates it);
+/// The HTTP transport on SwiftNIO (AsyncHTTPClient): clients that live for the process (one per
+/// event loop and proxy, never shut down); redirects and decompression off (the engine follows
+/// redirects itself and needs the bytes of the file); HTTP/1.1 connections per host at most
+/// `per_host` in all (HTTP/2 where TLS negotiates it: one connection per lane);
 /// `http_proxy`, `https_proxy` and `no_proxy` honoured as curl and URLSession do — except that
 /// AsyncHTTPClient reaches every origin through a proxy with CONNECT, also for http:// URLs,
 /// which proxies that allow CONNECT only to port 443 refuse.

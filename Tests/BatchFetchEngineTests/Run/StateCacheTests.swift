@@ -87,6 +87,40 @@ import Testing
         #expect(try JSONDecoder().decode(StateCache.Stored.self, from: written).files == files)
     }
 
+    /// Random entries — names and validators with quotes, backslashes, control characters and
+    /// other scripts, numbers at their limits, digests hex or not — written directly are the
+    /// bytes `JSONEncoder` makes of the whole cache, and read back the same.
+    @Test func randomEntriesAreWrittenAsTheEncoderWritesThem() throws {
+        let url = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let root = try SafeDirectory.root(url.path, create: false)
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "/", "\"", "\\", "\n", "\t", "\u{1}", "\u{1f}", "\u{7f}", "\u{e9}", "\u{4e2d}", "\u{1F600}", " ", "0"]
+        func text() -> String { (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined() }
+        func hex() -> String { (0..<Int.random(in: 1...32, using: &generator)).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined() }
+        func maybe(_ make: () -> String) -> String? { Bool.random(using: &generator) ? make() : nil }
+        var files: [String: StateCache.Entry] = [:]
+        for index in 0..<500 {
+            var digests: [String: String] = [:]
+            for algorithm in ["sha256", "md5", "sha1", "sha512"] where Bool.random(using: &generator) {
+                digests[algorithm] = Bool.random(using: &generator) ? hex() : text()
+            }
+            files["\(text())\(index)"] = StateCache.Entry(
+                device: [0, 1, UInt64.max, UInt64.random(in: 0...UInt64.max, using: &generator)].randomElement(using: &generator)!,
+                inode: UInt64.random(in: 0...UInt64.max, using: &generator),
+                size: [0, Int64.max, Int64.random(in: 0...Int64.max, using: &generator)].randomElement(using: &generator)!,
+                mtimeNanoseconds: [Int64.min, -1, 0, Int64.max, Int64.random(in: Int64.min...Int64.max, using: &generator)]
+                    .randomElement(using: &generator)!,
+                digests: digests, urlSHA256: maybe(hex), etag: maybe(text), lastModified: maybe(text))
+        }
+        try root.writeAtomically("cache.json") { (writer: inout FileWriter) throws(DownloadFailure) in
+            try StateCache.write(StateCache.Table(files.mapValues(StateCache.Held.init)), to: &writer)
+        }
+        let written = try Data(contentsOf: url.appendingPathComponent("cache.json"))
+        #expect(written == (try StableJSON.encode(StateCache.Stored(files: files))))
+        #expect(try JSONDecoder().decode(StateCache.Stored.self, from: written).files == files)
+    }
+
     /// The cache is read back an entry at a time in its own layout, whole in any other (a file
     /// edited by hand), and not at all when it is not a version 1 cache.
     @Test(arguments: [0, 1, 4])

@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "batchfetch",
-    platforms: [.macOS(.v13)],
+    // macOS 15: small jobs run on SwiftNIO's event loops through a `TaskExecutor` (Swift 6.0's
+    // task executor preference, macOS 15 and later; Docs/Architecture.md, "Lanes").
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "batchfetch", targets: ["batchfetch"]),
         .library(name: "BatchFetchSpec", targets: ["BatchFetchSpec"]),

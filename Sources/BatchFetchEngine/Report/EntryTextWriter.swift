@@ -44,22 +44,21 @@ struct EntryTextWriter {
         string(value)
     }
 
-    mutating func field(_ name: StaticString, _ value: Int?) {
+    /// An integer in decimal, as the encoder writes `Int`, `Int64` and `UInt64`.
+    mutating func field<Integer: BinaryInteger>(_ name: StaticString, _ value: Integer?) {
         guard let value else { return }
         key(name)
         bytes.append(contentsOf: String(value).utf8)
     }
 
-    mutating func field(_ name: StaticString, _ value: Int64?) {
+    /// A map of strings (digests by algorithm) as an object, its keys in order.
+    mutating func field(_ name: StaticString, _ value: [String: String]?) {
         guard let value else { return }
-        key(name)
-        bytes.append(contentsOf: String(value).utf8)
-    }
-
-    mutating func field(_ name: StaticString, _ value: UInt64?) {
-        guard let value else { return }
-        key(name)
-        bytes.append(contentsOf: String(value).utf8)
+        nested(name, "{", "}", value.sorted { $0.key < $1.key }) { text, entry in
+            text.string(entry.key)
+            text.raw(" : ")
+            text.string(entry.value)
+        }
     }
 
     mutating func field(_ name: StaticString, _ value: Bool?) {

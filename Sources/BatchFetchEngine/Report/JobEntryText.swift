@@ -21,13 +21,7 @@ enum JobEntryText {
         text.field("attempts", job.attempts)
         text.field("bytes_transferred", job.bytesTransferred)
         text.field("checksum_verified", job.checksumVerified)
-        if let checksums = job.checksums?.sorted(by: { $0.key < $1.key }) {
-            text.nested("checksums", "{", "}", checksums) { text, entry in
-                text.string(entry.key)
-                text.raw(" : ")
-                text.string(entry.value)
-            }
-        }
+        text.field("checksums", job.checksums)
         text.field("copied_from", job.copiedFrom)
         text.field("dest", job.dest)
         text.field("duration_seconds", job.durationSeconds)

@@ -183,11 +183,7 @@ public final class StateCache: Sendable {
             let entry = files[dest]!.entry
             // In the order of the keys' names (`.sortedKeys`).
             text.field("device", entry.device)
-            text.nested("digests", "{", "}", entry.digests.sorted { $0.key < $1.key }) { text, digest in
-                text.string(digest.key)
-                text.raw(" : ")
-                text.string(digest.value)
-            }
+            text.field("digests", entry.digests)
             text.field("etag", entry.etag)
             text.field("inode", entry.inode)
             text.field("last_modified", entry.lastModified)

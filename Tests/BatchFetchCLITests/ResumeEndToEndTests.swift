@@ -161,6 +161,41 @@ import TestOrigin
         #expect(job?["segments"] as? Int == 4)
     }
 
+    /// A small file of known size is written to a part without a name: SIGKILLed in the middle
+    /// of its body, the run leaves nothing of it behind (no part, no sidecar, no dest), and a
+    /// rerun fetches it whole.
+    @Test func aSmallFileKilledMidBodyLeavesNothingBehind() async throws {
+        let origin = try await TestOrigin.start()
+        let size: Int64 = 1 << 20
+        let content = OriginContent.generated(size: size, seed: 5)
+        var file = OriginFile(content: content)
+        file.trickleBytesPerSecond = 256 << 10
+        origin.serve("/small.bin", file)
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: small, url: "\(origin.url("/small.bin"))", size: \(size)}
+            """)
+        let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
+        let held = await BinaryRunner.signal(SIGKILL, to: process) { origin.bytesServed("/small.bin") >= size / 2 }
+        #expect(held, "the process never got there within the timeout")
+        await BinaryRunner.exit(of: process)
+        let data = directory.url.appendingPathComponent("data")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: data.path)) ?? []
+
+        origin.update("/small.bin") { $0.trickleBytesPerSecond = nil }
+        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        try await origin.shutdown()
+
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(left.filter { $0.contains("small.bin") } == [], "left behind: \(left)")
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let bytes = try Data(contentsOf: data.appendingPathComponent("small.bin"))
+        #expect(Self.hex(SHA256.hash(data: bytes)) == Self.hex(SHA256.hash(data: content.allBytes)))
+    }
+
     static func hex(_ digest: SHA256.Digest) -> String {
         digest.map { String(format: "%02x", $0) }.joined()
     }

@@ -80,7 +80,7 @@ struct JobDownloader: Sendable {
     private func copy(from source: SameContent.Source) -> JobResult {
         do throws(DownloadFailure) {
             try files.takePart(from: PartialFiles(root: context.root, dest: source.dest))
-            let (digests, size) = try files.digests(of: files.partName, also: algorithms)
+            let (digests, size) = try files.partDigests(also: algorithms)
             if var failure = expectation.mismatch(size: size, digests: digests) {
                 failure.message = "job '\(source.id)' fetched the same URL: \(failure.message)"
                 throw failure
@@ -101,7 +101,8 @@ struct JobDownloader: Sendable {
     private mutating func download() async -> JobResult {
         let sink: FileSink
         do {
-            sink = FileSink(descriptor: try files.openPart(), partPath: files.partPath, algorithms: algorithms,
+            let unnamed = machine.withLockedValue { $0.configuration.transfer }.keepsPartUnnamed(expectedSize: job.size)
+            sink = FileSink(descriptor: try files.openPart(unnamed: unnamed), partPath: files.partPath, algorithms: algorithms,
                             writeSize: context.writeSize, memoryCap: context.memoryCap, writeRate: context.simulatedDiskRate,
                             expectedSize: job.size)
         } catch {
@@ -147,7 +148,7 @@ struct JobDownloader: Sendable {
         case .verifyPartial:
             // A partial completed in an earlier run (416) is read back once.
             do {
-                let (digests, size) = try files.digests(of: files.partName, also: algorithms)
+                let (digests, size) = try files.partDigests(also: algorithms)
                 return verifyAndPublish(digests: digests, size: size, sink: sink)
             } catch {
                 return .act(.fail(error))

@@ -23,6 +23,10 @@ public enum Durability: String, Sendable, CaseIterable {
 /// second process on an overlapping output directory (nested, or reached through a symlink)
 /// cannot write into it, and its job fails with `in_use` instead of mixing blocks.
 ///
+/// A part that no later run would resume (``openPart(unnamed:)``: a small single stream, which
+/// gets no sidecar) can instead be a file without a name in the same directory, linked into
+/// place when verified: no second process can reach it, and a kill leaves nothing behind.
+///
 /// `@unchecked`: the opened directory and part descriptor are guarded by `lock`; the rest is
 /// immutable.
 public final class PartialFiles: @unchecked Sendable {
@@ -31,7 +35,7 @@ public final class PartialFiles: @unchecked Sendable {
     public let dest: String
     /// Paths for messages.
     public let destPath: String
-    public var partPath: String { directoryPath + "/" + partName }
+    public var partPath: String { partPath(unnamed: openedPart.unnamed) }
     public var sidecarPath: String { directoryPath + "/" + sidecarName }
     public let destName: String
     public let partName: String
@@ -43,6 +47,8 @@ public final class PartialFiles: @unchecked Sendable {
     private var directory: SafeDirectory?
     /// The part, open and locked, while the job owns it.
     private var part: Int32 = -1
+    /// The open part is a file without a name (``SafeDirectory/openUnnamed()``), not `partName`.
+    private var unnamed = false
     /// False once ``local()`` found no sidecar while the part was locked, until one is written:
     /// no other process makes one without the lock, so publishing need not unlink it (an
     /// `unlinkat` takes the directory's lock even for a missing name: 1.7% of the CPU of 20,000
@@ -83,7 +89,7 @@ public final class PartialFiles: @unchecked Sendable {
     /// The partial on disk, if any; an unreadable sidecar counts as none (the bytes then cannot be
     /// trusted and are replaced).
     public func local() -> LocalPartial? {
-        guard let directory = existing, let bytes = directory.regularFileSize(partName) else { return nil }
+        guard !lock.withLock({ unnamed }), let directory = existing, let bytes = directory.regularFileSize(partName) else { return nil }
         let (data, missing) = directory.read(sidecarName, limit: 16 << 20)
         if missing { lock.withLock { if part >= 0 { sidecarMayExist = false } } }
         let sidecar = data.flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
@@ -93,10 +99,18 @@ public final class PartialFiles: @unchecked Sendable {
     /// Opens the part for writing, creating it, and takes its lock (once per job); returns a
     /// descriptor of its own for the caller to close (a sink, a hasher). All of them share the
     /// one open file description, so the lock covers every writer of this job.
-    public func openPart() throws(DownloadFailure) -> Int32 {
+    ///
+    /// With `unnamed` (a part no later run would resume) the part is a new file without a name
+    /// where the system allows it, unless a `<dest>.part` is on disk: that one is taken, as
+    /// always, so an earlier run's leftover is used up rather than left behind.
+    public func openPart(unnamed wanted: Bool = false) throws(DownloadFailure) -> Int32 {
         let directory = try openDirectory(create: true)!
         lock.lock()
         defer { lock.unlock() }
+        if part < 0, wanted, directory.status(partName) == nil, let descriptor = directory.openUnnamed() {
+            part = descriptor
+            unnamed = true
+        }
         if part < 0 {
             // Another process may rename or replace the part between our open and our lock:
             // only a lock on the file that still has the name counts.
@@ -104,7 +118,7 @@ public final class PartialFiles: @unchecked Sendable {
                 let descriptor = try directory.openFile(partName, O_RDWR | O_CREAT)
                 if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                     close(descriptor)
-                    throw DownloadFailure(.inUse, "another process is writing \(partPath) (a second batchfetch run on an overlapping output directory?)")
+                    throw DownloadFailure(.inUse, "another process is writing \(partPath(unnamed: false)) (a second batchfetch run on an overlapping output directory?)")
                 }
                 var opened = stat()
                 if fstat(descriptor, &opened) == 0, let named = directory.status(partName),
@@ -114,11 +128,21 @@ public final class PartialFiles: @unchecked Sendable {
                 }
                 close(descriptor)
             }
-            guard part >= 0 else { throw DownloadFailure(.inUse, "\(partPath) keeps being replaced by another process") }
+            guard part >= 0 else { throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) keeps being replaced by another process") }
         }
         let copy = dup(part)
-        guard copy >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath)") }
+        guard copy >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath(unnamed: unnamed))") }
         return copy
+    }
+
+    /// The part's path, for messages (called with `lock` held or not).
+    private func partPath(unnamed: Bool) -> String {
+        unnamed ? "the unnamed part of \(destPath)" : directoryPath + "/" + partName
+    }
+
+    /// The part's descriptor (-1 when not open) and whether it is unnamed.
+    private var openedPart: (descriptor: Int32, unnamed: Bool) {
+        lock.withLock { (part, unnamed) }
     }
 
     /// Releases the part's lock (it stays on disk, e.g. for a resume).
@@ -126,13 +150,16 @@ public final class PartialFiles: @unchecked Sendable {
         lock.withLock {
             if part >= 0 { close(part) }
             part = -1
+            unnamed = false
             sidecarMayExist = true
         }
     }
 
     /// Replaces the sidecar atomically (temporary file and rename, no fsync): a kill at any
     /// instant leaves the old or the new sidecar, never a torn one.
+    /// An unnamed part gets none: nothing could find it again.
     public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
+        guard !lock.withLock({ unnamed }) else { return }
         guard let data = try? StableJSON.encode(sidecar) else {
             throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }
@@ -140,8 +167,10 @@ public final class PartialFiles: @unchecked Sendable {
         try openDirectory(create: true)!.writeAtomically(sidecarName, data)
     }
 
+    /// Removes the part and its sidecar (an unnamed part goes when it is closed; a named one on
+    /// disk then is another's).
     public func removePartial() {
-        if let directory = existing {
+        if !lock.withLock({ unnamed }), let directory = existing {
             directory.unlink(partName)
             directory.unlink(sidecarName)
         }
@@ -149,12 +178,18 @@ public final class PartialFiles: @unchecked Sendable {
     }
 
     /// Renames the verified partial into place, replacing any old `dest` (or a symlink planted
-    /// there: rename replaces the link, never follows it) atomically, and drops the sidecar.
+    /// there: rename replaces the link, never follows it) atomically, and drops the sidecar; an
+    /// unnamed part is linked into place instead, replacing the same way.
     /// With `strict` the directory is fsynced after the rename (the file already was).
     public func publish(durability: Durability) throws(DownloadFailure) {
         let directory = try openDirectory(create: true)!
-        try directory.rename(partName, to: destName)
-        if lock.withLock({ sidecarMayExist }) { directory.unlink(sidecarName) }
+        let opened = openedPart
+        if opened.unnamed {
+            try directory.link(opened.descriptor, as: destName)
+        } else {
+            try directory.rename(partName, to: destName)
+            if lock.withLock({ sidecarMayExist }) { directory.unlink(sidecarName) }
+        }
         closePart()
         if durability == .strict { directory.sync() }
     }
@@ -172,7 +207,21 @@ public final class PartialFiles: @unchecked Sendable {
 
     /// Size of the part if it is a regular file.
     public func partSize() -> Int64? {
-        existing?.regularFileSize(partName)
+        let opened = openedPart
+        guard opened.unnamed else { return existing?.regularFileSize(partName) }
+        var info = stat()
+        return fstat(opened.descriptor, &info) == 0 ? Int64(info.st_size) : nil
+    }
+
+    /// Digests of the whole part, named or not.
+    public func partDigests(also algorithms: [Checksum.Algorithm]) throws(DownloadFailure) -> (digests: [String: String], bytes: Int64) {
+        let opened = openedPart
+        guard opened.unnamed else { return try digests(of: partName, also: algorithms) }
+        do {
+            return try Digester.digests(ofDescriptor: opened.descriptor, also: algorithms)
+        } catch {
+            throw DownloadFailure(.ioError, "cannot read back \(partPath): \(error)")
+        }
     }
 
     /// Digests of the regular file `name` in the destination's directory.

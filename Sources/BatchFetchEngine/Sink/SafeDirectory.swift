@@ -1,5 +1,6 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// An open directory at or beneath the output directory, reached without following symbolic
 /// links: every file the run creates is opened relative to one of these.
@@ -75,6 +76,76 @@ public final class SafeDirectory: Sendable {
         }
         return descriptor
     }
+
+    /// A new file in this directory without a name (`O_TMPFILE`), open for reading and writing,
+    /// for ``link(_:as:)`` to name once its bytes are verified; nil where that is not possible
+    /// (not Linux, a file system without `O_TMPFILE`, a kernel that refuses to link it).
+    ///
+    /// Why: a small download written to `<dest>.part` and renamed costs two changes to the
+    /// directory (the create and the rename) where curl makes one; an unnamed file costs one (the
+    /// link), and a kill leaves nothing behind. 20,000 files of 4 KiB here: 0.47 s of CPU for
+    /// unnamed files against 0.83 s for a part and a rename (bench/results/profile.md).
+    public func openUnnamed() -> Int32? {
+        #if os(Linux)
+        guard Self.linksUnnamedFiles(in: self) else { return nil }
+        let descriptor = openat(self.descriptor, ".", Self.unnamedFileFlag | O_RDWR | O_CLOEXEC, 0o644)
+        return descriptor >= 0 ? descriptor : nil
+        #else
+        return nil
+        #endif
+    }
+
+    /// Names the unnamed file open at `file` (``openUnnamed()``) `name` in this directory,
+    /// replacing whatever is there — a file, or a symlink planted there, never followed — the
+    /// way ``rename(_:to:)`` does: a link where the name is free, else a link under a temporary
+    /// name and a rename over it.
+    public func link(_ file: Int32, as name: String) throws(DownloadFailure) {
+        #if os(Linux)
+        if linkat(file, "", descriptor, name, Self.emptyPathFlag) == 0 { return }
+        guard errno == EEXIST else { throw FileSink.failure(errno, "cannot link \(path)/\(name)") }
+        let temporary = DestPath.temporaryName(for: name, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        guard linkat(file, "", descriptor, temporary, Self.emptyPathFlag) == 0 else {
+            throw FileSink.failure(errno, "cannot link \(path)/\(name)")
+        }
+        do {
+            try rename(temporary, to: name)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        #else
+        throw DownloadFailure(.ioError, "cannot link \(path)/\(name): no unnamed files on this system")
+        #endif
+    }
+
+    #if os(Linux)
+    /// `O_TMPFILE` and `AT_EMPTY_PATH` (Linux's values on every architecture), which Glibc's
+    /// Swift module leaves out: they need `_GNU_SOURCE`.
+    private static let unnamedFileFlag: Int32 = 0o20000000 | O_DIRECTORY
+    private static let emptyPathFlag: Int32 = 0x1000
+
+    /// Whether this process may link its unnamed files: Linux 6.10 and later let a process link
+    /// a file it opened itself; earlier kernels require `CAP_DAC_READ_SEARCH` (and refuse with
+    /// `ENOENT`). Probed once per process, with a file of its own linked under a temporary
+    /// name and removed again, in the first directory that asks.
+    private static func linksUnnamedFiles(in directory: SafeDirectory) -> Bool {
+        unnamedProbe.withLockedValue { known in
+            if let known { return known }
+            let file = openat(directory.descriptor, ".", unnamedFileFlag | O_RDWR | O_CLOEXEC, 0o644)
+            var linked = false
+            if file >= 0 {
+                let name = DestPath.temporaryName(for: "batchfetch-probe", tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+                linked = linkat(file, "", directory.descriptor, name, emptyPathFlag) == 0
+                if linked { directory.unlink(name) }
+                close(file)
+            }
+            known = linked
+            return linked
+        }
+    }
+
+    private static let unnamedProbe = NIOLockedValueBox<Bool?>(nil)
+    #endif
 
     /// `lstat` of `name`: a symlink is reported as itself, never followed.
     public func status(_ name: String) -> stat? {

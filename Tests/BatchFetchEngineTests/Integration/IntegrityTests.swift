@@ -114,16 +114,19 @@ import TestOrigin
     }
 
     /// Symlinks planted at the part, the sidecar and the dest point outside output_dir: nothing
-    /// is written through any of them.
-    @Test func plantedSymlinksAreNeverWrittenThrough() async throws {
+    /// is written through any of them — for a small file of known size too, whose bytes go to
+    /// a part without a name, linked over the dest's symlink at the end.
+    @Test(arguments: [false, true]) func plantedSymlinksAreNeverWrittenThrough(small: Bool) async throws {
+        let size: Int64 = small ? 4096 : 6 << 20
+        let sized = small ? ", size: 4096" : ""
         let world = try await Harness()
         let outside = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: outside) }
         for name in ["part", "sidecar", "dest"] {
             try Data("precious \(name)\n".utf8).write(to: URL(fileURLWithPath: outside + "/" + name))
         }
-        world.origin.serve("/a.bin", .generated(size: 6 << 20, seed: 1))
-        world.origin.serve("/b.bin", .generated(size: 6 << 20, seed: 2))
+        world.origin.serve("/a.bin", .generated(size: size, seed: 1))
+        world.origin.serve("/b.bin", .generated(size: size, seed: 2))
         // a: a symlink at the part (the job must refuse it); b: at its sidecar and its dest
         // (replaced by the real files, never followed).
         try FileManager.default.createSymbolicLink(atPath: world.path("a.bin.part"), withDestinationPath: outside + "/part")
@@ -132,8 +135,8 @@ import TestOrigin
         let report = try await world.run("""
             version: 1
             jobs:
-              - {id: a, url: "{origin}/a.bin", dest: a.bin}
-              - {id: b, url: "{origin}/b.bin", dest: b.bin}
+              - {id: a, url: "{origin}/a.bin", dest: a.bin\(sized)}
+              - {id: b, url: "{origin}/b.bin", dest: b.bin\(sized)}
             """)
         let digest = try? world.sha256(ofFile: "b.bin")
         let bIsLink = (try? FileManager.default.destinationOfSymbolicLink(atPath: world.path("b.bin"))) != nil
@@ -142,7 +145,7 @@ import TestOrigin
         let a = report.jobs.first { $0.id == "a" }, b = report.jobs.first { $0.id == "b" }
         #expect(a?.status == .failed && a?.error?.code == .unsafePath, "\(String(describing: a?.error))")
         #expect(b?.status == .downloaded)
-        #expect(digest == Harness.sha256(.generated(size: 6 << 20, seed: 2)))
+        #expect(digest == Harness.sha256(.generated(size: size, seed: 2)))
         #expect(!bIsLink)
         for name in ["part", "sidecar", "dest"] {
             #expect(try String(contentsOfFile: outside + "/" + name, encoding: .utf8) == "precious \(name)\n")

@@ -1,0 +1,53 @@
+@testable import BatchFetchEngine
+import Foundation
+import Testing
+import TestOrigin
+
+/// Small files of known size are written to a part without a name and linked into place
+/// (``PartialFiles/openPart(unnamed:)``), on both transports.
+@Suite struct UnnamedPartTests {
+    /// An earlier run's `<dest>.part` is used up, not left behind; a file that differs at `dest`
+    /// is replaced; no temporary name is left.
+    @Test func aLeftoverPartIsUsedUpAndAnOldFileReplaced() async throws {
+        let world = try await Harness()
+        world.origin.serve("/a.bin", .generated(size: 4096, seed: 1))
+        world.origin.serve("/b.bin", .generated(size: 4096, seed: 2))
+        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: world.path("a.bin.part")))
+        try Data(repeating: 8, count: 100).write(to: URL(fileURLWithPath: world.path("b.bin")))
+        let report = try await world.run("""
+            version: 1
+            jobs:
+              - {id: a, url: "{origin}/a.bin", dest: a.bin, size: 4096}
+              - {id: b, url: "{origin}/b.bin", dest: b.bin, size: 4096}
+            """)
+        let names = try FileManager.default.contentsOfDirectory(atPath: world.directory.path)
+        let a = try? world.sha256(ofFile: "a.bin"), b = try? world.sha256(ofFile: "b.bin")
+        await world.close()
+
+        #expect(report.jobs.allSatisfy { $0.status == .downloaded }, "\(report.jobs.map { String(describing: $0.error) })")
+        #expect(a == Harness.sha256(.generated(size: 4096, seed: 1)))
+        #expect(b == Harness.sha256(.generated(size: 4096, seed: 2)))
+        #expect(names.filter { $0.contains("a.bin") || $0.contains("b.bin") }.sorted() == ["a.bin", "b.bin"])
+    }
+
+    /// Two jobs with the same dest directory and size, one failing verification: the failed one
+    /// leaves nothing, the other is published; the run's directory holds only the dest.
+    @Test func aFailedSmallFileLeavesNothing() async throws {
+        let world = try await Harness()
+        world.origin.serve("/good.bin", .generated(size: 4096, seed: 3))
+        world.origin.serve("/bad.bin", .generated(size: 4096, seed: 4))
+        let report = try await world.run("""
+            version: 1
+            defaults: {retries: 0}
+            jobs:
+              - {id: good, url: "{origin}/good.bin", dest: good.bin, size: 4096}
+              - {id: bad, url: "{origin}/bad.bin", dest: bad.bin, size: 4096, checksum: "sha256:\(String(repeating: "0", count: 64))"}
+            """)
+        let names = try FileManager.default.contentsOfDirectory(atPath: world.directory.path)
+        await world.close()
+
+        let bad = report.jobs.first { $0.id == "bad" }
+        #expect(bad?.status == .failed && bad?.error?.code == .checksumMismatch)
+        #expect(names.filter { $0.contains(".bin") } == ["good.bin"])
+    }
+}

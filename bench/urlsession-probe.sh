@@ -4,10 +4,13 @@
 # both transports and curl, on the data of bench/download-bench.py served by a local nginx: one
 # 1 GiB file, and 20,000 files of 4 KiB at concurrency 8 and 32. The probe's time is URLSession's
 # floor on this machine: what batchfetch's default transport cannot go below, whatever the
-# engine does. Prints median wall time and peak RSS of 3 runs each.
+# engine does. For the small files bench/nio-probe (bare AsyncHTTPClient, each body written to
+# its file on the event loop as curl writes it) is the nio transport's floor the same way.
+# Prints median wall time and peak RSS of 3 runs each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build -c release --package-path bench/urlsession-probe >/dev/null
+swift build -c release --package-path bench/nio-probe >/dev/null
 swift build -c release --product batchfetch >/dev/null
 python3 - <<'PY'
 import pathlib, shutil, statistics, subprocess, sys
@@ -17,6 +20,7 @@ root = pathlib.Path(".").resolve()
 nginx, base, prefix = bench.serve(1024, "urlsession-probe")
 out = prefix / "out"
 probe = str(root / "bench/urlsession-probe/.build/release/urlsession-probe")
+nio_probe = str(root / "bench/nio-probe/.build/release/nio-probe")
 uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 print(f"`bench/urlsession-probe.sh`; load when it started: `{uptime}`.\n")
 tiny = [f"{base}/tiny/f{i}.bin" for i in range(20000)]
@@ -32,6 +36,7 @@ for concurrency in (8, 32):
     scenarios[f"20,000 files of 4 KiB, {concurrency} at a time"] = {
         "urlsession-probe": [probe, str(concurrency), str(out)] + tiny,
         "batchfetch (URLSession)": [str(bench.BIN), "run", manifest, "--report", str(prefix / "r.json")],
+        "nio-probe": [nio_probe, str(concurrency), str(out)] + tiny,
         "batchfetch nio": ["env", "BATCHFETCH_TRANSPORT=nio", str(bench.BIN), "run", manifest, "--report", str(prefix / "r.json")],
         "curl --parallel": ["curl", "-s", "--parallel", "--parallel-max", str(concurrency), "-K", str(curl_config)]}
 try:

@@ -1,10 +1,18 @@
 // nio-probe URL PATH: GET URL with AsyncHTTPClient, pwrite the body to PATH and sha256 it on a
 // writer queue, with backpressure (the next read waits while more than 8 MiB are unwritten).
 // Prints the sha256. Same work as batchfetch's single stream, minus resume and verification.
+//
+// nio-probe CONCURRENCY OUTPUT_DIR URL...: fetches every URL, at most CONCURRENCY at a time, on
+// one AsyncHTTPClient (NIO's two-loop singleton group, CONCURRENCY connections per host),
+// writing each body to OUTPUT_DIR/<last path component> on the event loop as it arrives, as
+// curl does (open, write, close). No hashing, no verification, no rename, no report, no tasks:
+// what is left is AsyncHTTPClient's and the kernel's cost, the floor of batchfetch's nio
+// transport for many small files (bench/urlsession-probe.sh runs it).
 import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 final class FileWriter: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = String
@@ -61,9 +69,99 @@ final class FileWriter: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 }
 
+/// Writes one body to its file as it arrives, on the event loop; starts the next URL when done.
+final class ManyWriter: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = Bool
+
+    private let path: String
+    private var descriptor: Int32 = -1
+    private var status: UInt = 0
+
+    init(path: String) {
+        self.path = path
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Bool>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        status = head.status.code
+        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Bool>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        buffer.withUnsafeReadableBytes { _ = write(descriptor, $0.baseAddress!, $0.count) }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Bool>) throws -> Bool {
+        close(descriptor)
+        return status == 200 && descriptor >= 0
+    }
+}
+
+/// Hands out the URLs, CONCURRENCY at a time, and counts what fails.
+final class Batch: @unchecked Sendable {
+    private let client: HTTPClient
+    private let urls: [String]
+    private let output: String
+    private let lock = NSLock()
+    private var next = 0
+    private var running = 0
+    private(set) var failures = 0
+    let done = DispatchSemaphore(value: 0)
+
+    init(client: HTTPClient, urls: [String], output: String) {
+        self.client = client
+        self.urls = urls
+        self.output = output
+    }
+
+    func startNext() {
+        let index: Int? = lock.withLock {
+            guard next < urls.count else { return nil }
+            next += 1
+            running += 1
+            return next - 1
+        }
+        guard let index else { return }
+        let url = urls[index]
+        let name = String(url[url.index(after: url.lastIndex(of: "/")!)...])
+        do {
+            let request = try HTTPClient.Request(url: url)
+            client.execute(request: request, delegate: ManyWriter(path: output + "/" + name)).futureResult.whenComplete { result in
+                self.finished(ok: (try? result.get()) ?? false)
+            }
+        } catch {
+            finished(ok: false)
+        }
+    }
+
+    private func finished(ok: Bool) {
+        let last: Bool = lock.withLock {
+            running -= 1
+            if !ok { failures += 1 }
+            return running == 0 && next == urls.count
+        }
+        if last { done.signal() } else { startNext() }
+    }
+}
+
 let arguments = CommandLine.arguments
+if arguments.count >= 4, let concurrency = Int(arguments[1]), concurrency > 0 {
+    var configuration = HTTPClient.Configuration()
+    configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
+    let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    let batch = Batch(client: client, urls: Array(arguments[3...]), output: arguments[2])
+    for _ in 0..<concurrency { batch.startNext() }
+    batch.done.wait()
+    try client.syncShutdown()
+    if batch.failures > 0 {
+        FileHandle.standardError.write(Data("\(batch.failures) failed\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
 guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: nio-probe URL PATH\n".utf8))
+    FileHandle.standardError.write(Data("usage: nio-probe URL PATH | nio-probe CONCURRENCY OUTPUT_DIR URL...\n".utf8))
     exit(2)
 }
 let client = HTTPClient(eventLoopGroupProvider: .singleton)

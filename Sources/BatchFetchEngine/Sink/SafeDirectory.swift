@@ -107,11 +107,10 @@ public final class SafeDirectory: Sendable {
         guard linkat(file, "", descriptor, temporary, Self.emptyPathFlag) == 0 else {
             throw FileSink.failure(errno, "cannot link \(path)/\(name)")
         }
-        do {
-            try rename(temporary, to: name)
-        } catch {
+        guard renameat(descriptor, temporary, descriptor, name) == 0 else {
+            let failure = FileSink.failure(errno, "cannot replace \(path)/\(name)")
             unlink(temporary)
-            throw error
+            throw failure
         }
         #else
         throw DownloadFailure(.ioError, "cannot link \(path)/\(name): no unnamed files on this system")

@@ -53,6 +53,13 @@ struct JobDownloader: Sendable {
 
     mutating func run() async -> JobResult {
         var result: JobResult
+        // Validation refuses a URL that does not parse; a library caller that built the job by
+        // hand may not have, and the machine's mirrors are only those that parse.
+        if let invalid = zip(job.urls, network.mirrors).first(where: { $0.1 == nil })?.0 {
+            result = JobResult(failed: job, DownloadFailure(.connection, "invalid URL \(invalid.redacted)"))
+            result.duration = DispatchTime.now().seconds(since: started)
+            return result
+        }
         switch destination.verdict() {
         case .upToDate(let upToDate):
             result = upToDate

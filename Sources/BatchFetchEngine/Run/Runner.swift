@@ -236,13 +236,8 @@ public final class Runner: Sendable {
     }
 
     /// The job as it runs: held to its lockfile entry (`run --locked`), and given the digests its
-    /// `checksums_from` sum file lists (that job is a dependency, so the file is there). A URL
-    /// that does not parse fails it here (validation refuses those; a library caller that built
-    /// the job by hand may not), so the downloader's mirrors all parse.
+    /// `checksums_from` sum file lists (that job is a dependency, so the file is there).
     private func prepared(_ job: Job, sumFile: (job: Job, path: String)?) -> Result<Job, DownloadFailure> {
-        if let invalid = job.urls.first(where: { Mirror($0) == nil }) {
-            return .failure(DownloadFailure(.connection, "invalid URL \(invalid.redacted)"))
-        }
         var result = Result<Job, DownloadFailure>.success(job)
         if let entry = options.lock?.jobs[job.id] { result = result.flatMap { $0.locked(by: entry) } }
         if let sumFile { result = result.flatMap { $0.withChecksums(fromSumFileAt: sumFile.path, of: sumFile.job) } }

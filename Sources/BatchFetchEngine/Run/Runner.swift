@@ -164,7 +164,7 @@ public final class Runner: Sendable {
                     let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
                         .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
                     var executor: (any TaskExecutor)?
-                    if runsOnExecutor(job, copying: source, sumFile: sumFile),
+                    if Self.runsOnExecutor(job, options: options, copying: source != nil, sumFile: sumFile != nil),
                        let least = runningOn.indices.min(by: { runningOn[$0] < runningOn[$1] }) {
                         runningOn[least] += 1
                         placed[next] = least
@@ -225,14 +225,14 @@ public final class Runner: Sendable {
     }
 
     /// Whether a job may run on one of the transport's executors (event loops, which must never
-    /// wait long): a download of a known size of at most ``EventLoopTaskExecutor/smallJobLimit``,
-    /// so that hashing an existing `dest` or writing the body takes well under a millisecond; no
-    /// twin's file to copy, no sum file to read, no `fsync` per file, no simulated slow disk.
-    /// Every other job runs on the cooperative pool.
-    private func runsOnExecutor(_ job: Job, copying source: SameContent.Source?, sumFile: (job: Job, path: String)?) -> Bool {
-        guard let size = job.size, size <= EventLoopTaskExecutor.smallJobLimit else { return false }
-        return !job.isUpload && source == nil && sumFile == nil && options.durability != .strict
-            && options.simulatedDiskRate == nil
+    /// wait long): a download of a known size (the manifest's, or with `--locked` the lock's) of
+    /// at most ``EventLoopTaskExecutor/smallJobLimit``, so that hashing an existing `dest` or
+    /// writing the body takes well under a millisecond; no twin's file to copy, no sum file to
+    /// read, no `fsync` per file, no simulated slow disk. Every other job runs on the
+    /// cooperative pool.
+    static func runsOnExecutor(_ job: Job, options: RunOptions, copying: Bool, sumFile: Bool) -> Bool {
+        guard let size = job.size ?? options.lock?.jobs[job.id]?.size, size <= EventLoopTaskExecutor.smallJobLimit else { return false }
+        return !job.isUpload && !copying && !sumFile && options.durability != .strict && options.simulatedDiskRate == nil
     }
 
     /// The job as it runs: held to its lockfile entry (`run --locked`), and given the digests its

@@ -15,6 +15,27 @@ import Testing
         #expect(queue.isEmpty)
     }
 
+    /// Which jobs may run on an event loop: a download whose size — the manifest's, or with
+    /// `--locked` the lock's — is at most 1 MiB, and none that copies, reads a sum file, fsyncs
+    /// each file or writes to a simulated slow disk.
+    @Test func smallJobsOfAKnownSizeRunOnTheLoops() throws {
+        var jobs = try Self.jobs(["http://h/a", "http://h/b", "http://h/c"])
+        jobs[0].size = 4096
+        var options = RunOptions()
+        #expect(Runner.runsOnExecutor(jobs[0], options: options, copying: false, sumFile: false))
+        #expect(!Runner.runsOnExecutor(jobs[1], options: options, copying: false, sumFile: false))
+        options.lock = LockFile(manifest: "m.yaml", jobs: [
+            "j1": .init(dest: "d1.bin", size: 4096, sha256: String(repeating: "0", count: 64), mirrors: []),
+            "j2": .init(dest: "d2.bin", size: 2 << 20, sha256: String(repeating: "0", count: 64), mirrors: []),
+        ])
+        #expect(Runner.runsOnExecutor(jobs[1], options: options, copying: false, sumFile: false))
+        #expect(!Runner.runsOnExecutor(jobs[2], options: options, copying: false, sumFile: false))
+        #expect(!Runner.runsOnExecutor(jobs[0], options: options, copying: true, sumFile: false))
+        #expect(!Runner.runsOnExecutor(jobs[0], options: options, copying: false, sumFile: true))
+        options.durability = .strict
+        #expect(!Runner.runsOnExecutor(jobs[0], options: options, copying: false, sumFile: false))
+    }
+
     static func jobs(_ urls: [String]) throws -> [Job] {
         let lines = urls.enumerated().map { "  - {id: j\($0), url: \"\($1)\", dest: d\($0).bin}" }
         let text = "version: 1\njobs:\n" + lines.joined(separator: "\n") + "\n"

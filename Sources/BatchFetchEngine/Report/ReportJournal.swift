@@ -112,11 +112,7 @@ final class JournalFile: Sendable {
     private let descriptor: Int32
 
     init?(in directory: SafeDirectory) {
-        var descriptor: Int32 = -1
-        #if os(Linux)
-        let temporaryFile: Int32 = 0o20000000 | O_DIRECTORY  // O_TMPFILE, which Swift does not import
-        descriptor = openat(directory.descriptor, ".", temporaryFile | O_RDWR | O_CLOEXEC, 0o600)
-        #endif
+        var descriptor = directory.openUnnamed(toLink: false, mode: 0o600) ?? -1
         if descriptor < 0 {
             let name = DestPath.temporaryName(for: "batchfetch-journal", tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
             guard let named = try? directory.openFile(name, O_RDWR | O_CREAT | O_EXCL, mode: 0o600) else { return nil }

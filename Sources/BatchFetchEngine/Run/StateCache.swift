@@ -275,33 +275,31 @@ extension StateCache {
 
         /// Nil unless `hex` is exactly 64 lowercase hex digits (so ``hex`` gives it back).
         init?(hex: String) {
-            var words: [UInt64] = []
-            var word: UInt64 = 0
+            var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
             var digits = 0
             for byte in hex.utf8 {
-                let value: UInt8
+                let value: UInt64
                 switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt64(byte - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = UInt64(byte - UInt8(ascii: "a") + 10)
                 default: return nil
                 }
-                word = word << 4 | UInt64(value)
+                switch digits / 16 {
+                case 0: words.0 = words.0 << 4 | value
+                case 1: words.1 = words.1 << 4 | value
+                case 2: words.2 = words.2 << 4 | value
+                case 3: words.3 = words.3 << 4 | value
+                default: return nil
+                }
                 digits += 1
-                if digits % 16 == 0 { words.append(word); word = 0 }
-                if digits > 64 { return nil }
             }
             guard digits == 64 else { return nil }
-            self.words = (words[0], words[1], words[2], words[3])
+            self.words = words
         }
 
         var hex: String {
-            let digits = Array("0123456789abcdef".utf8)
-            var text = [UInt8]()
-            text.reserveCapacity(64)
-            for word in [words.0, words.1, words.2, words.3] {
-                for shift in stride(from: 60, through: 0, by: -4) { text.append(digits[Int(word >> UInt64(shift) & 0xF)]) }
-            }
-            return String(decoding: text, as: UTF8.self)
+            var bytes = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+            return withUnsafeBytes(of: &bytes) { Digester.hex($0) }
         }
 
         static func == (left: Self, right: Self) -> Bool {

@@ -126,25 +126,30 @@ def settle_page_cache() -> None:
 
 def measure(command: list[str], cwd: pathlib.Path, clean: pathlib.Path, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of one run into an empty `clean` (the last run's set
-    aside), after syncing and settling the page cache (``settle_page_cache``)."""
+    aside), after syncing and settling the page cache (``settle_page_cache``).
+
+    Peak RSS comes from GNU time, as in ``benchlib.timed``: `wait4` from here counts the pages
+    the child had from this Python process before its exec (Python starts it with `vfork`), so
+    every tool read at least about 33 MiB — curl's 14 MiB among them."""
     set_aside(clean)
     clean.mkdir(parents=True)
     subprocess.run(["sync"])
     settle_page_cache()
     time.sleep(0.5)
     log = cwd / "stderr.log"
+    peak = cwd / "peak-rss.txt"
     with open(log, "wb") as errors:
         start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors,
-                                   env={**os.environ, **(env or {})})
-        _, status, usage = os.wait4(process.pid, 0)
+        process = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", str(peak)] + command, cwd=cwd,
+                                   stdout=subprocess.DEVNULL, stderr=errors, env={**os.environ, **(env or {})})
+        _, status, _ = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         kept = WORK / f"failed-{pathlib.Path(command[0]).name}-{int(time.time())}.log"
         shutil.copy(log, kept)
         sys.exit(f"failed ({os.waitstatus_to_exitcode(status)}): {' '.join(command)}\nfull log (with any backtrace): {kept}\n"
                  f"{log.read_text()[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, int(peak.read_text().strip().splitlines()[-1]) / 1024
 
 
 TEST_ORIGIN = ROOT / ".build" / "release" / "batchfetch-test-origin"

@@ -4,7 +4,7 @@
 # servers of the interop tests, beside python3's http.server), openssl (the TLS tests' throwaway
 # CA), slurm-wlm (the sharding test's cluster) and Python's jsonschema, PyYAML, python-multipart,
 # moto and boto3. With --bench, also the peers the benchmarks compare against: curl, wget and
-# aria2c. Needs root (or sudo) only when something is missing.
+# aria2c, and GNU time (peak RSS). Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
 missing_apt=()
@@ -19,6 +19,7 @@ if [ "${1:-}" = "--bench" ]; then
   command -v curl >/dev/null || missing_apt+=(curl)
   command -v wget >/dev/null || missing_apt+=(wget)
   command -v aria2c >/dev/null || missing_apt+=(aria2)
+  [ -x /usr/bin/time ] || missing_apt+=(time)  # GNU time: the benchmarks' peak RSS
 fi
 
 if [ ${#missing_apt[@]} -gt 0 ]; then

@@ -89,7 +89,7 @@ public final class PartialFiles: @unchecked Sendable {
     /// The partial on disk, if any; an unreadable sidecar counts as none (the bytes then cannot be
     /// trusted and are replaced).
     public func local() -> LocalPartial? {
-        guard !lock.withLock({ unnamed }), let directory = existing, let bytes = directory.regularFileSize(partName) else { return nil }
+        guard !openedPart.unnamed, let directory = existing, let bytes = directory.regularFileSize(partName) else { return nil }
         let (data, missing) = directory.read(sidecarName, limit: 16 << 20)
         if missing { lock.withLock { if part >= 0 { sidecarMayExist = false } } }
         let sidecar = data.flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
@@ -156,10 +156,10 @@ public final class PartialFiles: @unchecked Sendable {
     }
 
     /// Replaces the sidecar atomically (temporary file and rename, no fsync): a kill at any
-    /// instant leaves the old or the new sidecar, never a torn one.
-    /// An unnamed part gets none: nothing could find it again.
+    /// instant leaves the old or the new sidecar, never a torn one. An unnamed part gets none:
+    /// nothing could find it again.
     public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
-        guard !lock.withLock({ unnamed }) else { return }
+        guard !openedPart.unnamed else { return }
         guard let data = try? StableJSON.encode(sidecar) else {
             throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }
@@ -170,7 +170,7 @@ public final class PartialFiles: @unchecked Sendable {
     /// Removes the part and its sidecar (an unnamed part goes when it is closed; a named one on
     /// disk then is another's).
     public func removePartial() {
-        if !lock.withLock({ unnamed }), let directory = existing {
+        if !openedPart.unnamed, let directory = existing {
             directory.unlink(partName)
             directory.unlink(sidecarName)
         }

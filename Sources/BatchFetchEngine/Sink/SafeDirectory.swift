@@ -126,10 +126,11 @@ public final class SafeDirectory: Sendable {
     private static let unnamedFileFlag: Int32 = 0o20000000 | O_DIRECTORY
     private static let emptyPathFlag: Int32 = 0x1000
 
-    /// Whether this process may link its unnamed files: Linux 6.10 and later let a process link
-    /// a file it opened itself; earlier kernels require `CAP_DAC_READ_SEARCH` (and refuse with
-    /// `ENOENT`). Probed once per process, with a file of its own linked under a temporary
-    /// name and removed again, in the first directory that asks.
+    /// Whether this process may link its unnamed files: recent kernels (6.10 on, checked here on
+    /// 6.18 as an unprivileged user) let a process link a file it opened itself; older ones
+    /// require `CAP_DAC_READ_SEARCH` (and refuse with `ENOENT`). The version does not matter:
+    /// probed once per process, with a file of its own linked under a temporary name and
+    /// removed again, in the first directory that asks.
     private static func linksUnnamedFiles(in directory: SafeDirectory) -> Bool {
         unnamedProbe.withLockedValue { known in
             if let known { return known }

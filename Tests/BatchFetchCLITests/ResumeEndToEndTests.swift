@@ -19,12 +19,13 @@ import TestOrigin
         return BinaryRunner.fileSize(part)
     }
 
-    /// A trickled origin serving `/big.bin` and a one-job manifest for it (`job` adds keys).
-    private func setUp(seed: UInt64 = 21, trickle: Int = 16 << 20, job: String = "",
+    /// A trickled origin serving `/big.bin` (`size` bytes) and a one-job manifest for it (`job`
+    /// adds keys).
+    private func setUp(seed: UInt64 = 21, size: Int64 = Self.size, trickle: Int = 16 << 20, job: String = "",
                        server: (inout OriginFile) -> Void = { _ in }) async throws
         -> (TemporaryDirectory, TestOrigin, OriginContent) {
         let origin = try await TestOrigin.start()
-        let content = OriginContent.generated(size: Self.size, seed: seed)
+        let content = OriginContent.generated(size: size, seed: seed)
         var file = OriginFile(content: content)
         file.trickleBytesPerSecond = trickle
         server(&file)
@@ -165,34 +166,23 @@ import TestOrigin
     /// of its body, the run leaves nothing of it behind (no part, no sidecar, no dest), and a
     /// rerun fetches it whole.
     @Test func aSmallFileKilledMidBodyLeavesNothingBehind() async throws {
-        let origin = try await TestOrigin.start()
         let size: Int64 = 1 << 20
-        let content = OriginContent.generated(size: size, seed: 5)
-        var file = OriginFile(content: content)
-        file.trickleBytesPerSecond = 256 << 10
-        origin.serve("/small.bin", file)
-        let directory = try TemporaryDirectory()
-        try directory.write("m.yaml", """
-            version: 1
-            output_dir: data
-            jobs:
-              - {id: small, url: "\(origin.url("/small.bin"))", size: \(size)}
-            """)
+        let (directory, origin, content) = try await setUp(seed: 5, size: size, trickle: 256 << 10, job: ", size: \(size)")
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
-        let held = await BinaryRunner.signal(SIGKILL, to: process) { origin.bytesServed("/small.bin") >= size / 2 }
+        let held = await BinaryRunner.signal(SIGKILL, to: process) { origin.bytesServed("/big.bin") >= size / 2 }
         #expect(held, "the process never got there within the timeout")
         await BinaryRunner.exit(of: process)
         let data = directory.url.appendingPathComponent("data")
         let left = (try? FileManager.default.contentsOfDirectory(atPath: data.path)) ?? []
 
-        origin.update("/small.bin") { $0.trickleBytesPerSecond = nil }
+        origin.update("/big.bin") { $0.trickleBytesPerSecond = nil }
         let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
 
         #expect(process.terminationReason == .uncaughtSignal)
-        #expect(left.filter { $0.contains("small.bin") } == [], "left behind: \(left)")
+        #expect(left.filter { $0.contains("big.bin") } == [], "left behind: \(left)")
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        let bytes = try Data(contentsOf: data.appendingPathComponent("small.bin"))
+        let bytes = try Data(contentsOf: data.appendingPathComponent("big.bin"))
         #expect(Self.hex(SHA256.hash(data: bytes)) == Self.hex(SHA256.hash(data: content.allBytes)))
     }
 

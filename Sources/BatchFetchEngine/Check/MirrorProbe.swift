@@ -255,7 +255,7 @@ struct MirrorProbe: Sendable {
             guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "sha-256" else { continue }
             let encoded = parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: ":"))
             guard let bytes = Data(base64Encoded: encoded), bytes.count == 32 else { return nil }
-            return bytes.map { String(format: "%02x", $0) }.joined()
+            return bytes.withUnsafeBytes { Digester.hex($0) }
         }
         return nil
     }

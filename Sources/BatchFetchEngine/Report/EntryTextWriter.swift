@@ -91,9 +91,8 @@ struct EntryTextWriter {
             case 0x0D: raw("\\r")
             case 0..<0x20:
                 raw("\\u00")
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0xF)])
+                bytes.append(Digester.hexDigit(byte >> 4))
+                bytes.append(Digester.hexDigit(byte & 0xF))
             default: bytes.append(byte)
             }
         }

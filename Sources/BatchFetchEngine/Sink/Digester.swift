@@ -56,7 +56,8 @@ public struct Digester: @unchecked Sendable {
         }
     }
 
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
+    /// The lowercase hex digit of a value below 16.
+    static func hexDigit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 

@@ -114,7 +114,7 @@ final class JournalFile: Sendable {
     init?(in directory: SafeDirectory) {
         var descriptor = directory.openUnnamed(toLink: false, mode: 0o600) ?? -1
         if descriptor < 0 {
-            let name = DestPath.temporaryName(for: "batchfetch-journal", tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+            let name = SafeDirectory.temporaryName(for: "batchfetch-journal")
             guard let named = try? directory.openFile(name, O_RDWR | O_CREAT | O_EXCL, mode: 0o600) else { return nil }
             directory.unlink(name)
             descriptor = named

@@ -106,7 +106,7 @@ public final class SafeDirectory: Sendable {
         #if os(Linux)
         if linkat(file, "", descriptor, name, Self.emptyPathFlag) == 0 { return }
         guard errno == EEXIST else { throw FileSink.failure(errno, "cannot link \(path)/\(name)") }
-        let temporary = DestPath.temporaryName(for: name, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let temporary = Self.temporaryName(for: name)
         guard linkat(file, "", descriptor, temporary, Self.emptyPathFlag) == 0 else {
             throw FileSink.failure(errno, "cannot link \(path)/\(name)")
         }
@@ -137,7 +137,7 @@ public final class SafeDirectory: Sendable {
             let file = openat(directory.descriptor, ".", unnamedFileFlag | O_RDWR | O_CLOEXEC, 0o644)
             var linked = false
             if file >= 0 {
-                let name = DestPath.temporaryName(for: "batchfetch-probe", tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+                let name = Self.temporaryName(for: "batchfetch-probe")
                 linked = linkat(file, "", directory.descriptor, name, emptyPathFlag) == 0
                 if linked { directory.unlink(name) }
                 close(file)
@@ -149,6 +149,13 @@ public final class SafeDirectory: Sendable {
 
     private static let unnamedProbe = NIOLockedValueBox<Bool?>(nil)
     #endif
+
+    /// A hidden name for a temporary file beside `name`, unique to this process and call (its pid
+    /// and a random number): what atomic replacements, links over an existing file and scratch
+    /// files are made under.
+    static func temporaryName(for name: String) -> String {
+        DestPath.temporaryName(for: name, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    }
 
     /// `lstat` of `name`: a symlink is reported as itself, never followed.
     public func status(_ name: String) -> stat? {
@@ -209,7 +216,7 @@ public final class SafeDirectory: Sendable {
     /// file.
     public func writeAtomically(_ name: String, sync: Bool = false,
                                 _ body: (inout FileWriter) throws(DownloadFailure) -> Void) throws(DownloadFailure) {
-        let temporary = DestPath.temporaryName(for: name, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let temporary = Self.temporaryName(for: name)
         let descriptor = try openFile(temporary, O_WRONLY | O_CREAT | O_EXCL)
         do throws(DownloadFailure) {
             var writer = FileWriter(descriptor: descriptor, name: "\(path)/\(name)")

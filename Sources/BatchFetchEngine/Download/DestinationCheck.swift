@@ -33,9 +33,9 @@ struct DestinationCheck {
         case fetch
     }
 
-    init(job: Job, root: SafeDirectory, state: StateCache?) {
+    init(job: Job, root: SafeDirectory, state: StateCache?, listings: DirectoryListings? = nil) {
         self.job = job
-        files = PartialFiles(root: root, dest: job.dest.resolved)
+        files = PartialFiles(root: root, dest: job.dest.resolved, listings: listings)
         self.state = state
     }
 

@@ -19,6 +19,8 @@ extension JobDownloader {
         var interruption: Interruption
         /// What earlier runs verified (digests and validators by dest).
         var state: StateCache
+        /// The names the destination directories held when the run began.
+        var listings: DirectoryListings?
         /// `per_host`, for transports made for a job's TLS settings.
         var perHost: Int
         /// Where `SSL_CERT_FILE`, `NETRC` and the like are read.

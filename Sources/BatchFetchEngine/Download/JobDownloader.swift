@@ -38,7 +38,7 @@ struct JobDownloader: Sendable {
         self.progress = progress ?? JobProgress(total: job.size)
         self.copyFrom = copyFrom
         expectation = ContentExpectation(job: job, locked: locked)
-        destination = DestinationCheck(job: job, root: context.root, state: context.state)
+        destination = DestinationCheck(job: job, root: context.root, state: context.state, listings: context.listings)
         files = destination.files
         let network = JobNetwork(job: job, transport: context.transport, perHost: context.perHost, environment: context.environment)
         self.network = network
@@ -92,8 +92,8 @@ struct JobDownloader: Sendable {
                 failure.message = "job '\(source.id)' fetched the same URL: \(failure.message)"
                 throw failure
             }
-            try files.publish(durability: context.durability)
-            var result = finish(published: (digests, size))
+            let status = try files.publish(durability: context.durability)
+            var result = finish(published: (digests, size, status))
             result.copiedFrom = source.id
             return result
         } catch {
@@ -111,7 +111,7 @@ struct JobDownloader: Sendable {
             let unnamed = machine.withLockedValue { $0.configuration.transfer }.keepsPartUnnamed(expectedSize: job.size)
             sink = FileSink(descriptor: try files.openPart(unnamed: unnamed), partPath: files.partPath, algorithms: algorithms,
                             writeSize: context.writeSize, memoryCap: context.memoryCap, writeRate: context.simulatedDiskRate,
-                            expectedSize: job.size)
+                            expectedSize: job.size, startsEmpty: files.partIsUnnamed)
         } catch {
             return finish(failure: error)
         }
@@ -274,17 +274,20 @@ struct JobDownloader: Sendable {
             // unlinking it here would leave the sink writing to a deleted file.
             return .act(machine.withLockedValue { $0.verificationFailed(problem) })
         }
+        let status: stat?
         do {
             if context.durability == .strict { try sink.sync() }
-            try files.publish(durability: context.durability)
+            status = try files.publish(durability: context.durability)
         } catch {
             return .act(.fail(error))
         }
-        return .done(finish(published: (digests, size)))
+        return .done(finish(published: (digests, size, status)))
     }
 
-    /// The job's result: published with these digests and size, or failed with `failure`.
-    private func finish(failure: DownloadFailure? = nil, published: (digests: [String: String], bytes: Int64)? = nil) -> JobResult {
+    /// The job's result: published with these digests and size (and the file's status as
+    /// published), or failed with `failure`.
+    private func finish(failure: DownloadFailure? = nil,
+                        published: (digests: [String: String], bytes: Int64, status: stat?)? = nil) -> JobResult {
         // A part the job never wrote to (it failed before any body) is no partial to keep.
         if failure != nil, files.partSize() == 0 { files.removePartial() }
         let state = machine.withLockedValue { $0 }
@@ -301,7 +304,7 @@ struct JobDownloader: Sendable {
         result.segments = segmentsUsed
         if let published {
             context.state.record(
-                job.dest.resolved, status: files.destStatus(), digests: published.digests,
+                job.dest.resolved, status: published.status, digests: published.digests,
                 urlSHA256: copyFrom == nil ? state.configuration.mirrors[state.mirrorIndex].identity : nil,
                 etag: state.etag, lastModified: state.lastModified)
             result.size = published.bytes

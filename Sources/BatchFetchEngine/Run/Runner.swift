@@ -91,7 +91,9 @@ public final class Runner: Sendable {
             rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability,
             memoryCap: options.memoryCapPerJob, writeSize: options.writeSize, simulatedDiskRate: options.simulatedDiskRate,
             segmentRangeSize: options.segmentRangeSize,
-            interruption: interruption, state: state, perHost: manifest.perHost, environment: options.environment)
+            interruption: interruption, state: state,
+            listings: DirectoryListings(limit: 4 * manifest.jobs.count + 1024), perHost: manifest.perHost,
+            environment: options.environment)
     }
 
     private func execute(transport: any HTTPTransport, interruption: Interruption,

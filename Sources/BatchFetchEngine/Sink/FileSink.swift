@@ -60,16 +60,21 @@ final class FileSink: @unchecked Sendable {
     private var written: Int64 = 0
     /// The digests cover bytes 0..<hashedThrough of the part; nil before the first body.
     private var hashedThrough: Int64?
+    /// The part was made empty for this sink, and nothing has been prepared yet.
+    private var startsEmpty: Bool
 
     /// Writes through `descriptor` (the part, opened by ``PartialFiles/openPart()``), which the
     /// sink owns and closes; does not truncate it. `partPath` is for messages. `expectedSize`
     /// (the manifest's `size`) sizes the first buffer: a 4 KiB file needs no 1 MiB mapping (a
     /// mapping and an unmapping per job were 3% of the CPU of 20,000 small files); a larger body
-    /// gets a full buffer at its first write.
+    /// gets a full buffer at its first write. `startsEmpty`: the part was just made, empty (an
+    /// unnamed one), so a first body from 0 needs no look at its size.
     init(descriptor: Int32, partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
                 memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
-                onWrite: (@Sendable (Int64) -> Void)? = nil, writeRate: Int64? = nil, expectedSize: Int64? = nil) {
+                onWrite: (@Sendable (Int64) -> Void)? = nil, writeRate: Int64? = nil, expectedSize: Int64? = nil,
+                startsEmpty: Bool = false) {
         self.descriptor = descriptor
+        self.startsEmpty = startsEmpty
         self.partPath = partPath
         self.algorithms = algorithms
         queue = DispatchQueue(label: "batchfetch.sink")
@@ -129,6 +134,8 @@ final class FileSink: @unchecked Sendable {
 
     /// Runs on `queue`: makes the part ready for a body that starts as `start` says.
     private func prepare(_ start: Start) {
+        let empty = startsEmpty
+        startsEmpty = false
         switch start {
         case .range(let offset):
             written = offset
@@ -137,7 +144,8 @@ final class FileSink: @unchecked Sendable {
             // truncate to zero makes the close start writing the file back at once
             // (auto_da_alloc), one small write per job instead of the batch's.
             var info = stat()
-            if fstat(descriptor, &info) != 0 || Int64(info.st_size) != offset, ftruncate(descriptor, off_t(offset)) != 0 {
+            if !(empty && offset == 0),
+               fstat(descriptor, &info) != 0 || Int64(info.st_size) != offset, ftruncate(descriptor, off_t(offset)) != 0 {
                 record(Self.failure(errno, "cannot truncate \(partPath)"))
                 return
             }

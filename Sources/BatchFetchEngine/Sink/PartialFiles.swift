@@ -35,13 +35,16 @@ public final class PartialFiles: @unchecked Sendable {
     public let dest: String
     /// Paths for messages.
     public let destPath: String
-    public var partPath: String { partPath(unnamed: openedPart.unnamed) }
+    public var partPath: String { partPath(unnamed: partIsUnnamed) }
+    /// The open part is a file without a name (``openPart(unnamed:)``), new and empty when opened.
+    public var partIsUnnamed: Bool { openedPart.unnamed }
     public var sidecarPath: String { directoryPath + "/" + sidecarName }
     public let destName: String
     public let partName: String
     public let sidecarName: String
     private let directoryRelative: String
     private let directoryPath: String
+    private let listings: DirectoryListings?
 
     private let lock = NSLock()
     private var directory: SafeDirectory?
@@ -55,9 +58,12 @@ public final class PartialFiles: @unchecked Sendable {
     /// small files, in contention with the other jobs' creates).
     private var sidecarMayExist = true
 
-    public init(root: SafeDirectory, dest: String) {
+    /// `listings`: the run's (``DirectoryListings``), which spare the lookups of names that were
+    /// not there when the run began; nil to look every name up.
+    public init(root: SafeDirectory, dest: String, listings: DirectoryListings? = nil) {
         self.root = root
         self.dest = dest
+        self.listings = listings
         destPath = root.path + "/" + dest
         let slash = dest.lastIndex(of: "/")
         directoryRelative = slash.map { String(dest[..<$0]) } ?? ""
@@ -107,7 +113,7 @@ public final class PartialFiles: @unchecked Sendable {
         let directory = try openDirectory(create: true)!
         lock.lock()
         defer { lock.unlock() }
-        if part < 0, wanted, directory.status(partName) == nil, let descriptor = directory.openUnnamed() {
+        if part < 0, wanted, !mayExist(partName, in: directory) || directory.status(partName) == nil, let descriptor = directory.openUnnamed() {
             part = descriptor
             unnamed = true
         }
@@ -181,7 +187,12 @@ public final class PartialFiles: @unchecked Sendable {
     /// there: rename replaces the link, never follows it) atomically, and drops the sidecar; an
     /// unnamed part is linked into place instead, replacing the same way.
     /// With `strict` the directory is fsynced after the rename (the file already was).
-    public func publish(durability: Durability) throws(DownloadFailure) {
+    ///
+    /// Returns the published file's status for the state cache: `fstat` of the part while it is
+    /// open — the file just published, whatever another process put at `dest` since, and no
+    /// lookup of the name — else `lstat` of `dest`.
+    @discardableResult
+    public func publish(durability: Durability) throws(DownloadFailure) -> stat? {
         let directory = try openDirectory(create: true)!
         let opened = openedPart
         if opened.unnamed {
@@ -190,19 +201,29 @@ public final class PartialFiles: @unchecked Sendable {
             try directory.rename(partName, to: destName)
             if lock.withLock({ sidecarMayExist }) { directory.unlink(sidecarName) }
         }
+        var published = stat()
+        let status = opened.descriptor >= 0
+            ? (fstat(opened.descriptor, &published) == 0 ? published : nil) : Self.regularFile(directory.status(destName))
         closePart()
         if durability == .strict { directory.sync() }
+        return status
     }
 
-    /// `lstat` of `dest`: a regular file, or nil (missing, a symlink, anything else).
+    /// `lstat` of `dest` as the job starts: a regular file, or nil (missing, a symlink, anything
+    /// else). No lookup when the run's listing of the directory did not have it.
     public func destStatus() -> stat? {
-        guard let info = existing?.status(destName), (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return info
+        guard let directory = existing, mayExist(destName, in: directory) else { return nil }
+        return Self.regularFile(directory.status(destName))
     }
 
-    /// Size of `dest` if it is a regular file.
-    public func destSize() -> Int64? {
-        destStatus().map { Int64($0.st_size) }
+    private static func regularFile(_ info: stat?) -> stat? {
+        info.flatMap { ($0.st_mode & S_IFMT) == S_IFREG ? $0 : nil }
+    }
+
+    /// Whether `name` may be in `directory`: not when the run's listing of it (taken before any
+    /// job made a name there) did not have it.
+    private func mayExist(_ name: String, in directory: SafeDirectory) -> Bool {
+        listings?.mayContain(name, in: directoryRelative, directory: directory) ?? true
     }
 
     /// Size of the part if it is a regular file.

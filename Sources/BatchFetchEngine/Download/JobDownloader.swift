@@ -109,6 +109,7 @@ struct JobDownloader: Sendable {
         let sink: FileSink
         do {
             let unnamed = machine.withLockedValue { $0.configuration.transfer }.keepsPartUnnamed(expectedSize: job.size)
+            let files = files
             sink = FileSink(descriptor: try files.openPart(unnamed: unnamed), partPath: files.partPath, algorithms: algorithms,
                             writeSize: context.writeSize, memoryCap: context.memoryCap, writeRate: context.simulatedDiskRate,
                             expectedSize: job.size, startsEmpty: files.partIsUnnamed)

@@ -11,7 +11,7 @@ enum HTTPDateText: Equatable {
     case text(String)
 
     init(_ text: String) {
-        if let seconds = Self.seconds(ofFixdate: text), Self.fixdate(seconds) == text {
+        if let seconds = Self.seconds(ofFixdate: text), Self.fixdate(seconds, is: text) {
             self = .seconds(seconds)
         } else {
             self = .text(text)
@@ -31,8 +31,12 @@ enum HTTPDateText: Equatable {
     /// The seconds since 1970 of `Www, DD Mmm YYYY hh:mm:ss GMT` (the weekday unchecked: the
     /// round trip in ``init(_:)`` checks it); nil for any other shape.
     static func seconds(ofFixdate text: String) -> Int64? {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), String(decoding: bytes[25...], as: UTF8.self) == " GMT" else { return nil }
+        var text = text
+        return text.withUTF8(seconds(ofFixdate:))
+    }
+
+    private static func seconds(ofFixdate bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard bytes.count == length, bytes[3] == UInt8(ascii: ","), bytes[25...].elementsEqual(" GMT".utf8) else { return nil }
         func number(_ range: Range<Int>) -> Int64? {
             var value: Int64 = 0
             for byte in bytes[range] {
@@ -48,10 +52,56 @@ enum HTTPDateText: Equatable {
         return UTCTime(year: year, month: Int64(month + 1), day: day, hour: hour, minute: minute, second: second).secondsSince1970
     }
 
+    /// The length of an IMF-fixdate.
+    private static let length = 29
+
     /// `seconds` since 1970 as an IMF-fixdate.
     static func fixdate(_ seconds: Int64) -> String {
+        String(unsafeUninitializedCapacity: length) { write(seconds, into: $0) }
+    }
+
+    /// Whether `text` is the IMF-fixdate of `seconds`, compared byte for byte with one made on the
+    /// stack: a string made for the check was four of a small file's allocations.
+    private static func fixdate(_ seconds: Int64, is text: String) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
+            text.utf8.elementsEqual(buffer[..<write(seconds, into: buffer)])
+        }
+    }
+
+    /// Writes the IMF-fixdate of `seconds` into `buffer` (room for ``length`` bytes) and returns
+    /// its length: nothing for a year outside 0 through 9999, which no parsed fixdate has.
+    private static func write(_ seconds: Int64, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
         let time = UTCTime(secondsSince1970: seconds)
-        return "\(weekdays[time.weekday]), \(UTCTime.padded(time.day, 2)) \(months[Int(time.month) - 1]) \(UTCTime.padded(time.year, 4)) "
-            + "\(UTCTime.padded(time.hour, 2)):\(UTCTime.padded(time.minute, 2)):\(UTCTime.padded(time.second, 2)) GMT"
+        guard (0...9999).contains(time.year) else { return 0 }
+        var count = 0
+        func text(_ text: String) {
+            for byte in text.utf8 {
+                buffer[count] = byte
+                count += 1
+            }
+        }
+        func digits(_ value: Int64, _ width: Int) {
+            var value = value
+            for position in stride(from: count + width - 1, through: count, by: -1) {
+                buffer[position] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+            count += width
+        }
+        text(weekdays[time.weekday])
+        text(", ")
+        digits(time.day, 2)
+        text(" ")
+        text(months[Int(time.month) - 1])
+        text(" ")
+        digits(time.year, 4)
+        text(" ")
+        digits(time.hour, 2)
+        text(":")
+        digits(time.minute, 2)
+        text(":")
+        digits(time.second, 2)
+        text(" GMT")
+        return count
     }
 }

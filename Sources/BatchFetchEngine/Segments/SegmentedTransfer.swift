@@ -92,7 +92,8 @@ final class SegmentedTransfer: @unchecked Sendable {
         do {
             // Each connection holds its share of the job's cap, written in halves of it at most.
             let share = TransferPolicy.connectionShare(memoryCap: setup.context.memoryCap, connections: setup.connections)
-            sink = FileSink(descriptor: try setup.files.openPart(), partPath: setup.files.partPath, algorithms: [],
+            let files = setup.files
+            sink = FileSink(descriptor: try files.openPart(), partPath: files.partPath, algorithms: [],
                             writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4, share / 2),
                             memoryCap: share, hashes: false,
                                 onWrite: { [self] written in progressed(key, to: written) },

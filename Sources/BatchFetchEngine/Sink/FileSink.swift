@@ -7,9 +7,11 @@ import Foundation
 ///
 /// A small body never leaves the thread it ends on: beginning a body only records where it
 /// starts (the writer truncates and rehashes before the body's first write), and ``drain()``
-/// with no write in flight writes the rest on its caller's thread (a `sync` on an idle serial
-/// queue runs there). A hop to the writer and back per file was a third of a 4 KiB file's
-/// thread switches (bench/results/profile.md).
+/// with no write in flight writes the rest on its caller's thread. A hop to the writer and back
+/// per file was a third of a 4 KiB file's thread switches (bench/results/profile.md). The queue
+/// itself is made at the first write that goes to it, so a small body costs none: making one
+/// and the three `sync`s that read the writer's state through it were 13 of a 4 KiB file's
+/// allocations.
 ///
 /// Memory is bounded per job: when buffered plus queued bytes pass ``memoryCap``, ``append(_:)``
 /// answers `.pause` and the owner cancels the transfer, waits for ``drain()``, and resumes from
@@ -22,19 +24,22 @@ import Foundation
 /// leaves hashing to ``OrderedHasher``, which needs the bytes in file order.
 ///
 /// `@unchecked`: its state is split between `lock` (what the transport's queue touches) and
-/// `queue` (what only the writer touches), a confinement the checker cannot see.
+/// `writer` (what only the writer touches: on `queue`, or on a caller with no write in flight),
+/// which the checker cannot see.
 final class FileSink: @unchecked Sendable {
     static let defaultWriteSize = 1 << 20
     static let defaultMemoryCap = 8 << 20
 
     private let descriptor: Int32
-    private let partPath: String
+    /// The part's path, for messages: made only for one.
+    private let partPath: @Sendable () -> String
     private let algorithms: [Checksum.Algorithm]
-    private let queue: DispatchQueue
+    /// Where full buffers are written; made at the first (guarded by `lock`).
+    private var queue: DispatchQueue?
     private let writeSize: Int
     private let memoryCap: Int
     private let hashes: Bool
-    /// Called on the sink's queue after each write with the offset written through.
+    /// Called by the writer after each write with the offset written through.
     private let onWrite: (@Sendable (Int64) -> Void)?
     /// Simulates a slow disk (benchmarks and tests): writes take at least bytes / this rate.
     private let writeRate: Int64?
@@ -55,7 +60,10 @@ final class FileSink: @unchecked Sendable {
     /// Callbacks waiting for the unwritten bytes to fall to a limit (backpressure).
     private var roomWaiters: [(limit: Int, callback: @Sendable () -> Void)] = []
 
-    // Touched only on `queue`.
+    /// Held by whoever runs the writer's part (``perform(_:)``) or reads its state.
+    private let writer = NSLock()
+
+    // Guarded by `writer`.
     private var digester: Digester
     private var written: Int64 = 0
     /// The digests cover bytes 0..<hashedThrough of the part; nil before the first body.
@@ -69,7 +77,7 @@ final class FileSink: @unchecked Sendable {
     /// mapping and an unmapping per job were 3% of the CPU of 20,000 small files); a larger body
     /// gets a full buffer at its first write. `startsEmpty`: the part was just made, empty (an
     /// unnamed one), so a first body from 0 needs no look at its size.
-    init(descriptor: Int32, partPath: String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
+    init(descriptor: Int32, partPath: @autoclosure @escaping @Sendable () -> String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
                 memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
                 onWrite: (@Sendable (Int64) -> Void)? = nil, writeRate: Int64? = nil, expectedSize: Int64? = nil,
                 startsEmpty: Bool = false) {
@@ -77,7 +85,6 @@ final class FileSink: @unchecked Sendable {
         self.startsEmpty = startsEmpty
         self.partPath = partPath
         self.algorithms = algorithms
-        queue = DispatchQueue(label: "batchfetch.sink")
         self.writeSize = writeSize
         self.memoryCap = max(memoryCap, writeSize * 2)
         self.hashes = hashes
@@ -132,7 +139,7 @@ final class FileSink: @unchecked Sendable {
         }
     }
 
-    /// Runs on `queue`: makes the part ready for a body that starts as `start` says.
+    /// Runs under `writer`: makes the part ready for a body that starts as `start` says.
     private func prepare(_ start: Start) {
         let empty = startsEmpty
         startsEmpty = false
@@ -146,7 +153,7 @@ final class FileSink: @unchecked Sendable {
             var info = stat()
             if !(empty && offset == 0),
                fstat(descriptor, &info) != 0 || Int64(info.st_size) != offset, ftruncate(descriptor, off_t(offset)) != 0 {
-                record(Self.failure(errno, "cannot truncate \(partPath)"))
+                record(Self.failure(errno, "cannot truncate \(partPath())"))
                 return
             }
             let digestsCoverPrefix = hashedThrough == offset
@@ -158,7 +165,7 @@ final class FileSink: @unchecked Sendable {
                 do {
                     try digester.feed(descriptor: descriptor, upTo: offset)
                 } catch {
-                    record(DownloadFailure(.ioError, "cannot read back \(partPath): \(error)"))
+                    record(DownloadFailure(.ioError, "cannot read back \(partPath()): \(error)"))
                 }
             }
         }
@@ -234,9 +241,11 @@ final class FileSink: @unchecked Sendable {
             return (takeWork(), inFlight)
         }
         if inFlight == 0 {
-            if let work { queue.sync { perform(work) } }
+            if let work { perform(work) }
             return
         }
+        // Writes in flight: a queue exists, and the rest goes after them.
+        let queue = lock.withLock { writerQueue() }
         if let work { queue.async { [self] in perform(work) } }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }
@@ -245,7 +254,7 @@ final class FileSink: @unchecked Sendable {
 
     /// Bytes of the part known written (valid after ``drain()``).
     var flushedOffset: Int64 {
-        queue.sync { written }
+        writer.withLock { written }
     }
 
     var writeFailure: DownloadFailure? {
@@ -256,12 +265,12 @@ final class FileSink: @unchecked Sendable {
 
     /// The digests of bytes 0..<flushedOffset (valid after ``drain()``).
     func digests() -> [String: String] {
-        queue.sync { digester.finalize() }
+        writer.withLock { digester.finalize() }
     }
 
     /// fsync of the part file, for durability `strict`.
     func sync() throws(DownloadFailure) {
-        let result = queue.sync { fsync(descriptor) }
+        let result = writer.withLock { fsync(descriptor) }
         if result != 0 { throw Self.failure(errno, "fsync failed") }
     }
 
@@ -281,7 +290,15 @@ final class FileSink: @unchecked Sendable {
             return
         }
         guard let work = takeWork(minimumCapacity: minimumCapacity) else { return }
-        queue.async { [self] in perform(work) }
+        writerQueue().async { [self] in perform(work) }
+    }
+
+    /// The writer's queue, made on first use. Caller holds `lock`.
+    private func writerQueue() -> DispatchQueue {
+        if let queue { return queue }
+        let made = DispatchQueue(label: "batchfetch.sink")
+        queue = made
+        return made
     }
 
     /// Takes the buffer for the writer, with the pending start, and a spare buffer of at least
@@ -310,11 +327,18 @@ final class FileSink: @unchecked Sendable {
         return spare
     }
 
-    /// Runs on `queue`: prepares the part, writes the chunk, and wakes whoever waits for room.
+    /// Prepares the part, writes the chunk, and wakes whoever waits for room: on `queue`, or on
+    /// the caller of ``drain()`` when no write is in flight.
     private func perform(_ work: Work) {
+        writer.lock()
         if let start = work.start { prepare(start) }
-        guard let chunk = work.chunk else { return }
-        write(chunk, at: work.offset)
+        guard let chunk = work.chunk else {
+            writer.unlock()
+            return
+        }
+        let wrote = write(chunk, at: work.offset)
+        writer.unlock()
+        if wrote { onWrite?(work.offset + Int64(chunk.count)) }
         lock.lock()
         queuedBytes -= chunk.count
         if spares.count < 2 { spares.append(chunk) }
@@ -325,9 +349,9 @@ final class FileSink: @unchecked Sendable {
         for waiter in due { waiter.callback() }
     }
 
-    /// Runs on `queue`: pwrite the whole chunk, then hash it while it is still in cache.
-    private func write(_ chunk: ChunkBuffer, at offset: Int64) {
-        guard writeFailure == nil else { return }
+    /// Runs under `writer`: pwrite the whole chunk, then hash it while it is still in cache.
+    private func write(_ chunk: ChunkBuffer, at offset: Int64) -> Bool {
+        guard writeFailure == nil else { return false }
         if let writeRate { usleep(UInt32(min(Double(chunk.count) / Double(writeRate) * 1e6, 1e7))) }
         let ok = chunk.withBytes { bytes -> Bool in
             var done = 0
@@ -346,8 +370,8 @@ final class FileSink: @unchecked Sendable {
         if ok {
             written = offset + Int64(chunk.count)
             hashedThrough = written
-            onWrite?(written)
         }
+        return ok
     }
 
     private func record(_ failure: DownloadFailure) {

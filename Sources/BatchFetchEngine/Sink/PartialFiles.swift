@@ -33,17 +33,17 @@ public final class PartialFiles: @unchecked Sendable {
     public let root: SafeDirectory
     /// The dest relative to the output directory.
     public let dest: String
-    /// Paths for messages.
-    public let destPath: String
+    /// Paths for messages (made when asked: a job that succeeds needs none of them).
+    public var destPath: String { root.path + "/" + dest }
     public var partPath: String { partPath(unnamed: partIsUnnamed) }
     /// The open part is a file without a name (``openPart(unnamed:)``), new and empty when opened.
     public var partIsUnnamed: Bool { openedPart.unnamed }
     public var sidecarPath: String { directoryPath + "/" + sidecarName }
     public let destName: String
     public let partName: String
-    public let sidecarName: String
+    public var sidecarName: String { DestPath.sidecarName(for: destName) }
     private let directoryRelative: String
-    private let directoryPath: String
+    private var directoryPath: String { root.path + (directoryRelative.isEmpty ? "" : "/" + directoryRelative) }
     private let listings: DirectoryListings?
 
     private let lock = NSLock()
@@ -64,13 +64,10 @@ public final class PartialFiles: @unchecked Sendable {
         self.root = root
         self.dest = dest
         self.listings = listings
-        destPath = root.path + "/" + dest
         let slash = dest.lastIndex(of: "/")
         directoryRelative = slash.map { String(dest[..<$0]) } ?? ""
-        directoryPath = root.path + (directoryRelative.isEmpty ? "" : "/" + directoryRelative)
         destName = slash.map { String(dest[dest.index(after: $0)...]) } ?? dest
         partName = DestPath.partName(for: destName)
-        sidecarName = DestPath.sidecarName(for: destName)
     }
 
     deinit {

@@ -27,22 +27,28 @@ struct JobNetwork: Sendable {
     /// on Linux cannot take either (``TLSOptions``). An http mirror redirected to https keeps
     /// the run's transport and the system's trust.
     init(job: Job, transport: any HTTPTransport, perHost: Int, environment: [String: String]) {
-        let https = job.urls.contains { $0.resolved.lowercased().hasPrefix("https:") }
+        // "https:" in any case, without a lowercased copy of every URL.
+        let https = job.urls.contains { $0.resolved.utf8.prefix(6).lazy.map { $0 | 0x20 }.elementsEqual("https:".utf8) }
         if https, let tls = TLSOptions(job.settings.tls, environment: environment) {
             self.transport = AsyncHTTPClientTransport.shared(maximumConnectionsPerHost: perHost, tls: tls)
         } else {
             self.transport = transport
         }
         let netrc = job.settings.netrc ? Netrc.load(environment: environment) : nil
-        var headers = job.headers.map { (name: $0.name, value: $0.value) }
+        var headers: [(name: String, value: TemplatedString)] = []
+        headers.reserveCapacity(job.headers.count + 1)
+        for header in job.headers { headers.append((header.name, header.value)) }
         if !headers.contains(where: { $0.name.lowercased() == "user-agent" }) {
-            headers.append((name: "User-Agent", value: TemplatedString(literal: "batchfetch/\(ToolVersion.current)")))
+            headers.append((name: "User-Agent", value: Self.userAgent))
         }
         credentials = CredentialPolicy(headers: headers, crossOrigin: job.settings.crossOriginHeaders, netrc: netrc)
-        mirrors = job.urls.map { Mirror($0) }
-        let netrcPasswords = mirrors.compactMap { mirror in
-            mirror?.url.host.flatMap { netrc?.credentials(forHost: $0) }.map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
-        }
+        let mirrors = job.urls.map { Mirror($0) }
+        self.mirrors = mirrors
+        let netrcPasswords = netrc.map { netrc in
+            mirrors.compactMap { mirror in
+                mirror?.url.host.flatMap { netrc.credentials(forHost: $0) }.map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
+            }
+        } ?? []
         redactor = job.redactor(extra: netrcPasswords)
         redirect = RedirectPolicy(allowInsecure: job.settings.allowInsecureRedirect, redactor: redactor)
         retry = RetryPolicy(job.settings)
@@ -50,6 +56,9 @@ struct JobNetwork: Sendable {
         body = job.body.map { Data($0.resolved.utf8) }
         timeout = job.settings.timeout
     }
+
+    /// Sent unless the job sets its own.
+    private static let userAgent = TemplatedString(literal: "batchfetch/\(ToolVersion.current)")
 
     /// The download request the state machine planned: the job's method, headers and body, plus
     /// `Range`/`If-Range` and the conditional headers of `refresh: if-changed`.

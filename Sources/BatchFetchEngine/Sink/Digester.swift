@@ -63,7 +63,8 @@ public struct Digester: @unchecked Sendable {
 
     /// sha256 of a string's UTF-8 bytes, hex; used to identify URLs without storing them.
     public static func sha256Hex(_ text: String) -> String {
-        hex(SHA256.hash(data: Data(text.utf8)))
+        var text = text
+        return text.withUTF8 { hex(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
     }
 
     /// Digests of a whole file, read in blocks of at most 4 MiB (bounded memory).

@@ -204,7 +204,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         }
 
         func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-            var headers: [String: String] = [:]
+            var headers = [String: String](minimumCapacity: head.headers.count)
             for header in head.headers {
                 let name = header.name.lowercased()
                 if headers[name] == nil { headers[name] = header.value }

@@ -82,6 +82,10 @@ extension Job {
     /// A redactor for every environment value the job uses (URLs, dest, headers, body), and
     /// `extra` secrets from elsewhere.
     public func redactor(extra: [TemplatedString.Secret] = []) -> Redactor {
-        Redactor(urls + [dest] + headers.map(\.value) + (body.map { [$0] } ?? []), extra: extra)
+        // Nearly every job has no environment value: no arrays are gathered for those.
+        let templated = urls.contains { !$0.secrets.isEmpty } || !dest.secrets.isEmpty
+            || headers.contains { !$0.value.secrets.isEmpty } || body?.secrets.isEmpty == false
+        guard templated || !extra.isEmpty else { return Redactor() }
+        return Redactor(urls + [dest] + headers.map(\.value) + (body.map { [$0] } ?? []), extra: extra)
     }
 }

@@ -1,5 +1,6 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// The report entries of a run's finished jobs, written to an unnamed file in the output
 /// directory as each job finishes instead of kept in memory, with the report's counts kept as
@@ -10,6 +11,10 @@ import Foundation
 /// peaked at 140 MiB with the report's encoding; a job now costs a position and a length.
 /// When the file cannot be made or written, entries stay in memory: the report is worth more
 /// than the bound.
+///
+/// Entries reach the file in blocks of ``blockSize`` (a `pwrite` per job was a tenth of a small
+/// file's system calls); those not yet written are read back only after ``finished()`` wrote
+/// them.
 struct ReportJournal {
     /// The entries once every job has one: read by the report (``ReportJobs``).
     final class Entries: Sendable {
@@ -22,6 +27,10 @@ struct ReportJournal {
         /// The journal's own array (every job has its entry by now), shared rather than copied
         /// without its optionals: the report is written when the run's memory peaks.
         private let entries: [Entry?]
+        /// The block of the file read last. The report asks for entries in job order, close to
+        /// the order they were written in, so one read serves many: a `pread` per entry was a
+        /// tenth of a small file's system calls.
+        private let block = NIOLockedValueBox<(start: Int64, bytes: [UInt8])?>(nil)
 
         fileprivate init(file: JournalFile?, entries: [Entry?]) {
             self.file = file
@@ -35,7 +44,23 @@ struct ReportJournal {
             case .memory(let text):
                 return text
             case .file(let offset, let length):
-                return try file!.read(offset: offset, length: length)
+                return try block.withLockedValue { block -> Result<[UInt8], DownloadFailure> in
+                    let read: (start: Int64, bytes: [UInt8])
+                    if let block, offset >= block.start, offset + Int64(length) <= block.start + Int64(block.bytes.count) {
+                        read = block
+                    } else {
+                        let start = offset / Int64(ReportJournal.blockSize) * Int64(ReportJournal.blockSize)
+                        do throws(DownloadFailure) {
+                            read = (start, try file!.read(offset: start, length: max(Int(offset - start) + length, ReportJournal.blockSize)))
+                        } catch {
+                            return .failure(error)
+                        }
+                        block = read
+                    }
+                    let from = Int(offset - read.start)
+                    guard from + length <= read.bytes.count else { return .failure(JournalFile.shortRead) }
+                    return .success(Array(read.bytes[from..<from + length]))
+                }.get()
             }
         }
 
@@ -67,16 +92,26 @@ struct ReportJournal {
     }
 
     private let file: JournalFile?
+    /// A write to the file failed (a full disk): later entries stay in memory.
+    private var fileFailed = false
     private var entries: [Entries.Entry?]
     /// Where the next entry goes in the file.
     private var end: Int64 = 0
+    /// The entries after the last write to the file (they end at `end`), and their jobs.
+    private var pending: [UInt8] = []
+    private var pendingJobs: [Int] = []
+    static let blockSize = 64 << 10
     /// The report's counts of the jobs recorded so far.
     private(set) var summary = RunReport.Summary()
 
     /// A journal for `count` jobs, in an unnamed file in `directory` (memory when nil or when
     /// the file cannot be made).
     init(count: Int, directory: SafeDirectory?) {
-        file = directory.flatMap(JournalFile.init(in:))
+        self.init(count: count, file: directory.flatMap(JournalFile.init(in:)))
+    }
+
+    init(count: Int, file: JournalFile?) {
+        self.file = file
         entries = Array(repeating: nil, count: count)
         summary.jobs = count
     }
@@ -91,17 +126,38 @@ struct ReportJournal {
         assert(entries[index] == nil, "job \(index) recorded twice")
         summary.count(encoded.job, command: .run)
         let text = encoded.text
-        if let file, file.write(text, at: end) {
-            entries[index] = .file(offset: end, length: text.count)
-            end += Int64(text.count)
-        } else {
+        guard file != nil, !fileFailed else {
             entries[index] = .memory(text)
+            return
         }
+        entries[index] = .file(offset: end, length: text.count)
+        end += Int64(text.count)
+        pending.append(contentsOf: text)
+        pendingJobs.append(index)
+        if pending.count >= Self.blockSize { writePending() }
+    }
+
+    /// Writes the pending entries to the file; when that fails, they and every later entry stay
+    /// in memory.
+    private mutating func writePending() {
+        guard let file, !fileFailed, !pending.isEmpty else { return }
+        let start = end - Int64(pending.count)
+        if !file.write(pending, at: start) {
+            for job in pendingJobs {
+                guard case .file(let offset, let length) = entries[job] else { continue }
+                let from = Int(offset - start)
+                entries[job] = .memory(Array(pending[from..<from + length]))
+            }
+            fileFailed = true
+        }
+        pending.removeAll(keepingCapacity: true)
+        pendingJobs.removeAll(keepingCapacity: true)
     }
 
     /// The entries, once every job has one.
-    func finished() -> Entries {
+    mutating func finished() -> Entries {
         precondition(!entries.contains { $0 == nil }, "a job has no report entry")
+        writePending()
         return Entries(file: file, entries: entries)
     }
 }
@@ -110,6 +166,11 @@ struct ReportJournal {
 /// unlinked at once; gone with the process, whatever ends it.
 final class JournalFile: Sendable {
     private let descriptor: Int32
+
+    /// A journal in an open file of the caller's (tests: `/dev/full`, where every write fails).
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
 
     init?(in directory: SafeDirectory) {
         var descriptor = directory.openUnnamed(toLink: false, mode: 0o600) ?? -1
@@ -140,10 +201,14 @@ final class JournalFile: Sendable {
         }
     }
 
+    /// Up to `length` bytes from `offset`: fewer at the end of the file.
     func read(offset: Int64, length: Int) throws(DownloadFailure) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: length)
         let got = bytes.withUnsafeMutableBytes { FileSink.preadFully(descriptor, $0.baseAddress!, length, at: offset) }
-        guard got == length else { throw FileSink.failure(got < 0 ? errno : EIO, "cannot read the run's journal") }
+        guard got >= 0 else { throw FileSink.failure(errno, "cannot read the run's journal") }
+        bytes.removeLast(length - got)
         return bytes
     }
+
+    static let shortRead = FileSink.failure(EIO, "cannot read the run's journal")
 }

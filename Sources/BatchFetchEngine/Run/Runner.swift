@@ -119,7 +119,7 @@ public final class Runner: Sendable {
                                    startDate: startDate, started: started)
         }
         let state = stateCache(root)
-        let journal = await schedule(
+        var journal = await schedule(
             context: context(root: root, transport: transport, interruption: interruption, state: state), active: active,
             interruption: interruption,
             emit: { event in

@@ -47,6 +47,29 @@ import Testing
         #expect(try Self.written(report) == StableJSON.encode(report) + Data("\n".utf8))
     }
 
+    /// More entries than one block of the journal's file holds, finished in a shuffled order: on
+    /// disk, and on a file where every write fails (`/dev/full`), where they stay in memory.
+    @Test(arguments: [false, true])
+    func manyEntriesComeBackInReportOrderWrittenOrNot(fullDisk: Bool) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let jobs = (0..<600).map { index in
+            var result = RunReportTests.result("job-\(index)", index % 7 == 0 ? .failed : .downloaded, size: Int64(index))
+            if index % 7 == 0 { result.failure = DownloadFailure(.httpStatus, String(repeating: "m\(index) ", count: 60)) }
+            return RunReport.Job(result)
+        }
+        let file = fullDisk ? JournalFile(descriptor: open("/dev/full", O_RDWR | O_CLOEXEC)) : JournalFile(in: try SafeDirectory.root(directory, create: false))
+        var journal = ReportJournal(count: jobs.count, file: try #require(file))
+        var order = Array(jobs.indices)
+        var generator = SystemRandomNumberGenerator()
+        order.shuffle(using: &generator)
+        for index in order { journal.record(ReportJournal.Encoded(jobs[index]), at: index) }
+        #expect(jobs.map { ReportJournal.Encoded($0).text.count }.reduce(0, +) > 2 * ReportJournal.blockSize)
+        let fromJournal = try Self.report(ReportJobs(journal: journal.finished()))
+        #expect(try StableJSON.encode(Array(fromJournal.jobs)) == StableJSON.encode(jobs))
+    }
+
     @Test(arguments: [true, false])
     func aJournalGivesTheJobsInReportOrderWhateverOrderTheyFinishedIn(onDisk: Bool) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID())").path

@@ -57,8 +57,8 @@ public struct CredentialPolicy: Sendable {
     private func basicCredentials(for mirror: URL) -> (String, String)? {
         // Parsed into components only when there is userinfo: a parse per request was 0.5% of
         // the CPU of 20,000 small files.
-        if mirror.user(percentEncoded: true) != nil, let components = URLComponents(url: mirror, resolvingAgainstBaseURL: false),
-           let user = components.percentEncodedUser {
+        if mirror.user(percentEncoded: true) != nil,
+           let components = URLComponents(url: mirror, resolvingAgainstBaseURL: false), let user = components.percentEncodedUser {
             let password = components.percentEncodedPassword ?? ""
             return (user.removingPercentEncoding ?? user, password.removingPercentEncoding ?? password)
         }

@@ -46,7 +46,8 @@ struct JobNetwork: Sendable {
         self.mirrors = mirrors
         let netrcPasswords = netrc.map { netrc in
             mirrors.compactMap { mirror in
-                mirror?.url.host.flatMap { netrc.credentials(forHost: $0) }.map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
+                mirror?.url.host.flatMap { netrc.credentials(forHost: $0) }
+                    .map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
             }
         } ?? []
         redactor = job.redactor(extra: netrcPasswords)

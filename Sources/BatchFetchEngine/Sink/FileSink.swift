@@ -77,8 +77,8 @@ final class FileSink: @unchecked Sendable {
     /// mapping and an unmapping per job were 3% of the CPU of 20,000 small files); a larger body
     /// gets a full buffer at its first write. `startsEmpty`: the part was just made, empty (an
     /// unnamed one), so a first body from 0 needs no look at its size.
-    init(descriptor: Int32, partPath: @autoclosure @escaping @Sendable () -> String, algorithms: [Checksum.Algorithm], writeSize: Int = defaultWriteSize,
-                memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
+    init(descriptor: Int32, partPath: @autoclosure @escaping @Sendable () -> String, algorithms: [Checksum.Algorithm],
+                writeSize: Int = defaultWriteSize, memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
                 onWrite: (@Sendable (Int64) -> Void)? = nil, writeRate: Int64? = nil, expectedSize: Int64? = nil,
                 startsEmpty: Bool = false) {
         self.descriptor = descriptor

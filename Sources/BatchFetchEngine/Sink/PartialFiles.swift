@@ -110,7 +110,8 @@ public final class PartialFiles: @unchecked Sendable {
         let directory = try openDirectory(create: true)!
         lock.lock()
         defer { lock.unlock() }
-        if part < 0, wanted, !mayExist(partName, in: directory) || directory.status(partName) == nil, let descriptor = directory.openUnnamed() {
+        if part < 0, wanted, !mayExist(partName, in: directory) || directory.status(partName) == nil,
+           let descriptor = directory.openUnnamed() {
             part = descriptor
             unnamed = true
         }

@@ -53,7 +53,7 @@ public final class DirectoryListings: Sendable {
     }
 
     /// The hashes of the names in `directory`; nil when it is not to be listed (see the type).
-    private static func list(_ directory: SafeDirectory, limit: Int) -> Set<Int>? {
+    static func list(_ directory: SafeDirectory, limit: Int) -> Set<Int>? {
         #if os(Linux)
         var flags: Int = 0
         guard ioctl(directory.descriptor, getFlags, &flags) == 0, flags & caseFoldFlag == 0 else { return nil }

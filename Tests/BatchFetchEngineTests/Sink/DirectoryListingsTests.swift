@@ -19,22 +19,26 @@ import Testing
         #expect(listings.mayContain("a.bin", in: "d", directory: directory))
         #expect(listings.mayContain("b.bin.part", in: "d", directory: directory))
         #expect(listings.mayContain("ünïcode name.bin", in: "d", directory: directory))
-        #if os(Linux)
+        guard DirectoryListings.list(directory, limit: 100) != nil else {
+            // Not Linux, or a file system that does not say whether it folds case: every name
+            // is looked up.
+            #expect(listings.mayContain("c.bin", in: "d", directory: directory))
+            return
+        }
         #expect(!listings.mayContain("c.bin", in: "d", directory: directory))
         #expect(!listings.mayContain("a.bin.part", in: "d", directory: directory))
         // The listing is the directory as the run found it: a name made later is the job's own.
         try Data("x".utf8).write(to: url.appendingPathComponent("d/c.bin"))
         #expect(!listings.mayContain("c.bin", in: "d", directory: directory))
         #expect(DirectoryListings(limit: 100).mayContain("c.bin", in: "d", directory: directory))
-        #endif
     }
 
     @Test func aDirectoryWithMoreEntriesThanTheLimitIsNotListed() throws {
         let (url, directory) = try Self.directory(["a.bin", "b.bin", "c.bin"])
         defer { try? FileManager.default.removeItem(at: url) }
         #expect(DirectoryListings(limit: 2).mayContain("missing.bin", in: "d", directory: directory))
-        #if os(Linux)
-        #expect(!DirectoryListings(limit: 5).mayContain("missing.bin", in: "d", directory: directory))
-        #endif
+        if DirectoryListings.list(directory, limit: 5) != nil {
+            #expect(!DirectoryListings(limit: 5).mayContain("missing.bin", in: "d", directory: directory))
+        }
     }
 }

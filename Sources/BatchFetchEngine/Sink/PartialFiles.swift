@@ -201,7 +201,7 @@ public final class PartialFiles: @unchecked Sendable {
         }
         var published = stat()
         let status = opened.descriptor >= 0
-            ? (fstat(opened.descriptor, &published) == 0 ? published : nil) : Self.regularFile(directory.status(destName))
+            ? (fstat(opened.descriptor, &published) == 0 ? published : nil) : directory.regularFileStatus(destName)
         closePart()
         if durability == .strict { directory.sync() }
         return status
@@ -211,11 +211,7 @@ public final class PartialFiles: @unchecked Sendable {
     /// else). No lookup when the run's listing of the directory did not have it.
     public func destStatus() -> stat? {
         guard let directory = existing, mayExist(destName, in: directory) else { return nil }
-        return Self.regularFile(directory.status(destName))
-    }
-
-    private static func regularFile(_ info: stat?) -> stat? {
-        info.flatMap { ($0.st_mode & S_IFMT) == S_IFREG ? $0 : nil }
+        return directory.regularFileStatus(destName)
     }
 
     /// Whether `name` may be in `directory`: not when the run's listing of it (taken before any

@@ -134,9 +134,8 @@ public final class SafeDirectory: Sendable {
     private static func linksUnnamedFiles(in directory: SafeDirectory) -> Bool {
         unnamedProbe.withLockedValue { known in
             if let known { return known }
-            let file = openat(directory.descriptor, ".", unnamedFileFlag | O_RDWR | O_CLOEXEC, 0o644)
             var linked = false
-            if file >= 0 {
+            if let file = directory.openUnnamed(toLink: false) {
                 let name = Self.temporaryName(for: "batchfetch-probe")
                 linked = linkat(file, "", directory.descriptor, name, emptyPathFlag) == 0
                 if linked { directory.unlink(name) }
@@ -163,10 +162,15 @@ public final class SafeDirectory: Sendable {
         return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
     }
 
+    /// `lstat` of `name` when it is a regular file (not a symlink to one).
+    public func regularFileStatus(_ name: String) -> stat? {
+        guard let info = status(name), (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return info
+    }
+
     /// Size of `name` when it is a regular file (not a symlink to one).
     public func regularFileSize(_ name: String) -> Int64? {
-        guard let info = status(name), (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int64(info.st_size)
+        regularFileStatus(name).map { Int64($0.st_size) }
     }
 
     public func unlink(_ name: String) {

@@ -2,12 +2,17 @@
 // writer queue, with backpressure (the next read waits while more than 8 MiB are unwritten).
 // Prints the sha256. Same work as batchfetch's single stream, minus resume and verification.
 //
-// nio-probe CONCURRENCY OUTPUT_DIR URL...: fetches every URL, at most CONCURRENCY at a time, on
-// one AsyncHTTPClient (NIO's two-loop singleton group, CONCURRENCY connections per host),
-// writing each body to OUTPUT_DIR/<last path component> on the event loop as it arrives, as
-// curl does (open, write, close). No hashing, no verification, no rename, no report, no tasks:
+// nio-probe [--publish] CONCURRENCY OUTPUT_DIR URL...: fetches every URL, at most CONCURRENCY at
+// a time, on one AsyncHTTPClient (NIO's two-loop singleton group, CONCURRENCY connections per
+// host), writing each body to OUTPUT_DIR/<last path component> on the event loop as it arrives,
+// as curl does (open, write, close). No hashing, no verification, no rename, no report, no tasks:
 // what is left is AsyncHTTPClient's and the kernel's cost, the floor of batchfetch's nio
 // transport for many small files (bench/urlsession-probe.sh runs it).
+//
+// With --publish each body goes where batchfetch puts a small one and gets what batchfetch
+// guarantees it, and nothing else: an unnamed file (O_TMPFILE) in OUTPUT_DIR, its sha256 computed
+// on the way in, linked into place once complete, and one syncfs at the end (durability
+// `batch`). The floor of the engine's small jobs: what is above it is the engine's own work.
 import AsyncHTTPClient
 import Crypto
 import Foundation
@@ -77,42 +82,71 @@ final class ManyWriter: HTTPClientResponseDelegate, @unchecked Sendable {
     private var descriptor: Int32 = -1
     private var status: UInt = 0
 
-    init(path: String) {
+    /// --publish: the output directory (the unnamed file's and the link's) and the body's hash.
+    private let directory: Int32?
+    private var hasher = SHA256()
+
+    init(path: String, directory: Int32?) {
         self.path = path
+        self.directory = directory
     }
 
     func didReceiveHead(task: HTTPClient.Task<Bool>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         status = head.status.code
-        descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if let directory {
+            descriptor = openat(directory, ".", unnamedFileFlag | O_RDWR | O_CLOEXEC, 0o644)
+        } else {
+            descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Bool>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        buffer.withUnsafeReadableBytes { _ = write(descriptor, $0.baseAddress!, $0.count) }
+        buffer.withUnsafeReadableBytes {
+            _ = write(descriptor, $0.baseAddress!, $0.count)
+            if directory != nil { hasher.update(bufferPointer: $0) }
+        }
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didFinishRequest(task: HTTPClient.Task<Bool>) throws -> Bool {
+        var linked = true
+        if let directory {
+            _ = hasher.finalize()
+            linked = linkat(descriptor, "", directory, String(path[path.index(after: path.lastIndex(of: "/")!)...]), emptyPathFlag) == 0
+        }
         close(descriptor)
-        return status == 200 && descriptor >= 0
+        return status == 200 && descriptor >= 0 && linked
     }
 }
+
+/// `O_TMPFILE` and `AT_EMPTY_PATH`, which Glibc's Swift module leaves out.
+let unnamedFileFlag: Int32 = 0o20000000 | O_DIRECTORY
+let emptyPathFlag: Int32 = 0x1000
 
 /// Hands out the URLs, CONCURRENCY at a time, and counts what fails.
 final class Batch: @unchecked Sendable {
     private let client: HTTPClient
     private let urls: [String]
     private let output: String
+    /// --publish: the output directory, open.
+    private let directory: Int32?
     private let lock = NSLock()
     private var next = 0
     private var running = 0
     private(set) var failures = 0
     let done = DispatchSemaphore(value: 0)
 
-    init(client: HTTPClient, urls: [String], output: String) {
+    init(client: HTTPClient, urls: [String], output: String, publish: Bool) {
         self.client = client
         self.urls = urls
         self.output = output
+        directory = publish ? open(output, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : nil
+    }
+
+    /// --publish: one syncfs for the batch.
+    func sync() {
+        if let directory { _ = syncfs(directory) }
     }
 
     func startNext() {
@@ -127,7 +161,7 @@ final class Batch: @unchecked Sendable {
         let name = String(url[url.index(after: url.lastIndex(of: "/")!)...])
         do {
             let request = try HTTPClient.Request(url: url)
-            client.execute(request: request, delegate: ManyWriter(path: output + "/" + name)).futureResult.whenComplete { result in
+            client.execute(request: request, delegate: ManyWriter(path: output + "/" + name, directory: directory)).futureResult.whenComplete { result in
                 self.finished(ok: (try? result.get()) ?? false)
             }
         } catch {
@@ -145,14 +179,21 @@ final class Batch: @unchecked Sendable {
     }
 }
 
-let arguments = CommandLine.arguments
+/// glibc declares syncfs(2) only under _GNU_SOURCE.
+@_silgen_name("syncfs")
+func syncfs(_ descriptor: Int32) -> Int32
+
+var arguments = CommandLine.arguments
+let publish = arguments.count > 1 && arguments[1] == "--publish"
+if publish { arguments.remove(at: 1) }
 if arguments.count >= 4, let concurrency = Int(arguments[1]), concurrency > 0 {
     var configuration = HTTPClient.Configuration()
     configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
     let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    let batch = Batch(client: client, urls: Array(arguments[3...]), output: arguments[2])
+    let batch = Batch(client: client, urls: Array(arguments[3...]), output: arguments[2], publish: publish)
     for _ in 0..<concurrency { batch.startNext() }
     batch.done.wait()
+    batch.sync()
     try client.syncShutdown()
     if batch.failures > 0 {
         FileHandle.standardError.write(Data("\(batch.failures) failed\n".utf8))
@@ -161,7 +202,7 @@ if arguments.count >= 4, let concurrency = Int(arguments[1]), concurrency > 0 {
     exit(0)
 }
 guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: nio-probe URL PATH | nio-probe CONCURRENCY OUTPUT_DIR URL...\n".utf8))
+    FileHandle.standardError.write(Data("usage: nio-probe URL PATH | nio-probe [--publish] CONCURRENCY OUTPUT_DIR URL...\n".utf8))
     exit(2)
 }
 let client = HTTPClient(eventLoopGroupProvider: .singleton)

@@ -10,6 +10,9 @@ public struct OriginFile: Sendable {
         case drop(afterBytes: Int64)
         /// Send this many body bytes, then go silent (connection open) for `seconds`, then go on.
         case stall(afterBytes: Int64, seconds: Double)
+        /// Send this many body bytes, then go silent (connection open) while ``OriginFile/paused``
+        /// is true, then go on: a test does something mid-body, however loaded the machine.
+        case pause(afterBytes: Int64)
         /// Answer with this status and an optional `Retry-After` value, no content.
         case status(Int, retryAfter: String? = nil)
     }
@@ -40,6 +43,8 @@ public struct OriginFile: Sendable {
     /// until it has done what it must do mid-run, then clears it with ``TestOrigin/update(_:_:)``
     /// (no race with the client's progress, however loaded the machine).
     public var held = false
+    /// A body with a ``Fault/pause(afterBytes:)`` waits there while this is true.
+    public var paused = false
     /// Honour only this many Range requests; later ones get 200 and the whole body, like a
     /// server (or a proxy in front of it) that stops honouring ranges mid-way.
     public var rangesHonoured: Int?

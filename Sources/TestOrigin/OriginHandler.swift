@@ -16,6 +16,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         var end: Int64
         var dropAt: Int64?
         var stall: (at: Int64, seconds: Double)?
+        var pauseAt: Int64?
         var bytesPerSecond: Int?
         var closeWhenDone: Bool
         /// The origin's counter epoch when the response began.
@@ -90,6 +91,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
             let path = Self.target(head).path, state = state
+            state.withLock { $0.arrivals[path, default: 0] += 1 }
             afterHold({ state.withLock { $0.files[path]?.held ?? false } }, context: context) { handler, context in
                 handler.answer(head, context: context)
             }
@@ -181,6 +183,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch response.fault {
         case .drop(let after)?: transfer.dropAt = response.body.lowerBound + after
         case .stall(let after, let seconds)?: transfer.stall = (response.body.lowerBound + after, seconds)
+        case .pause(let after)?: transfer.pauseAt = response.body.lowerBound + after
         default: break
         }
         self.transfer = transfer
@@ -195,6 +198,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             var limit = transfer.end
             if let dropAt = transfer.dropAt { limit = min(limit, dropAt) }
             if let stall = transfer.stall { limit = min(limit, stall.at) }
+            if let pauseAt = transfer.pauseAt { limit = min(limit, pauseAt) }
             var count = min(Self.chunkSize, limit - transfer.offset)
             if let rate = transfer.bytesPerSecond { count = min(count, Int64(max(1, rate / 20))) }
             if count > 0 {
@@ -220,6 +224,17 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
                 transfer.stall = nil
                 self.transfer = transfer
                 resume(after: stall.seconds, context: context)
+                return
+            }
+            if let pauseAt = transfer.pauseAt, transfer.offset >= pauseAt {
+                transfer.pauseAt = nil
+                self.transfer = transfer
+                waitingForTimer = true
+                let path = transfer.path, state = state
+                afterHold({ state.withLock { $0.files[path]?.paused ?? false } }, context: context) { handler, context in
+                    handler.waitingForTimer = false
+                    handler.pump(context: context)
+                }
                 return
             }
             if transfer.offset >= transfer.end {

@@ -135,6 +135,12 @@ public final class TestOrigin: Sendable {
         state.withLock { $0.bytesServed[path, default: 0] }
     }
 
+    /// Requests for `path` that have arrived since the origin started, answered or still held
+    /// (``OriginFile/held``): a test waits for one to know the client is waiting for its answer.
+    public func arrivals(_ path: String) -> Int {
+        state.withLock { $0.arrivals[path, default: 0] }
+    }
+
     public func requests(_ path: String) -> [RecordedRequest] {
         state.withLock { $0.requests.filter { $0.path == path } }
     }
@@ -177,6 +183,8 @@ final class OriginState: @unchecked Sendable {
         /// Counts ``TestOrigin/resetCounters()``; a response counts its bytes only in its own.
         var epoch = 0
         var requests: [TestOrigin.RecordedRequest] = []
+        /// Requests per path as they arrive, before any hold (``TestOrigin/arrivals(_:)``).
+        var arrivals: [String: Int] = [:]
         var inFlight = 0
         var maxInFlight = 0
         /// Client connections open now, and the most at once (since the start).

@@ -80,6 +80,14 @@ struct JobDownloader: Sendable {
 
     private var algorithms: [Checksum.Algorithm] { destination.algorithms }
 
+    /// Whether what the job finds on disk as it starts is small enough to check or resume on
+    /// an event loop: a known size (the runner placed the job by it), or nothing larger than
+    /// ``EventLoopTaskExecutor/smallJobLimit`` at `dest` (which the up-to-date check may hash)
+    /// or at `<dest>.part` (which a resume reads back).
+    var startsSmall: Bool {
+        job.size != nil || files.holdsAtMost(EventLoopTaskExecutor.smallJobLimit)
+    }
+
     // MARK: - Same content
 
     /// Takes a twin job's published file: a hard link (a copy across file systems or where links
@@ -154,9 +162,13 @@ struct JobDownloader: Sendable {
             // The body just written was hashed on the way in.
             return verifyAndPublish(digests: sink.digests(), size: sink.flushedOffset, sink: sink)
         case .verifyPartial:
-            // A partial completed in an earlier run (416) is read back once.
+            // A partial completed in an earlier run (416) is read back once, on the pool: it may
+            // be large, and the job may run on an event loop.
             do {
-                let (digests, size) = try files.partDigests(also: algorithms)
+                let (files, algorithms) = (self.files, self.algorithms)
+                let (digests, size) = try await withTaskExecutorPreference(globalConcurrentExecutor) { () throws(DownloadFailure) in
+                    try files.partDigests(also: algorithms)
+                }
                 return verifyAndPublish(digests: digests, size: size, sink: sink)
             } catch {
                 return .act(.fail(error))
@@ -196,7 +208,8 @@ struct JobDownloader: Sendable {
                                                     rangeEnd: range.upperBound - 1, ifRange: start.sidecar.ifRangeValue))
             }))
         progress.moved(to: start.done.count, total: start.total)
-        let outcome = await transfer.run()
+        // On the pool: a large file's connections and its hash, never on an event loop.
+        let outcome = await withTaskExecutorPreference(globalConcurrentExecutor) { await transfer.run() }
         bytesTransferred += transfer.received
         segmentsUsed = connections
         switch outcome {

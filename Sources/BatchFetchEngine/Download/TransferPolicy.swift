@@ -85,11 +85,13 @@ struct TransferPolicy: Sendable, Equatable {
     /// (small files are cheaper to fetch again than to make resumable).
     static let resumableSize: Int64 = 4 << 20
 
-    /// Whether a body of `expectedSize` (nil: unknown) is written to a part without a name
+    /// Whether a body of `expectedSize` (nil: unknown) starts in a part without a name
     /// (``PartialFiles/openPart(unnamed:)``): one stream of a body no later run would resume,
-    /// at most ``resumableSize``.
+    /// at most ``resumableSize``; or a body of unknown size, whose part is named when its head
+    /// shows one worth resuming (``PartialFiles/writeSidecar(_:)``).
     func keepsPartUnnamed(expectedSize: Int64?) -> Bool {
-        segments == 1 && (expectedSize ?? .max) <= Self.resumableSize
+        guard let expectedSize else { return true }
+        return segments == 1 && expectedSize <= Self.resumableSize
     }
 
     /// Range size for segments: each connection's share of the memory cap

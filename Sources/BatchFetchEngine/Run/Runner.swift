@@ -172,6 +172,7 @@ public final class Runner: Sendable {
                         placed[next] = least
                         executor = executors[least]
                     }
+                    let onLoop = executor != nil
                     group.addTask(executorPreference: executor) {
                         let result: JobResult
                         if job.isUpload {
@@ -181,7 +182,12 @@ public final class Runner: Sendable {
                             case .success(let prepared):
                                 var downloader = JobDownloader(job: prepared, context: context, progress: progress,
                                                                copyFrom: source, locked: self.options.lock != nil)
-                                result = await downloader.run()
+                                if onLoop, !downloader.startsSmall {
+                                    // Too much on disk already to hash or resume on a loop.
+                                    result = await withTaskExecutorPreference(globalConcurrentExecutor) { await downloader.run() }
+                                } else {
+                                    result = await downloader.run()
+                                }
                             case .failure(let failure):
                                 result = JobResult(failed: job, failure)
                             }
@@ -229,11 +235,14 @@ public final class Runner: Sendable {
     /// Whether a job may run on one of the transport's executors (event loops, which must never
     /// wait long): a download of a known size (the manifest's, or with `--locked` the lock's) of
     /// at most ``EventLoopTaskExecutor/smallJobLimit``, so that hashing an existing `dest` or
-    /// writing the body takes well under a millisecond; no twin's file to copy, no sum file to
-    /// read, no `fsync` per file, no simulated slow disk. Every other job runs on the
-    /// cooperative pool.
+    /// writing the body takes well under a millisecond, or of unknown size — most of a batch
+    /// without sizes are small files; such a job moves to the pool when a large `dest` or
+    /// partial is on disk (``JobDownloader/startsSmall``), a large body is written on its
+    /// sink's own queue, and segments and reading back a part run on the pool
+    /// (``JobDownloader``). No twin's file to copy, no sum file to read, no `fsync` per file, no
+    /// simulated slow disk. Every other job runs on the cooperative pool.
     static func runsOnExecutor(_ job: Job, options: RunOptions, copying: Bool, sumFile: Bool) -> Bool {
-        guard let size = job.size ?? options.lock?.jobs[job.id]?.size, size <= EventLoopTaskExecutor.smallJobLimit else { return false }
+        if let size = job.size ?? options.lock?.jobs[job.id]?.size, size > EventLoopTaskExecutor.smallJobLimit { return false }
         return !job.isUpload && !copying && !sumFile && options.durability != .strict && options.simulatedDiskRate == nil
     }
 

@@ -75,7 +75,8 @@ final class FileSink: @unchecked Sendable {
     /// sink owns and closes; does not truncate it. `partPath` is for messages. `expectedSize`
     /// (the manifest's `size`) sizes the first buffer: a 4 KiB file needs no 1 MiB mapping (a
     /// mapping and an unmapping per job were 3% of the CPU of 20,000 small files); a larger body
-    /// gets a full buffer at its first write. `startsEmpty`: the part was just made, empty (an
+    /// gets a full buffer at its first write. Without it, the first body whose length is known
+    /// when it begins gets a buffer sized for it. `startsEmpty`: the part was just made, empty (an
     /// unnamed one), so a first body from 0 needs no look at its size.
     init(descriptor: Int32, partPath: @autoclosure @escaping @Sendable () -> String, algorithms: [Checksum.Algorithm],
                 writeSize: Int = defaultWriteSize, memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
@@ -91,8 +92,13 @@ final class FileSink: @unchecked Sendable {
         self.onWrite = onWrite
         self.writeRate = writeRate
         digester = Digester(also: algorithms)
-        let full = Self.bufferCapacity(writeSize)
-        buffer = ChunkBuffer(capacity: expectedSize.map { Int(clamping: max(0, $0)) < full ? Int($0) + 16 * 1024 : full } ?? full)
+        buffer = ChunkBuffer(capacity: expectedSize.map { Self.firstBufferCapacity(forBody: $0, writeSize: writeSize) } ?? 0)
+    }
+
+    /// A buffer for a whole body of `length` bytes and one more delivery, or a full one.
+    private static func firstBufferCapacity(forBody length: Int64, writeSize: Int) -> Int {
+        let full = bufferCapacity(writeSize)
+        return Int(clamping: max(0, length)) < full ? Int(length) + 16 * 1024 : full
     }
 
     /// A buffer holds a write and one more delivery (URLSession's are 16 KiB, NIO's up to 64).
@@ -136,6 +142,13 @@ final class FileSink: @unchecked Sendable {
             exceeded = false
             buffer.count = 0
             pendingStart = start
+            // Without an expected size the sink starts with no buffer: the first body whose
+            // length is known gets one sized for it (a small file needs no full buffer, whose
+            // mapping and unmapping per job were a tenth of the CPU of a batch without sizes);
+            // one of unknown length gets a full one at its first delivery.
+            if buffer.capacity == 0, let end {
+                buffer = ChunkBuffer(capacity: Self.firstBufferCapacity(forBody: end - nextOffset, writeSize: writeSize))
+            }
         }
     }
 

@@ -25,7 +25,9 @@ public enum Durability: String, Sendable, CaseIterable {
 ///
 /// A part that no later run would resume (``openPart(unnamed:)``: a small single stream, which
 /// gets no sidecar) can instead be a file without a name in the same directory, linked into
-/// place when verified: no second process can reach it, and a kill leaves nothing behind.
+/// place when verified: no second process can reach it, and a kill leaves nothing behind. A
+/// body of unknown size starts unnamed too, and is given its name when it turns out to be one
+/// a later run could resume (``writeSidecar(_:)``).
 ///
 /// `@unchecked`: the opened directory and part descriptor are guarded by `lock`; the rest is
 /// immutable.
@@ -160,15 +162,34 @@ public final class PartialFiles: @unchecked Sendable {
     }
 
     /// Replaces the sidecar atomically (temporary file and rename, no fsync): a kill at any
-    /// instant leaves the old or the new sidecar, never a torn one. An unnamed part gets none:
-    /// nothing could find it again.
+    /// instant leaves the old or the new sidecar, never a torn one. An unnamed part is given its
+    /// name first (``nameUnnamedPart()``), since a later run finds a part to resume by its name;
+    /// one that cannot be named gets no sidecar: nothing could find it again.
     public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
-        guard !openedPart.unnamed else { return }
+        guard nameUnnamedPart() else { return }
         guard let data = try? StableJSON.encode(sidecar) else {
             throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }
         lock.withLock { sidecarMayExist = true }
         try openDirectory(create: true)!.writeAtomically(sidecarName, data)
+    }
+
+    /// Gives an unnamed part the name `<dest>.part`, under the lock a part opened by name holds,
+    /// so that a later run can resume it. Why: a body of unknown size starts unnamed (in a batch
+    /// without sizes most are small files, and an unnamed part costs one change to the directory
+    /// instead of two) and is named once its head shows a body worth resuming. Never replaces:
+    /// a `<dest>.part` that appeared since the job began is another process's (this run's jobs
+    /// have names of their own), and the part then stays unnamed. True when the part is named,
+    /// now or from the start.
+    @discardableResult
+    func nameUnnamedPart() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard unnamed else { return true }
+        guard let directory, flock(part, LOCK_EX | LOCK_NB) == 0,
+              (try? directory.link(part, as: partName, replacing: false)) != nil else { return false }
+        unnamed = false
+        return true
     }
 
     /// Removes the part and its sidecar (an unnamed part goes when it is closed; a named one on
@@ -181,10 +202,17 @@ public final class PartialFiles: @unchecked Sendable {
         closePart()
     }
 
-    /// Renames the verified partial into place, replacing any old `dest` (or a symlink planted
-    /// there: rename replaces the link, never follows it) atomically, and drops the sidecar; an
-    /// unnamed part is linked into place instead, replacing the same way.
-    /// With `strict` the directory is fsynced after the rename (the file already was).
+    /// Puts the verified part in place, replacing any old `dest` (or a symlink planted there,
+    /// never followed) atomically, and drops the sidecar. The file published is the one the job
+    /// wrote and verified, reached through its open descriptor, never whatever has the part's
+    /// name by then: another process may have renamed a file of its own over `<dest>.part`
+    /// mid-run, and renaming the name would have published that file in place of the verified
+    /// bytes. So an unnamed part, and where the system allows it a named one, is linked into
+    /// place from its descriptor (the name of a named part is removed after, if it is still the
+    /// job's file); elsewhere a named part is renamed only if the name still leads to the job's
+    /// file. A named part that lost its name cannot be linked again: the job fails `in_use`, and
+    /// the other process's file is left alone. With `strict` the directory is fsynced after (the
+    /// file already was).
     ///
     /// Returns the published file's status for the state cache: `fstat` of the part while it is
     /// open — the file just published, whatever another process put at `dest` since, and no
@@ -196,7 +224,7 @@ public final class PartialFiles: @unchecked Sendable {
         if opened.unnamed {
             try directory.link(opened.descriptor, as: destName)
         } else {
-            try directory.rename(partName, to: destName)
+            try publishNamedPart(opened.descriptor, in: directory)
             if lock.withLock({ sidecarMayExist }) { directory.unlink(sidecarName) }
         }
         var published = stat()
@@ -205,6 +233,31 @@ public final class PartialFiles: @unchecked Sendable {
         closePart()
         if durability == .strict { directory.sync() }
         return status
+    }
+
+    /// Publishes the named part open at `descriptor` (-1: not open, which only a caller outside
+    /// the engine leaves it): see ``publish(durability:)``.
+    private func publishNamedPart(_ descriptor: Int32, in directory: SafeDirectory) throws(DownloadFailure) {
+        var own = stat()
+        guard descriptor >= 0, fstat(descriptor, &own) == 0 else {
+            try directory.rename(partName, to: destName)
+            return
+        }
+        // Its name gone (renamed over, removed), the file cannot be linked again, and no name
+        // leads to it.
+        guard own.st_nlink > 0 else {
+            throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) was replaced or removed by another process while this job wrote it")
+        }
+        let stillOwn = { directory.status(self.partName).map { $0.st_ino == own.st_ino && $0.st_dev == own.st_dev } ?? false }
+        if directory.linksOpenFiles {
+            try directory.link(descriptor, as: destName)
+            if stillOwn() { directory.unlink(partName) }
+        } else {
+            guard stillOwn() else {
+                throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) was replaced by another process while this job wrote it")
+            }
+            try directory.rename(partName, to: destName)
+        }
     }
 
     /// `lstat` of `dest` as the job starts: a regular file, or nil (missing, a symlink, anything
@@ -220,6 +273,17 @@ public final class PartialFiles: @unchecked Sendable {
         listings?.mayContain(name, in: directoryRelative, directory: directory) ?? true
     }
 
+    /// Whether `dest` and `<dest>.part` on disk, before the job opens its part, are each
+    /// missing or at most `limit` bytes: what a job may have to hash (an existing `dest`) or read
+    /// back (a part it resumes). No lookup of a name the run's listing did not have.
+    public func holdsAtMost(_ limit: Int64) -> Bool {
+        guard let directory = existing else { return true }
+        for name in [destName, partName] where mayExist(name, in: directory) {
+            if let status = directory.status(name), Int64(status.st_size) > limit { return false }
+        }
+        return true
+    }
+
     /// Size of the part if it is a regular file.
     public func partSize() -> Int64? {
         let opened = openedPart
@@ -228,10 +292,11 @@ public final class PartialFiles: @unchecked Sendable {
         return fstat(opened.descriptor, &info) == 0 ? Int64(info.st_size) : nil
     }
 
-    /// Digests of the whole part, named or not.
+    /// Digests of the whole part, named or not: read through its descriptor while the job holds
+    /// it open (the file that is published), else by name.
     public func partDigests(also algorithms: [Checksum.Algorithm]) throws(DownloadFailure) -> (digests: [String: String], bytes: Int64) {
         let opened = openedPart
-        guard opened.unnamed else { return try digests(of: partName, also: algorithms) }
+        guard opened.descriptor >= 0 else { return try digests(of: partName, also: algorithms) }
         do {
             return try Digester.digests(ofDescriptor: opened.descriptor, also: algorithms)
         } catch {
@@ -253,13 +318,18 @@ public final class PartialFiles: @unchecked Sendable {
 
     /// Makes the part a copy of `source`'s published dest: a hard link (the file is never
     /// written through it), or a byte copy across file systems or where links are refused.
+    /// Either way the part is then open, as a download's is, so that it is verified and
+    /// published through its descriptor.
     public func takePart(from source: PartialFiles) throws(DownloadFailure) {
         let directory = try openDirectory(create: true)!
         guard let sourceDirectory = try source.openDirectory(create: false) else {
             throw DownloadFailure(.ioError, "\(source.destPath) is gone")
         }
         directory.unlink(partName)
-        if linkat(sourceDirectory.descriptor, source.destName, directory.descriptor, partName, 0) == 0 { return }
+        if linkat(sourceDirectory.descriptor, source.destName, directory.descriptor, partName, 0) == 0 {
+            close(try openPart())
+            return
+        }
         let input = try sourceDirectory.openFile(source.destName, O_RDONLY)
         defer { close(input) }
         let output = try openPart()

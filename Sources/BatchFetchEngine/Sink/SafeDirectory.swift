@@ -90,7 +90,7 @@ public final class SafeDirectory: Sendable {
     /// process, such as the report's journal), where the kernel's permission to link is moot.
     public func openUnnamed(toLink: Bool = true, mode: mode_t = 0o644) -> Int32? {
         #if os(Linux)
-        guard !toLink || Self.linksUnnamedFiles(in: self) else { return nil }
+        guard !toLink || linksOpenFiles else { return nil }
         let descriptor = openat(self.descriptor, ".", Self.unnamedFileFlag | O_RDWR | O_CLOEXEC, mode)
         return descriptor >= 0 ? descriptor : nil
         #else
@@ -101,11 +101,11 @@ public final class SafeDirectory: Sendable {
     /// Names the unnamed file open at `file` (``openUnnamed()``) `name` in this directory,
     /// replacing whatever is there — a file, or a symlink planted there, never followed — the
     /// way ``rename(_:to:)`` does: a link where the name is free, else a link under a temporary
-    /// name and a rename over it.
-    public func link(_ file: Int32, as name: String) throws(DownloadFailure) {
+    /// name and a rename over it. With `replacing: false` a name that is taken fails the call.
+    public func link(_ file: Int32, as name: String, replacing: Bool = true) throws(DownloadFailure) {
         #if os(Linux)
         if linkat(file, "", descriptor, name, Self.emptyPathFlag) == 0 { return }
-        guard errno == EEXIST else { throw FileSink.failure(errno, "cannot link \(path)/\(name)") }
+        guard errno == EEXIST, replacing else { throw FileSink.failure(errno, "cannot link \(path)/\(name)") }
         let temporary = Self.temporaryName(for: name)
         guard linkat(file, "", descriptor, temporary, Self.emptyPathFlag) == 0 else {
             throw FileSink.failure(errno, "cannot link \(path)/\(name)")
@@ -117,6 +117,16 @@ public final class SafeDirectory: Sendable {
         }
         #else
         throw DownloadFailure(.ioError, "cannot link \(path)/\(name): no unnamed files on this system")
+        #endif
+    }
+
+    /// Whether ``link(_:as:replacing:)`` can name a file by its descriptor here (see
+    /// `linksUnnamedFiles`): false off Linux.
+    public var linksOpenFiles: Bool {
+        #if os(Linux)
+        Self.linksUnnamedFiles(in: self)
+        #else
+        false
         #endif
     }
 

@@ -191,6 +191,36 @@ import TestOrigin
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside).isEmpty)
     }
 
+    /// Another process renames a file of its own over `<dest>.part` while the job writes the
+    /// body: the job never publishes whatever has the part's name at the end (until this test,
+    /// that file went to `dest`, reported with the digests of the bytes the job had written).
+    /// Its own file, now without a name, cannot be linked again, so the job fails `in_use`, and
+    /// the other file stays where it is.
+    @Test func aPartReplacedMidBodyIsNotPublished() async throws {
+        let world = try await Harness()
+        let content = OriginContent.generated(size: 6 << 20, seed: 12)
+        var file = OriginFile(content: content)
+        file.faults = [.pause(afterBytes: 1 << 20)]
+        file.paused = true
+        world.origin.serve("/p.bin", file)
+        let run = try world.start(world.single("/p.bin", dest: "p.bin", extra: "size: \(6 << 20)\nsegments: 1"))
+        // The first megabyte is out and the origin waits: the job has its part open.
+        let midBody = await WatchdogTests.eventually(within: 10) { world.origin.bytesServed("/p.bin") >= 1 << 20 }
+        try Data("theirs".utf8).write(to: URL(fileURLWithPath: world.path("theirs.tmp")))
+        let replaced = rename(world.path("theirs.tmp"), world.path("p.bin.part")) == 0
+        world.origin.update("/p.bin") { $0.paused = false }
+        let report = await run.report
+        let digest = try? world.sha256(ofFile: "p.bin")
+        let other = try? Data(contentsOf: URL(fileURLWithPath: world.path("p.bin.part")))
+        await world.close()
+
+        #expect(midBody && replaced)
+        #expect(report.jobs[0].status == .failed && report.jobs[0].error?.code == .inUse,
+                "\(String(describing: report.jobs[0].error)), attempts \(String(describing: report.jobs[0].attempts))")
+        #expect(digest == nil)
+        #expect(other == Data("theirs".utf8))
+    }
+
     /// Another process (here: another owner in this one) holds the part's lock, as a second run
     /// on a nested output directory would: the job fails `in_use` and writes nothing.
     @Test func aPartOwnedByAnotherWriterIsLeftAlone() async throws {

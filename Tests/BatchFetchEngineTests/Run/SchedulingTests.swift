@@ -16,14 +16,17 @@ import Testing
     }
 
     /// Which jobs may run on an event loop: a download whose size — the manifest's, or with
-    /// `--locked` the lock's — is at most 1 MiB, and none that copies, reads a sum file, fsyncs
-    /// each file or writes to a simulated slow disk.
-    @Test func smallJobsOfAKnownSizeRunOnTheLoops() throws {
-        var jobs = try Self.jobs(["http://h/a", "http://h/b", "http://h/c"])
+    /// `--locked` the lock's — is at most 1 MiB or unknown (such a job moves to the pool when it
+    /// finds much on disk), and none that copies, reads a sum file, fsyncs each file or writes
+    /// to a simulated slow disk.
+    @Test func smallJobsAndJobsOfUnknownSizeRunOnTheLoops() throws {
+        var jobs = try Self.jobs(["http://h/a", "http://h/b", "http://h/c", "http://h/d"])
         jobs[0].size = 4096
+        jobs[3].size = 2 << 20
         var options = RunOptions()
         #expect(Runner.runsOnExecutor(jobs[0], options: options, copying: false, sumFile: false))
-        #expect(!Runner.runsOnExecutor(jobs[1], options: options, copying: false, sumFile: false))
+        #expect(Runner.runsOnExecutor(jobs[1], options: options, copying: false, sumFile: false))
+        #expect(!Runner.runsOnExecutor(jobs[3], options: options, copying: false, sumFile: false))
         options.lock = LockFile(manifest: "m.yaml", jobs: [
             "j1": .init(dest: "d1.bin", size: 4096, sha256: String(repeating: "0", count: 64), mirrors: []),
             "j2": .init(dest: "d2.bin", size: 2 << 20, sha256: String(repeating: "0", count: 64), mirrors: []),

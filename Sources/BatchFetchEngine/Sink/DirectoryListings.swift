@@ -18,6 +18,10 @@ import NIOConcurrencyHelpers
 /// one whose names fold case (ext4 `casefold`, where a lookup of `A.bin` finds `a.bin`), one
 /// whose case folding cannot be asked (the `ioctl` fails), one with more than `limit` entries,
 /// and on systems other than Linux.
+///
+/// The pass also removes the temporary files batchfetch processes that are gone left there
+/// (``SafeDirectory/isLeftoverTemporary(_:)``): a kill -9 between making one and renaming it —
+/// a sidecar, which a segmented download rewrites often, or the state cache — left it for good.
 public final class DirectoryListings: Sendable {
     /// Listings by directory, relative to the output directory; nil for one not listed.
     private let listings = NIOLockedValueBox<[String: Set<Int>?]>([:])
@@ -71,7 +75,13 @@ public final class DirectoryListings: Sendable {
             guard let entry = readdir(stream) else { return errno == 0 ? names : nil }
             guard names.count < limit else { return nil }
             let name = UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
-            names.insert(hash(UnsafeRawBufferPointer(start: name, count: strlen(name.assumingMemoryBound(to: CChar.self)))))
+            let bytes = UnsafeRawBufferPointer(start: name, count: strlen(name.assumingMemoryBound(to: CChar.self)))
+            if bytes.first == UInt8(ascii: "."), bytes.count > 4, bytes.suffix(4).elementsEqual(".tmp".utf8),
+               SafeDirectory.isLeftoverTemporary(String(decoding: bytes, as: UTF8.self)) {
+                directory.unlink(String(decoding: bytes, as: UTF8.self))
+                continue
+            }
+            names.insert(hash(bytes))
         }
         #else
         return nil

@@ -166,6 +166,19 @@ public final class SafeDirectory: Sendable {
         DestPath.temporaryName(for: name, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
     }
 
+    /// Whether `name` is a temporary file (``temporaryName(for:)``: `.<name>.<pid>-<number>.tmp`)
+    /// of a process that no longer runs: killed between making the file and renaming it. Not
+    /// this process's, nor a running one's (another batchfetch on a nested output directory).
+    static func isLeftoverTemporary(_ name: String) -> Bool {
+        guard name.hasPrefix("."), name.hasSuffix(".tmp") else { return false }
+        let stem = name.dropLast(4)
+        guard let dot = stem.lastIndex(of: ".") else { return false }
+        let tag = stem[stem.index(after: dot)...].split(separator: "-", omittingEmptySubsequences: false)
+        guard tag.count == 2, tag.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              let pid = pid_t(tag[0]), pid > 0, pid != getpid(), UInt32(tag[1]) != nil else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+
     /// `lstat` of `name`: a symlink is reported as itself, never followed.
     public func status(_ name: String) -> stat? {
         var info = stat()

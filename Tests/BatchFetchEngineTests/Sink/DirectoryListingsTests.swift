@@ -41,4 +41,23 @@ import Testing
             #expect(!DirectoryListings(limit: 5).mayContain("missing.bin", in: "d", directory: directory))
         }
     }
+
+    /// The pass removes the temporary files of batchfetch processes that are gone (a kill -9
+    /// between making one and renaming it), and nothing else: not this process's, not a
+    /// running process's, not a name that only looks alike.
+    @Test func leftoverTemporariesOfProcessesThatAreGoneAreRemoved() throws {
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        let dead = gone.processIdentifier, alive = getpid(), parent = getppid()
+        let stale = [".a.bin.part.json.\(dead)-992803027.tmp", ".b.bin.\(dead)-1.tmp"]
+        let kept = [".c.bin.part.json.\(alive)-5.tmp", ".d.bin.\(parent)-7.tmp", ".notes.tmp", ".e.bin.\(dead)-x.tmp",
+                    "f.bin.\(dead)-3.tmp", ".g.bin.\(dead)-3.tmp.bak"]
+        let (url, directory) = try Self.directory(stale + kept)
+        defer { try? FileManager.default.removeItem(at: url) }
+        guard DirectoryListings.list(directory, limit: 100) != nil else { return }  // not listed here
+        let left = try FileManager.default.contentsOfDirectory(atPath: url.appendingPathComponent("d").path)
+        #expect(left.sorted() == kept.sorted())
+    }
 }

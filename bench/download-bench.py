@@ -235,6 +235,11 @@ def tools_for(scenario: str, base: str, out: pathlib.Path, lists: pathlib.Path, 
             manifest.write_text(f"version: 1\noutput_dir: {out}\nconcurrency: {concurrency}\nper_host: {concurrency}\njobs:\n{jobs}")
             name = "batchfetch" if concurrency == 8 else f"batchfetch concurrency {concurrency}"
             tools[name] = [str(BIN), "run", str(manifest), "--report", str(lists / "report.json")]
+        # Most manifests give no size for small files: the same batch without them.
+        unsized = lists / f"{scenario}-8-unsized.yaml"
+        unsized.write_text(f"version: 1\noutput_dir: {out}\nconcurrency: 8\nper_host: 8\njobs:\n"
+                           + jobs.replace(f", size: {size}}}", "}"))
+        tools["batchfetch, no sizes in the manifest"] = [str(BIN), "run", str(unsized), "--report", str(lists / "report.json")]
         for concurrency in (8, 32):
             tools[f"curl --parallel-max {concurrency}"] = ["curl", "-s", "--parallel", "--parallel-max", str(concurrency), "-K", str(curl_config)]
             # Like for like with batchfetch's default durability, which ends with a syncfs.

@@ -98,8 +98,8 @@ public final class SafeDirectory: Sendable {
         #endif
     }
 
-    /// Names the unnamed file open at `file` (``openUnnamed()``) `name` in this directory,
-    /// replacing whatever is there — a file, or a symlink planted there, never followed — the
+    /// Names the file open at `file` — an unnamed one (``openUnnamed()``), or a part published
+    /// from its descriptor — `name` in this directory, replacing whatever is there — a file, or a symlink planted there, never followed — the
     /// way ``rename(_:to:)`` does: a link where the name is free, else a link under a temporary
     /// name and a rename over it. With `replacing: false` a name that is taken fails the call.
     public func link(_ file: Int32, as name: String, replacing: Bool = true) throws(DownloadFailure) {

@@ -62,6 +62,7 @@ struct JobDownloader: Sendable {
         }
         switch destination.verdict() {
         case .upToDate(let upToDate):
+            files.removePartLinkedToDest()
             result = upToDate
         case .revalidate(let local, let etag, let lastModified):
             revalidating = local

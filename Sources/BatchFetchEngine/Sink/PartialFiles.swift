@@ -273,6 +273,18 @@ public final class PartialFiles: @unchecked Sendable {
         listings?.mayContain(name, in: directoryRelative, directory: directory) ?? true
     }
 
+    /// Removes `<dest>.part` and its sidecar when that part is another name of `dest`'s own file:
+    /// a run killed between linking a named part into place and removing its name
+    /// (``publish(durability:)``) left them. Called for a `dest` found up to date; no lookup
+    /// when the run's listing did not have the part's name.
+    public func removePartLinkedToDest() {
+        guard let directory = existing, mayExist(partName, in: directory),
+              let part = directory.status(partName), let dest = directory.regularFileStatus(destName),
+              part.st_ino == dest.st_ino, part.st_dev == dest.st_dev else { return }
+        directory.unlink(partName)
+        directory.unlink(sidecarName)
+    }
+
     /// Whether `dest` and `<dest>.part` on disk, before the job opens its part, are each
     /// missing or at most `limit` bytes: what a job may have to hash (an existing `dest`) or read
     /// back (a part it resumes). No lookup of a name the run's listing did not have.

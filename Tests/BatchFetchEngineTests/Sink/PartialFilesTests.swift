@@ -44,4 +44,22 @@ import Testing
         #expect(other.partIsUnnamed)
         #expect(try Data(contentsOf: otherURL.appendingPathComponent("f.bin.part")) == Data("theirs".utf8))
     }
+
+    /// A `<dest>.part` that is a second name of `dest`'s file (a run killed between publishing
+    /// a part by link and removing its name) goes with its sidecar; any other part stays.
+    @Test func aPartLinkedToTheDestIsRemovedAndOthersStay() throws {
+        let (url, files) = try Self.files(["f.bin": 10, "f.bin.part.json": 2])
+        defer { try? FileManager.default.removeItem(at: url) }
+        let dest = url.appendingPathComponent("f.bin").path, part = url.appendingPathComponent("f.bin.part").path
+        #expect(link(dest, part) == 0)
+        files.removePartLinkedToDest()
+        #expect(!FileManager.default.fileExists(atPath: part))
+        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent("f.bin.part.json").path))
+        #expect(FileManager.default.fileExists(atPath: dest))
+
+        let (otherURL, other) = try Self.files(["f.bin": 10, "f.bin.part": 10])
+        defer { try? FileManager.default.removeItem(at: otherURL) }
+        other.removePartLinkedToDest()
+        #expect(FileManager.default.fileExists(atPath: otherURL.appendingPathComponent("f.bin.part").path))
+    }
 }

@@ -76,10 +76,13 @@ public final class DirectoryListings: Sendable {
             guard names.count < limit else { return nil }
             let name = UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
             let bytes = UnsafeRawBufferPointer(start: name, count: strlen(name.assumingMemoryBound(to: CChar.self)))
-            if bytes.first == UInt8(ascii: "."), bytes.count > 4, bytes.suffix(4).elementsEqual(".tmp".utf8),
-               SafeDirectory.isLeftoverTemporary(String(decoding: bytes, as: UTF8.self)) {
-                directory.unlink(String(decoding: bytes, as: UTF8.self))
-                continue
+            // Only a name that starts with "." and ends with ".tmp" is made a String to look at.
+            if bytes.first == UInt8(ascii: "."), bytes.count > 4, bytes.suffix(4).elementsEqual(".tmp".utf8) {
+                let text = String(decoding: bytes, as: UTF8.self)
+                if SafeDirectory.isLeftoverTemporary(text) {
+                    directory.unlink(text)
+                    continue
+                }
             }
             names.insert(hash(bytes))
         }

@@ -99,9 +99,10 @@ public final class SafeDirectory: Sendable {
     }
 
     /// Names the file open at `file` — an unnamed one (``openUnnamed()``), or a part published
-    /// from its descriptor — `name` in this directory, replacing whatever is there — a file, or a symlink planted there, never followed — the
-    /// way ``rename(_:to:)`` does: a link where the name is free, else a link under a temporary
-    /// name and a rename over it. With `replacing: false` a name that is taken fails the call.
+    /// from its descriptor — `name` in this directory, replacing whatever is there (a file, or a
+    /// symlink planted there, never followed) the way ``rename(_:to:)`` does: a link where the
+    /// name is free, else a link under a temporary name and a rename over it. With
+    /// `replacing: false` a name that is taken fails the call.
     public func link(_ file: Int32, as name: String, replacing: Bool = true) throws(DownloadFailure) {
         #if os(Linux)
         if linkat(file, "", descriptor, name, Self.emptyPathFlag) == 0 { return }

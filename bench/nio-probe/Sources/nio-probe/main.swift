@@ -86,8 +86,12 @@ final class ManyWriter: HTTPClientResponseDelegate, @unchecked Sendable {
     private let directory: Int32?
     private var hasher = SHA256()
 
-    init(path: String, directory: Int32?) {
+    /// --publish: the name the body is linked under in `directory`.
+    private let name: String
+
+    init(path: String, name: String, directory: Int32?) {
         self.path = path
+        self.name = name
         self.directory = directory
     }
 
@@ -113,7 +117,7 @@ final class ManyWriter: HTTPClientResponseDelegate, @unchecked Sendable {
         var linked = true
         if let directory {
             _ = hasher.finalize()
-            linked = linkat(descriptor, "", directory, String(path[path.index(after: path.lastIndex(of: "/")!)...]), emptyPathFlag) == 0
+            linked = linkat(descriptor, "", directory, name, emptyPathFlag) == 0
         }
         close(descriptor)
         return status == 200 && descriptor >= 0 && linked
@@ -161,7 +165,7 @@ final class Batch: @unchecked Sendable {
         let name = String(url[url.index(after: url.lastIndex(of: "/")!)...])
         do {
             let request = try HTTPClient.Request(url: url)
-            client.execute(request: request, delegate: ManyWriter(path: output + "/" + name, directory: directory)).futureResult.whenComplete { result in
+            client.execute(request: request, delegate: ManyWriter(path: output + "/" + name, name: name, directory: directory)).futureResult.whenComplete { result in
                 self.finished(ok: (try? result.get()) ?? false)
             }
         } catch {

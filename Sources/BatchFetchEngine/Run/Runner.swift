@@ -129,9 +129,10 @@ public final class Runner: Sendable {
         ticker.cancel()
         // The state cache is written while the file system syncs: the sync waits on the disk
         // and the kernel's flusher threads, the cache's text on this thread's CPU (20,000 entries:
-        // tens of milliseconds, the sync of 20,000 small files over a hundred). The cache is a
-        // cache — a later run checks each entry against the file's identity — so it need not be
-        // part of the sync; the files it describes were dirtied first and reach the disk first.
+        // about 40 ms, their sync 130–180 ms; bench/results/profile.md, ninth round). The cache
+        // need not be in the sync: one lost in a crash costs the next run a hash of each file.
+        // (Which of the cache and the files reached the disk first was never fixed: one sync
+        // wrote both.)
         let synced = options.durability == .batch ? Self.syncFileSystem(of: manifest.outputDirectory) : nil
         state.save()
         await synced?.value

@@ -133,9 +133,11 @@ public final class Runner: Sendable {
         // need not be in the sync: one lost in a crash costs the next run a hash of each file.
         // (Which of the cache and the files reached the disk first was never fixed: one sync
         // wrote both.)
-        let synced = options.durability == .batch ? Self.syncFileSystem(of: manifest.outputDirectory) : nil
-        state.save()
-        await synced?.value
+        if options.durability == .batch {
+            await Self.syncFileSystem(of: manifest.outputDirectory, meanwhile: state.save)
+        } else {
+            state.save()
+        }
         return RunReport(command: .run, manifest: manifest, options: options, startDate: startDate, started: started,
                          jobs: ReportJobs(journal: journal.finished()), summary: journal.summary,
                          interrupted: interruption.isInterrupted)
@@ -282,26 +284,27 @@ public final class Runner: Sendable {
         (try? Digester.digests(ofFile: path).digests["sha256"]) ?? Digester().finalize()["sha256"]!
     }
 
-    /// One `syncfs` for everything published in the run (durability `batch`), started on a
-    /// thread of its own so that the run's remaining work goes on beside it; the task ends when
-    /// the sync has. Not on the cooperative pool: the call blocks for as long as the disk takes.
-    static func syncFileSystem(of directory: String) -> Task<Void, Never> {
-        Task {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                Thread {
-                    let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                    if descriptor >= 0 {
-                        #if os(Linux)
-                        _ = linuxSyncfs(descriptor)
-                        #else
-                        fsync(descriptor)
-                        sync()
-                        #endif
-                        close(descriptor)
-                    }
-                    done.resume()
-                }.start()
-            }
+    /// One `syncfs` for everything published in the run (durability `batch`), made on a thread
+    /// of its own while `work` runs on the caller's: the call blocks for as long as the disk
+    /// takes, which a thread of the cooperative pool or an event loop must not. The thread is
+    /// started before `work` (a child task would wait for the caller's executor, busy with
+    /// `work`).
+    static func syncFileSystem(of directory: String, meanwhile work: () -> Void) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                if descriptor >= 0 {
+                    #if os(Linux)
+                    _ = linuxSyncfs(descriptor)
+                    #else
+                    fsync(descriptor)
+                    sync()
+                    #endif
+                    close(descriptor)
+                }
+                done.resume()
+            }.start()
+            work()
         }
     }
 }

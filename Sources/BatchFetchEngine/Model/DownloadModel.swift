@@ -14,6 +14,13 @@ public struct Sidecar: Codable, Sendable, Equatable {
     /// For a segmented download, the byte ranges of `.part` already written (the file itself is
     /// preallocated to the total size); nil for a single stream, whose file size is its progress.
     public var rangesDone: ByteRanges?
+    /// The inode of the part this sidecar describes, recorded when it is written
+    /// (``PartialFiles/writeSidecar(_:)``): a later run resumes only the same file. Why: the
+    /// name `<dest>.part` can come to lead to another file — one renamed over it by another
+    /// process mid-run (the job then fails `in_use` and leaves the name to it) — and resuming
+    /// that file's bytes under this sidecar's validators would publish a mix of the two. Nil in
+    /// sidecars of earlier versions, which are trusted as before.
+    public var partInode: UInt64?
 
     public init(url: String, urlSHA256: String, etag: String?, lastModified: String?, totalSize: Int64?,
                 rangesDone: ByteRanges? = nil) {
@@ -27,7 +34,7 @@ public struct Sidecar: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case version, url, urlSHA256 = "url_sha256", etag, lastModified = "last_modified", totalSize = "total_size"
-        case rangesDone = "ranges_done"
+        case rangesDone = "ranges_done", partInode = "part_inode"
     }
 
     /// What `If-Range` carries: the strong ETag, else Last-Modified.

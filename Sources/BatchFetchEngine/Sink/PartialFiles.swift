@@ -91,14 +91,16 @@ public final class PartialFiles: @unchecked Sendable {
         (try? openDirectory(create: false)) ?? nil
     }
 
-    /// The partial on disk, if any; an unreadable sidecar counts as none (the bytes then cannot be
-    /// trusted and are replaced).
+    /// The partial on disk, if any; an unreadable sidecar, or one written for another file than
+    /// the one that has the part's name now (``Sidecar/partInode``), counts as none (the bytes
+    /// then cannot be trusted and are replaced).
     public func local() -> LocalPartial? {
-        guard !openedPart.unnamed, let directory = existing, let bytes = directory.regularFileSize(partName) else { return nil }
+        guard !openedPart.unnamed, let directory = existing, let status = directory.regularFileStatus(partName) else { return nil }
         let (data, missing) = directory.read(sidecarName, limit: 16 << 20)
         if missing { lock.withLock { if part >= 0 { sidecarMayExist = false } } }
         let sidecar = data.flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
-        return LocalPartial(fileSize: bytes, sidecar: sidecar)
+            .flatMap { $0.partInode == nil || $0.partInode == UInt64(status.st_ino) ? $0 : nil }
+        return LocalPartial(fileSize: Int64(status.st_size), sidecar: sidecar)
     }
 
     /// Opens the part for writing, creating it, and takes its lock (once per job); returns a
@@ -167,6 +169,11 @@ public final class PartialFiles: @unchecked Sendable {
     /// one that cannot be named gets no sidecar: nothing could find it again.
     public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
         guard nameUnnamedPart() else { return }
+        var sidecar = sidecar
+        sidecar.partInode = lock.withLock { () -> UInt64? in
+            var opened = stat()
+            return part >= 0 && fstat(part, &opened) == 0 ? UInt64(opened.st_ino) : nil
+        }
         guard let data = try? StableJSON.encode(sidecar) else {
             throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }

@@ -198,27 +198,55 @@ import TestOrigin
     /// the other file stays where it is.
     @Test func aPartReplacedMidBodyIsNotPublished() async throws {
         let world = try await Harness()
-        let content = OriginContent.generated(size: 6 << 20, seed: 12)
-        var file = OriginFile(content: content)
-        file.faults = [.pause(afterBytes: 1 << 20)]
-        file.paused = true
-        world.origin.serve("/p.bin", file)
-        let run = try world.start(world.single("/p.bin", dest: "p.bin", extra: "size: \(6 << 20)\nsegments: 1"))
-        // The first megabyte is out and the origin waits: the job has its part open.
-        let midBody = await WatchdogTests.eventually(within: 10) { world.origin.bytesServed("/p.bin") >= 1 << 20 }
-        try Data("theirs".utf8).write(to: URL(fileURLWithPath: world.path("theirs.tmp")))
-        let replaced = rename(world.path("theirs.tmp"), world.path("p.bin.part")) == 0
-        world.origin.update("/p.bin") { $0.paused = false }
-        let report = await run.report
+        let (report, replaced) = try await runReplacingThePartMidBody(world)
         let digest = try? world.sha256(ofFile: "p.bin")
         let other = try? Data(contentsOf: URL(fileURLWithPath: world.path("p.bin.part")))
         await world.close()
 
-        #expect(midBody && replaced)
+        #expect(replaced)
         #expect(report.jobs[0].status == .failed && report.jobs[0].error?.code == .inUse,
                 "\(String(describing: report.jobs[0].error)), attempts \(String(describing: report.jobs[0].attempts))")
         #expect(digest == nil)
         #expect(other == Data("theirs".utf8))
+    }
+
+    /// The job that lost its part's name leaves its sidecar; the next run must not resume the
+    /// other process's file under it (the manifest gives a size and no checksum: a resume from
+    /// its 6 bytes would have published them followed by the server's bytes from offset 6).
+    @Test func aSidecarLeftBesideAnotherFileIsNotResumed() async throws {
+        let world = try await Harness()
+        let (first, replaced) = try await runReplacingThePartMidBody(world)
+        let second = try await world.run(Self.replacedPartManifest(world))
+        let digest = try? world.sha256(ofFile: "p.bin")
+        await world.close()
+
+        #expect(replaced && first.jobs[0].error?.code == .inUse)
+        #expect(second.jobs[0].status == .downloaded, "\(String(describing: second.jobs[0].error))")
+        #expect(digest == Harness.sha256(Self.replacedPartContent))
+    }
+
+    private static let replacedPartContent = OriginContent.generated(size: 6 << 20, seed: 12)
+
+    /// Idle timeout well over any wait of the test's: a timed-out attempt would be retried from
+    /// where the origin no longer pauses, and publish before the test replaces anything.
+    private static func replacedPartManifest(_ world: Harness) -> String {
+        world.single("/p.bin", dest: "p.bin", extra: "size: \(6 << 20)\nsegments: 1\ntimeout: 120s")
+    }
+
+    /// Runs a job that pauses after its first megabyte, renames another file over its part, lets
+    /// it go on; returns its report and whether the rename was made.
+    private func runReplacingThePartMidBody(_ world: Harness) async throws -> (RunReport, Bool) {
+        var file = OriginFile(content: Self.replacedPartContent)
+        file.faults = [.pause(afterBytes: 1 << 20)]
+        file.paused = true
+        world.origin.serve("/p.bin", file)
+        let run = try world.start(Self.replacedPartManifest(world))
+        // The first megabyte is out and the origin waits: the job has its part open.
+        let midBody = await WatchdogTests.eventually(within: 10) { world.origin.bytesServed("/p.bin") >= 1 << 20 }
+        try Data("theirs".utf8).write(to: URL(fileURLWithPath: world.path("theirs.tmp")))
+        let replaced = midBody && rename(world.path("theirs.tmp"), world.path("p.bin.part")) == 0
+        world.origin.update("/p.bin") { $0.paused = false }
+        return (await run.report, replaced)
     }
 
     /// Another process (here: another owner in this one) holds the part's lock, as a second run
@@ -264,4 +292,5 @@ import TestOrigin
         #expect(served < 6 << 20)
         #expect(digest == Harness.sha256(.generated(size: 6 << 20, seed: 9)))
     }
+
 }

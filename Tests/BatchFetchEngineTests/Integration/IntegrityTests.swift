@@ -292,5 +292,4 @@ import TestOrigin
         #expect(served < 6 << 20)
         #expect(digest == Harness.sha256(.generated(size: 6 << 20, seed: 9)))
     }
-
 }

@@ -200,13 +200,24 @@ public final class PartialFiles: @unchecked Sendable {
     }
 
     /// Removes the part and its sidecar (an unnamed part goes when it is closed; a named one on
-    /// disk then is another's).
+    /// disk then is another's). A named part open in this job loses its name only if the name
+    /// still leads to it: a file another process renamed over `<dest>.part` mid-run is left
+    /// alone, as ``publish(durability:)`` leaves it.
     public func removePartial() {
-        if !openedPart.unnamed, let directory = existing {
-            directory.unlink(partName)
+        let opened = openedPart
+        if !opened.unnamed, let directory = existing {
+            var own = stat()
+            if opened.descriptor < 0 || fstat(opened.descriptor, &own) != 0 || nameLeads(to: own, in: directory) {
+                directory.unlink(partName)
+            }
             directory.unlink(sidecarName)
         }
         closePart()
+    }
+
+    /// Whether `<dest>.part` in `directory` is the file `own` describes.
+    private func nameLeads(to own: stat, in directory: SafeDirectory) -> Bool {
+        directory.status(partName).map { $0.st_ino == own.st_ino && $0.st_dev == own.st_dev } ?? false
     }
 
     /// Puts the verified part in place, replacing any old `dest` (or a symlink planted there,
@@ -255,12 +266,11 @@ public final class PartialFiles: @unchecked Sendable {
         guard own.st_nlink > 0 else {
             throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) was replaced or removed by another process while this job wrote it")
         }
-        let stillOwn = { directory.status(self.partName).map { $0.st_ino == own.st_ino && $0.st_dev == own.st_dev } ?? false }
         if directory.linksOpenFiles {
             try directory.link(descriptor, as: destName)
-            if stillOwn() { directory.unlink(partName) }
+            if nameLeads(to: own, in: directory) { directory.unlink(partName) }
         } else {
-            guard stillOwn() else {
+            guard nameLeads(to: own, in: directory) else {
                 throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) was replaced by another process while this job wrote it")
             }
             try directory.rename(partName, to: destName)

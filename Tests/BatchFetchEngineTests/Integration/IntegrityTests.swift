@@ -225,22 +225,37 @@ import TestOrigin
         #expect(digest == Harness.sha256(Self.replacedPartContent))
     }
 
+    /// A part replaced mid-body whose job then fails its checksum: the job's partial is
+    /// removed, the other process's file at the part's name is not.
+    @Test func aPartReplacedMidBodyIsNotRemovedWithTheFailedJobs() async throws {
+        let world = try await Harness()
+        let wrong = String(repeating: "0", count: 64)
+        let (report, replaced) = try await runReplacingThePartMidBody(world, extra: "\nchecksum: sha256:\(wrong)")
+        let other = try? Data(contentsOf: URL(fileURLWithPath: world.path("p.bin.part")))
+        let published = world.exists("p.bin")
+        await world.close()
+
+        #expect(replaced && report.jobs[0].status == .failed, "\(String(describing: report.jobs[0].error))")
+        #expect(other == Data("theirs".utf8))
+        #expect(!published)
+    }
+
     private static let replacedPartContent = OriginContent.generated(size: 6 << 20, seed: 12)
 
     /// Idle timeout well over any wait of the test's: a timed-out attempt would be retried from
     /// where the origin no longer pauses, and publish before the test replaces anything.
-    private static func replacedPartManifest(_ world: Harness) -> String {
-        world.single("/p.bin", dest: "p.bin", extra: "size: \(6 << 20)\nsegments: 1\ntimeout: 120s")
+    private static func replacedPartManifest(_ world: Harness, extra: String = "") -> String {
+        world.single("/p.bin", dest: "p.bin", extra: "size: \(6 << 20)\nsegments: 1\ntimeout: 120s" + extra)
     }
 
     /// Runs a job that pauses after its first megabyte, renames another file over its part, lets
     /// it go on; returns its report and whether the rename was made.
-    private func runReplacingThePartMidBody(_ world: Harness) async throws -> (RunReport, Bool) {
+    private func runReplacingThePartMidBody(_ world: Harness, extra: String = "") async throws -> (RunReport, Bool) {
         var file = OriginFile(content: Self.replacedPartContent)
         file.faults = [.pause(afterBytes: 1 << 20)]
         file.paused = true
         world.origin.serve("/p.bin", file)
-        let run = try world.start(Self.replacedPartManifest(world))
+        let run = try world.start(Self.replacedPartManifest(world, extra: extra))
         // The first megabyte is out and the origin waits: the job has its part open.
         let midBody = await WatchdogTests.eventually(within: 10) { world.origin.bytesServed("/p.bin") >= 1 << 20 }
         try Data("theirs".utf8).write(to: URL(fileURLWithPath: world.path("theirs.tmp")))

@@ -129,8 +129,7 @@ public final class PartialFiles: @unchecked Sendable {
                     throw DownloadFailure(.inUse, "another process is writing \(partPath(unnamed: false)) (a second batchfetch run on an overlapping output directory?)")
                 }
                 var opened = stat()
-                if fstat(descriptor, &opened) == 0, let named = directory.status(partName),
-                   named.st_ino == opened.st_ino, named.st_dev == opened.st_dev {
+                if fstat(descriptor, &opened) == 0, nameLeads(to: opened, in: directory) {
                     part = descriptor
                     break
                 }
@@ -296,8 +295,7 @@ public final class PartialFiles: @unchecked Sendable {
     /// when the run's listing did not have the part's name.
     public func removePartLinkedToDest() {
         guard let directory = existing, mayExist(partName, in: directory),
-              let part = directory.status(partName), let dest = directory.regularFileStatus(destName),
-              part.st_ino == dest.st_ino, part.st_dev == dest.st_dev else { return }
+              let dest = directory.regularFileStatus(destName), nameLeads(to: dest, in: directory) else { return }
         directory.unlink(partName)
         directory.unlink(sidecarName)
     }

@@ -169,10 +169,7 @@ public final class PartialFiles: @unchecked Sendable {
     public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
         guard nameUnnamedPart() else { return }
         var sidecar = sidecar
-        sidecar.partInode = lock.withLock { () -> UInt64? in
-            var opened = stat()
-            return part >= 0 && fstat(part, &opened) == 0 ? UInt64(opened.st_ino) : nil
-        }
+        sidecar.partInode = heldPartStatus().map { UInt64($0.st_ino) }
         guard let data = try? StableJSON.encode(sidecar) else {
             throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }
@@ -203,15 +200,19 @@ public final class PartialFiles: @unchecked Sendable {
     /// still leads to it: a file another process renamed over `<dest>.part` mid-run is left
     /// alone, as ``publish(durability:)`` leaves it.
     public func removePartial() {
-        let opened = openedPart
-        if !opened.unnamed, let directory = existing {
-            var own = stat()
-            if opened.descriptor < 0 || fstat(opened.descriptor, &own) != 0 || nameLeads(to: own, in: directory) {
-                directory.unlink(partName)
-            }
+        if !openedPart.unnamed, let directory = existing {
+            if heldPartStatus().map({ nameLeads(to: $0, in: directory) }) ?? true { directory.unlink(partName) }
             directory.unlink(sidecarName)
         }
         closePart()
+    }
+
+    /// `fstat` of the part this job holds open: the file it writes, verifies and publishes,
+    /// whatever has the part's name by now. Nil when none is open.
+    private func heldPartStatus() -> stat? {
+        let descriptor = openedPart.descriptor
+        var info = stat()
+        return descriptor >= 0 && fstat(descriptor, &info) == 0 ? info : nil
     }
 
     /// Whether `<dest>.part` in `directory` is the file `own` describes.
@@ -255,8 +256,7 @@ public final class PartialFiles: @unchecked Sendable {
     /// Publishes the named part open at `descriptor` (-1: not open, which only a caller outside
     /// the engine leaves it): see ``publish(durability:)``.
     private func publishNamedPart(_ descriptor: Int32, in directory: SafeDirectory) throws(DownloadFailure) {
-        var own = stat()
-        guard descriptor >= 0, fstat(descriptor, &own) == 0 else {
+        guard descriptor >= 0, let own = heldPartStatus() else {
             try directory.rename(partName, to: destName)
             return
         }
@@ -311,12 +311,11 @@ public final class PartialFiles: @unchecked Sendable {
         return true
     }
 
-    /// Size of the part if it is a regular file.
+    /// Size of the part: of the file the job holds open, named or not (as ``partDigests(also:)``
+    /// reads it), else of a regular file with the part's name.
     public func partSize() -> Int64? {
-        let opened = openedPart
-        guard opened.unnamed else { return existing?.regularFileSize(partName) }
-        var info = stat()
-        return fstat(opened.descriptor, &info) == 0 ? Int64(info.st_size) : nil
+        if let held = heldPartStatus() { return Int64(held.st_size) }
+        return openedPart.unnamed ? nil : existing?.regularFileSize(partName)
     }
 
     /// Digests of the whole part, named or not: read through its descriptor while the job holds

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
 # there: libyaml (headers + pkg-config file) to build; for the tests, nginx-light and lighttpd (real
-# servers of the interop tests, beside python3's http.server), openssl (the TLS tests' throwaway
+# servers of the interop tests, beside python3's http.server), caddy, openssl (the TLS tests' throwaway
 # CA), slurm-wlm (the sharding test's cluster) and Python's jsonschema, PyYAML, python-multipart,
 # moto and boto3. With --bench, also the peers the benchmarks compare against: curl, wget and
 # aria2c, and GNU time (peak RSS). Needs root (or sudo) only when something is missing.
@@ -12,6 +12,9 @@ pkg-config --exists yaml-0.1 2>/dev/null || missing_apt+=(libyaml-dev pkg-config
 command -v python3 >/dev/null || missing_apt+=(python3 python3-pip)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing_apt+=(nginx-light)
 [ -x /usr/sbin/lighttpd ] || command -v lighttpd >/dev/null || missing_apt+=(lighttpd)
+# caddy: the real server of the interop tests whose quirks broke batchfetch once (416 for an
+# empty file's range); started by the tests on a free port, never as a service.
+command -v caddy >/dev/null || missing_apt+=(caddy)
 command -v openssl >/dev/null || missing_apt+=(openssl)
 # A real single-node Slurm cluster for scripts/slurm-test.sh (sharded runs on a job array).
 command -v sbatch >/dev/null || missing_apt+=(slurm-wlm)

@@ -160,6 +160,8 @@ import TestOrigin
         let job = (report?["jobs"] as? [[String: Any]])?.first
         #expect(job?["resumed_from"] as? Int64 == done)
         #expect(job?["segments"] as? Int == 4)
+        // The segments' requests are this run's one attempt (it said `attempts: 0` and no status).
+        #expect(job?["attempts"] as? Int == 1 && job?["http_status"] as? Int == 206, "\(job ?? [:])")
     }
 
     /// A small file of known size is written to a part without a name: SIGKILLed in the middle

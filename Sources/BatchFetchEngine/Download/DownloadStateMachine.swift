@@ -158,6 +158,16 @@ struct DownloadStateMachine: Sendable {
     private var resuming = false
     /// Validators of the file at `dest` (`refresh: if-changed`), see ``revalidate(etag:lastModified:)``.
     private var conditional: (etag: String?, lastModified: String?)?
+    /// The request in flight continues the current attempt (the next bounded range, a range
+    /// asked again after the disk fell behind): its answer updates that attempt's record instead
+    /// of adding one. An attempt is one try of the job against a mirror; ranges are not attempts.
+    private var continuesAttempt = false
+    /// The partial being verified holds bytes of an earlier run or attempt (a resume, segments
+    /// resumed, a complete partial answered by 416); when it fails verification the file is
+    /// fetched whole once more before the mirror is given up (``verificationFailed(_:)``).
+    private var verifiesOlderBytes = false
+    /// That whole fetch was already made.
+    private var refetchedWhole = false
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -226,7 +236,16 @@ struct DownloadStateMachine: Sendable {
     mutating func segmentsFinished(attempts: [AttemptRecord]) {
         guard case .segmenting(let resuming) = phase else { preconditionFailure("segments finished in phase \(phase)") }
         self.attempts += attempts
-        if let resuming { resumedFrom = resuming }
+        if let resuming {
+            resumedFrom = resuming
+            verifiesOlderBytes = true
+            if lastStatus == nil {
+                // Started from an earlier run's sidecar with no request of the machine's own:
+                // the segments' 206s are this attempt.
+                lastStatus = 206
+                record(status: 206, failure: nil)
+            }
+        }
         phase = .verifying
     }
 
@@ -286,6 +305,7 @@ struct DownloadStateMachine: Sendable {
             let total = ResponseHeaders.contentRange(head.header("content-range"))?.total ?? totalSize
             if let total, total == request.rangeStart {
                 record(status: 416, failure: nil)
+                verifiesOlderBytes = true
                 return .next(.verifyPartial)
             }
             record(status: 416, failure: DownloadFailure(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"))
@@ -319,6 +339,7 @@ struct DownloadStateMachine: Sendable {
             if let total = totalSize, flushed < total {
                 // The first piece (segments) or one bounded range arrived; the file goes on.
                 if let segment = offerSegments(done: ByteRanges([0..<flushed])) { return segment }
+                continuesAttempt = true
                 return .send(nextRequest())
             }
             if totalSize == nil { totalSize = flushed }
@@ -337,6 +358,7 @@ struct DownloadStateMachine: Sendable {
                 return retry(DownloadFailure(.connection, "the disk fell behind and \(servedURL) gives no validator to resume with"),
                              status: nil, retryAfter: 0, remaining: remaining, recorded: true)
             }
+            continuesAttempt = true
             return .send(nextRequest())
         case .failed(.cancelled):
             return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
@@ -375,15 +397,31 @@ struct DownloadStateMachine: Sendable {
         case .tls(let reason):
             return failTLS(reason, recorded: false)
         case .overloaded:
+            continuesAttempt = true
             return .send(nextRequest())
         }
     }
 
     /// The finished partial has the wrong size or checksum (a good one is simply published).
+    ///
+    /// A partial that continued older bytes may hold a stale prefix the validators could not
+    /// tell from the new content (rsync `-t --inplace` rewrites a file with the same size and
+    /// mtime): it is fetched whole once more from the same mirror before the mirror is given up,
+    /// so a mirror with good content never costs a failed run.
     mutating func verificationFailed(_ failure: DownloadFailure) -> Action {
         precondition(phase == .verifying, "verification failed in phase \(phase)")
+        let olderBytes = verifiesOlderBytes
         discardPartial()
         amendLastAttempt(failure)
+        // Only a digest can catch a stale prefix of the right length; a wrong size is the
+        // server's own contradiction and fails the mirror as before.
+        let contentDiffers = failure.code == .checksumMismatch || failure.code == .lockMismatch
+        if olderBytes && contentDiffers && !refetchedWhole {
+            refetchedWhole = true
+            segmentingOffered = false
+            partialMirror = nil
+            return enter(.send(nextRequest()))
+        }
         return enter(failMirror(failure))
     }
 
@@ -492,6 +530,7 @@ struct DownloadStateMachine: Sendable {
             return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
         }
         if resumedFrom == nil && resuming { resumedFrom = start }
+        if resumedFrom != nil { verifiesOlderBytes = true }
         resuming = false
         return .receive(BodyPlan(offset: start, end: bodyEnd, sidecar: nil))
     }
@@ -577,6 +616,7 @@ struct DownloadStateMachine: Sendable {
 
 
     private mutating func discardPartial() {
+        verifiesOlderBytes = false
         partialBytes = 0
         etag = nil
         lastModified = nil
@@ -585,6 +625,14 @@ struct DownloadStateMachine: Sendable {
     }
 
     private mutating func record(status: Int?, failure: DownloadFailure?) {
+        if continuesAttempt, !attempts.isEmpty {
+            continuesAttempt = false
+            attempts[attempts.count - 1].httpStatus = status ?? attempts[attempts.count - 1].httpStatus
+            attempts[attempts.count - 1].failure = failure
+            attempts[attempts.count - 1].url = servedURL
+            return
+        }
+        continuesAttempt = false
         attempts.append(AttemptRecord(
             mirrorIndex: mirrorIndex, url: servedURL, httpStatus: status, failure: failure,
             waited: pendingWait))

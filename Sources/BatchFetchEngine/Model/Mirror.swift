@@ -13,7 +13,7 @@ public struct Mirror: Sendable, Equatable {
     /// Nil when `resolved` is not a URL: validation refuses those, so only a library caller that
     /// built a ``Job`` by hand meets it (the job then fails before any request).
     public init?(resolved: String, printed: String? = nil) {
-        guard let url = URL(string: resolved) else { return nil }
+        guard let url = URL(string: URLSyntax.encodingInvalidCharacters(resolved)) else { return nil }
         self.url = url
         self.printed = printed ?? resolved
         identity = Self.identity(of: resolved)

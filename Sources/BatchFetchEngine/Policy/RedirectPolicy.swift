@@ -36,7 +36,7 @@ public struct RedirectPolicy: Sendable, Equatable {
     public func decide(status: Int, location: String?, from current: URL, followed: Int) -> Decision {
         let from = shown(current)
         guard let location, !location.isEmpty,
-              let resolved = URL(string: location, relativeTo: current)?.absoluteURL,
+              let resolved = URL(string: URLSyntax.encodingInvalidCharacters(location), relativeTo: current)?.absoluteURL,
               var components = URLComponents(url: resolved, resolvingAgainstBaseURL: false) else {
             return .refuse(DownloadFailure(.httpStatus, "HTTP \(status) without a usable Location from \(from)"))
         }

@@ -23,6 +23,13 @@ public struct TransportRequest: Sendable {
     }
 }
 
+extension TransportRequest {
+    /// Whether the request asks for a range of the resource.
+    var asksRange: Bool {
+        headers.contains { $0.name.lowercased() == "range" }
+    }
+}
+
 /// Status line and headers of a response; header names are lowercased.
 public struct TransportResponseHead: Sendable, Equatable {
     public var status: Int
@@ -63,7 +70,8 @@ public enum TransportFailure: Error, Sendable, Equatable {
 /// no response came). Implementations must return quickly: URLSession on Linux delivers every
 /// task of the process on one serial queue.
 public protocol TransportResponseHandler: AnyObject, Sendable {
-    /// Returns false to cancel the transfer (its completion reports `.cancelled`).
+    /// Returns false to cancel the transfer (its completion reports `.cancelled`); no body byte
+    /// of a refused response reaches the handler.
     func didReceiveHead(_ head: TransportResponseHead) -> Bool
     func didReceiveBody(_ data: Data)
     func didComplete(_ failure: TransportFailure?)

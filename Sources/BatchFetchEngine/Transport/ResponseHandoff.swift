@@ -31,7 +31,7 @@ final class ResponseHandoff: TransportResponseHandler, @unchecked Sendable {
         }
         guard head.status == 200 || head.status == 206 else { return false }
         if let length = ResponseHeaders.contentLength(head) { return length > largeBody }
-        return request.headers.contains { $0.name.lowercased() == "range" }
+        return request.asksRange
     }
 
     /// Headers that must be the same in both answers for the body to be the one accepted.

@@ -34,6 +34,11 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let monitor: DispatchSourceTimer?
     /// Carries what URLSession cannot: responses it would decode or cannot pause, and uploads.
     private let handoff: AsyncHTTPClientTransport
+    /// Which origins have proved they honour ranges: only those get range requests here.
+    private let ranges: RangeSupport
+    /// libcurl's proxy environment: a request through a proxy stays here, since AsyncHTTPClient
+    /// tunnels even http:// URLs with CONNECT, which many proxies refuse.
+    private let proxies = ProxySettings(environment: ProcessInfo.processInfo.environment)
     /// About 4 MiB of undelivered body data.
     public static let maxQueuedDeliveries = 256
 
@@ -60,6 +65,8 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private init(maximumConnectionsPerHost: Int, guardsBacklog: Bool) {
         let handoff = AsyncHTTPClientTransport.shared(maximumConnectionsPerHost: maximumConnectionsPerHost)
         self.handoff = handoff
+        let ranges = RangeSupport()
+        self.ranges = ranges
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -70,7 +77,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "batchfetch.urlsession.delegate"
-        delegate = SessionDelegate(guardsBacklog: guardsBacklog, handoff: handoff)
+        delegate = SessionDelegate(guardsBacklog: guardsBacklog, handoff: handoff, ranges: ranges)
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
         self.queue = queue
         guard guardsBacklog else {
@@ -94,6 +101,15 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     /// the 64-byte link it is (Docs/Architecture.md, "Uploads").
     public func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
         if request.upload != nil { return handoff.start(request, handler: handler) }
+        // A range request to an origin not yet known to honour ranges may be answered with a whole
+        // file, which URLSession cannot pause: the transport with backpressure asks (RangeSupport).
+        if request.asksRange, let origin = Origin(request.url), !ranges.honoured(by: origin), proxies.proxy(for: request.url) == nil {
+            // `Connection: close`: the other transport's connection does not stay open beside
+            // URLSession's, so the two together keep within `per_host`.
+            var asking = request
+            asking.headers.append((name: "Connection", value: "close"))
+            return handoff.start(asking, handler: ranges.learning(for: origin, askedRange: true, handler))
+        }
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
                                     timeoutInterval: request.timeout)
         urlRequest.httpMethod = request.method
@@ -164,12 +180,19 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     /// Tasks whose body is flowing, and those cancelled to shed load.
     private var receiving: [Int: URLSessionDataTask] = [:]
     private var shed: Set<Int> = []
+    /// Tasks whose head the handler refused: their body is never delivered. A `.cancel`
+    /// disposition does not stop what libcurl already read, and FoundationNetworking delivered a
+    /// refused 416's 33-byte error text (caddy's answer for an empty file), which `check --deep`
+    /// hashed as the file and `run` counted as transferred.
+    private var refused: Set<Int> = []
     let guardsBacklog: Bool
     private let handoff: any HTTPTransport
+    private let ranges: RangeSupport
 
-    init(guardsBacklog: Bool, handoff: any HTTPTransport) {
+    init(guardsBacklog: Bool, handoff: any HTTPTransport, ranges: RangeSupport) {
         self.guardsBacklog = guardsBacklog
         self.handoff = handoff
+        self.ranges = ranges
     }
 
     func register(_ task: URLSessionDataTask, _ registration: Registration) {
@@ -210,6 +233,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             if let name = key as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
         let head = TransportResponseHead(status: http.statusCode, headers: headers)
+        if let origin = Origin(registration.request.url) {
+            ranges.learn(from: head, origin: origin, askedRange: registration.request.asksRange)
+        }
         let proceed = registration.handler.didReceiveHead(head)
         if proceed, ResponseHandoff.needed(head, request: registration.request) {
             // The rest of this request belongs to the hand-off transport: this task's end is
@@ -221,6 +247,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             return
         }
         guard proceed else {
+            lock.withLock { _ = refused.insert(dataTask.taskIdentifier) }
             refuse(dataTask, head: head, completionHandler: completionHandler)
             return
         }
@@ -247,7 +274,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        handler(dataTask.taskIdentifier)?.didReceiveBody(data)
+        let wanted = lock.withLock { refused.contains(dataTask.taskIdentifier) ? nil : registrations[dataTask.taskIdentifier] }
+        wanted?.handler.didReceiveBody(data)
         // The backlog behind this delivery is the queue's length: checking it here reacts as soon
         // as the queue grows, even when the monitor's timer thread is starved.
         if guardsBacklog, let queue = OperationQueue.current, queue.operationCount > URLSessionTransport.maxQueuedDeliveries {
@@ -279,6 +307,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let wasShed = lock.withLock {
             receiving[task.taskIdentifier] = nil
+            refused.remove(task.taskIdentifier)
             return shed.remove(task.taskIdentifier) != nil
         }
         let failure = error.map(Self.failure)

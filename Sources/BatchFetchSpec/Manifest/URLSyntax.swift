@@ -3,7 +3,7 @@
 /// Parsing 200,000 mirror URLs with `URLComponents` took a tenth of the time to validate a
 /// 100,000-job manifest. Most URLs are plain `http(s)://host/path` made only of characters that
 /// need no encoding; those are accepted here, and anything else is left to `URLComponents`.
-enum URLSyntax {
+public enum URLSyntax {
     /// True when `text` is `http://` or `https://` (any case), a non-empty host of letters,
     /// digits, `.`, `-`, an optional `:port`, and then only RFC 3986 unreserved, reserved or `%`
     /// characters, with every `%` followed by two hex digits.
@@ -48,6 +48,46 @@ enum URLSyntax {
             index += 1
         }
         return true
+    }
+
+    /// `text` with every byte after the authority that a URL may not hold percent-encoded, and
+    /// every valid `%XX` escape kept as it is.
+    ///
+    /// Why: Foundation's `URL(string:)` encodes a string that is not a valid URL as a whole, the
+    /// `%` of its escapes included, so `http://h/ü%20b.bin` was requested as `/%C3%BC%2520b.bin`
+    /// (404 on nginx, apache2 and caddy). Encoding only what is invalid first leaves Foundation
+    /// nothing to encode. The authority (userinfo, host, port) is left to Foundation; a `%` not
+    /// followed by two hex digits becomes `%25`.
+    public static func encodingInvalidCharacters(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        var index = 0
+        if let separator = text.range(of: "://") {
+            index = text.utf8.distance(from: text.utf8.startIndex, to: separator.upperBound.samePosition(in: text.utf8)!)
+            while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"),
+                  bytes[index] != UInt8(ascii: "#") { index += 1 }
+        }
+        let needsWork = bytes[index...].indices.contains { position in
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "%") {
+                return !(position + 2 < bytes.count && isHex(bytes[position + 1]) && isHex(bytes[position + 2]))
+            }
+            return !(isAlphanumeric(byte) || allowed[Int(byte)])
+        }
+        guard needsWork else { return text }
+        var result = Array(bytes[..<index])
+        let hex = Array("0123456789ABCDEF".utf8)
+        var position = index
+        while position < bytes.count {
+            let byte = bytes[position]
+            let escape = byte == UInt8(ascii: "%") && position + 2 < bytes.count && isHex(bytes[position + 1]) && isHex(bytes[position + 2])
+            if escape || (byte != UInt8(ascii: "%") && (isAlphanumeric(byte) || allowed[Int(byte)])) {
+                result.append(byte)
+            } else {
+                result += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+            position += 1
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 
     /// RFC 3986 unreserved and reserved punctuation, as a table by byte (a `Set` lookup hashed

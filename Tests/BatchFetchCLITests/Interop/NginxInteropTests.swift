@@ -96,4 +96,49 @@ struct NginxInteropTests {
         #expect(job["resumed_from"] == nil)
         #expect(Self.sha256(try Data(contentsOf: directory.url.appendingPathComponent("data/file.bin"))) == Self.sha256(replacement))
     }
+
+    /// A file rewritten with new content of the same size and the old mtime (rsync `-t
+    /// --inplace` does this) keeps nginx's ETag and Last-Modified, so a killed download resumes
+    /// under If-Range and the result fails the pinned checksum. It used to fail the run (and the
+    /// partial was removed, so only the run after succeeded, issue 33); now the job fetches the
+    /// file whole once more in the same run, and the report says so: no `resumed_from`, two
+    /// attempts, the first a `checksum_mismatch`.
+    @Test func aStalePartialWithTheSameValidatorsIsFetchedWholeInTheSameRun() async throws {
+        let nginx = try NginxServer(slowRate: "2m")
+        defer { nginx.stop() }
+        let modified = Date().addingTimeInterval(-3600)
+        let replacement = Self.randomData(Self.size, seed: 6)
+        try nginx.write("slow/file.bin", Self.randomData(Self.size, seed: 5), modified: modified)
+        let directory = try TemporaryDirectory()
+        try manifest(directory, url: nginx.url("/slow/file.bin"), extra: ", checksum: \"sha256:\(Self.sha256(replacement))\"")
+        let partSize = try await interrupt(directory)
+        try #require(partSize > 0 && partSize < Int64(Self.size))
+
+        try nginx.write("slow/file.bin", replacement, modified: modified)
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        #expect(output.status == 0, "\(output.stderr)")
+        let job = try report(directory)
+        #expect(job["status"] as? String == "downloaded", "\(job)")
+        #expect(job["resumed_from"] == nil, "\(job)")
+        #expect(job["attempts"] as? Int == 2, "\(job)")
+        let log = (job["attempt_log"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
+        #expect(log == ["checksum_mismatch"], "\(job)")
+        #expect(Self.sha256(try Data(contentsOf: directory.url.appendingPathComponent("data/file.bin"))) == Self.sha256(replacement))
+    }
+
+    /// An attempt is one try against a mirror, not one range: a clean 40 MiB download, which
+    /// URLSession fetches in 8 MiB ranges, reported `attempts: 5` (36 for 300 MB, issue 33).
+    @Test func aCleanDownloadIsOneAttempt() throws {
+        let nginx = try NginxServer()
+        defer { nginx.stop() }
+        let data = Self.randomData(40 << 20, seed: 8)
+        try nginx.write("file.bin", data)
+        let directory = try TemporaryDirectory()
+        try manifest(directory, url: nginx.url("/file.bin"), extra: ", segments: 1")
+        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        #expect(output.status == 0, "\(output.stderr)")
+        let job = try report(directory)
+        #expect(job["attempts"] as? Int == 1, "\(job)")
+        #expect(job["http_status"] as? Int != nil, "\(job)")
+    }
 }

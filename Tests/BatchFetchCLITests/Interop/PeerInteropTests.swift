@@ -15,7 +15,7 @@ import TestOrigin
     /// Whether tests must fail (rather than skip) when a peer is missing: set in CI.
     static var required: Bool { NginxServer.required }
 
-    static let kinds = PeerServer.Kind.allCases.filter { PeerServer.binary($0) != nil || required }
+    static let kinds = PeerServer.Kind.paced.filter { PeerServer.binary($0) != nil || required }
 
     private func report(_ directory: TemporaryDirectory) throws -> [String: Any] {
         let object = try JSONSerialization.jsonObject(

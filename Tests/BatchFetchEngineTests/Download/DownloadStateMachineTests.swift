@@ -385,6 +385,38 @@ import Testing
             == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 800, rangeEnd: 999, ifRange: "\"v1\"")))
     }
 
+    /// An attempt is one try against a mirror: the bounded ranges of one clean transfer are one
+    /// attempt (URLSession reported 36 for a 300 MB file, issue 33), a failed range ends it and
+    /// its retry is the next.
+    @Test func boundedRangesOfOneTransferAreOneAttempt() {
+        var machine = Self.bounded()
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-399/1000", "ETag": "\"v1\""]))
+        _ = machine.bodyFinished(.complete, flushed: 400)
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 400-799/1000", "ETag": "\"v1\""]))
+        _ = machine.bodyFinished(.complete, flushed: 800)
+        #expect(machine.attempts.count == 1)
+        #expect(machine.headReceived(Self.head(503)) == .sendAfter(
+            PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 800, rangeEnd: 999, ifRange: "\"v1\""), RetryDelay(seconds: 1, jitter: true)))
+        #expect(machine.attempts.count == 1)
+        #expect(machine.attempts[0].httpStatus == 503 && machine.attempts[0].failure?.code == .httpStatus)
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 800-999/1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
+        #expect(machine.attempts.count == 2)
+        #expect(machine.attempts[1].httpStatus == 206 && machine.attempts[1].failure == nil)
+    }
+
+    /// A range asked again because the disk fell behind is not a new attempt either.
+    @Test func aRangeAskedAgainAfterAnOverflowContinuesTheAttempt() {
+        var machine = Self.bounded()
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.overflow, flushed: 300)
+            == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 300, rangeEnd: 699, ifRange: "\"v1\"")))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 300-699/1000", "ETag": "\"v1\""]))
+        #expect(machine.attempts.count == 1 && machine.lastStatus == 206)
+    }
+
     @Test func aBodyKnownToFitTheCapIsOnePlainRequest() {
         var machine = Self.bounded(size: 400)
         #expect(machine.start(local: nil) == .send(Self.request()))
@@ -455,6 +487,54 @@ import Testing
         #expect(machine.resumedFrom == nil)
         machine.segmentsFinished(attempts: [])
         #expect(machine.resumedFrom == 250)
+    }
+
+    /// A segmented resume that needed no request of the machine's own is one attempt with the
+    /// segments' status (it reported `attempts: 0` and no `http_status`).
+    @Test func aSegmentedResumeIsOneAttemptWithItsStatus() {
+        var machine = Self.segmented()
+        var sidecar = Self.sidecar()
+        sidecar.rangesDone = ByteRanges([0..<400])
+        _ = machine.start(local: LocalPartial(fileSize: 1000, sidecar: sidecar))
+        machine.segmentsFinished(attempts: [])
+        #expect(machine.attempts.count == 1 && machine.attempts[0].httpStatus == 206)
+        #expect(machine.lastStatus == 206)
+    }
+
+    /// A resumed file that fails its checksum may hold a stale prefix the validators could not
+    /// tell (same size, same mtime): it is fetched whole once more before the mirror is given up;
+    /// a second failure does give it up.
+    @Test func aResumedFileThatFailsItsChecksumIsFetchedWholeOnce() {
+        var machine = Self.machine(mirrors: [Self.a, Self.b], pinned: true)
+        _ = machine.start(local: LocalPartial(bytes: 400, sidecar: Self.sidecar()))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 400-999/1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
+        #expect(machine.resumedFrom == 400)
+        let mismatch = DownloadFailure(.checksumMismatch, "bad")
+        #expect(machine.verificationFailed(mismatch) == .send(Self.request()))
+        #expect(machine.resumedFrom == nil)
+        #expect(machine.attempts.last?.failure == mismatch)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
+        #expect(machine.attempts.count == 2)
+        #expect(machine.verificationFailed(mismatch) == .send(Self.request(Self.b, mirror: 1)))
+    }
+
+    /// A complete partial answered by 416 is verified; when it fails, the file is fetched whole.
+    @Test func aCompletePartialThatFailsItsChecksumIsFetchedWhole() {
+        var machine = Self.machine(pinned: true)
+        _ = machine.start(local: LocalPartial(bytes: 1000, sidecar: Self.sidecar()))
+        #expect(machine.headReceived(Self.head(416, ["Content-Range": "bytes */1000"])) == .verifyPartial)
+        #expect(machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad")) == .send(Self.request()))
+    }
+
+    /// A file fetched whole from the start that fails is no stale partial: the mirror is given up.
+    @Test func aWholeFileThatFailsItsChecksumFailsTheMirror() {
+        var machine = Self.machine(pinned: true)
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000"]))
+        _ = machine.bodyFinished(.complete, flushed: 1000)
+        #expect(machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad")).failureCode == .checksumMismatch)
     }
 
     @Test func segmentsStoppedByChangedContentStartOverFromZero() {

@@ -407,27 +407,40 @@ import TestOrigin
         #expect(requests.count == 6 && requests.allSatisfy { $0.header("range")?.hasPrefix("bytes=") == true })
     }
 
+    /// Two jobs overlap at the origin, and no third joins them. The overlap is forced, not
+    /// hoped for: every path is held unanswered (``OriginFile/held``) until two requests have
+    /// arrived, so the two were in flight together; trickled bodies used to decide that, and on
+    /// a busy machine the jobs did not overlap (`most == 1`, issue 34). The limit itself is
+    /// checked at every response the origin sends.
     @Test func perHostLimitHoldsAcrossJobs() async throws {
         let world = try await Harness()
-        for name in ["a", "b", "c", "d"] {
+        let paths = ["/a", "/b", "/c", "/d"]
+        for path in paths {
             var file = OriginFile(content: .generated(size: 200_000, seed: 19))
-            file.trickleBytesPerSecond = 1_000_000
-            world.origin.serve("/\(name)", file)
+            file.held = true
+            world.origin.serve(path, file)
         }
-        let report = try await world.run("""
+        let run = try world.start("""
             version: 1
             concurrency: 4
             per_host: 2
+            defaults: {timeout: 10m}
             jobs:
               - {id: a, url: "{origin}/a"}
               - {id: b, url: "{origin}/b"}
               - {id: c, url: "{origin}/c"}
               - {id: d, url: "{origin}/d"}
             """)
+        let arrived = { paths.reduce(0) { $0 + world.origin.arrivals($1) } }
+        let two = await WatchdogTests.eventually(within: 120) { arrived() >= 2 }
+        let heldTogether = arrived()
+        for path in paths { world.origin.update(path) { $0.held = false } }
+        let report = await run.report
         let most = world.origin.maxResponsesInFlight
         await world.close()
+        #expect(two && heldTogether == 2, "\(heldTogether) requests arrived while held")
         #expect(report.jobs.allSatisfy { $0.status == .downloaded })
-        #expect(most == 2)
+        #expect(most <= 2)
     }
 
     /// `per_host` counts connections, busy or idle, not only requests in flight: many short jobs

@@ -27,4 +27,21 @@ import Testing
         #expect(ManifestDecoder.urlProblem(TemplatedString(literal: "https://user@h.example/a")) == nil)
         #expect(ManifestDecoder.urlProblem(TemplatedString(literal: "https://h.example/a b")) != nil)
     }
+
+    /// Raw characters are encoded and escapes kept: `ü%20b` was sent as `%C3%BC%2520b` (issue 33).
+    @Test(arguments: [
+        ("http://h/ü%20b.bin", "http://h/%C3%BC%20b.bin"),
+        ("http://h/a%2Fb?q=%E2%82%AC&r=€", "http://h/a%2Fb?q=%E2%82%AC&r=%E2%82%AC"),
+        ("http://h/100%", "http://h/100%25"),
+        ("http://h/%zz", "http://h/%25zz"),
+        ("http://h:8080/plain/path?x=1#f", "http://h:8080/plain/path?x=1#f"),
+        ("http://user:p%40ss@h/a b", "http://user:p%40ss@h/a%20b"),
+        ("/relative/ü", "/relative/%C3%BC"),
+    ])
+    func invalidCharactersAreEncodedAndEscapesKept(input: String, expected: String) throws {
+        let encoded = URLSyntax.encodingInvalidCharacters(input)
+        #expect(encoded == expected)
+        let url = try #require(URL(string: encoded))
+        #expect(url.absoluteString == expected)
+    }
 }

@@ -1,0 +1,89 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// What each origin has shown about range requests, learnt from its answers, so that
+/// ``URLSessionTransport`` sends a range request itself only to an origin known to honour ranges.
+///
+/// Why: URLSession cannot pause a body, and a server without Range support (`python3 -m
+/// http.server`) answers a bounded range with the whole file. Such a body is handed over to the
+/// AsyncHTTPClient transport at its head (``ResponseHandoff``), but the URLSession transfer it
+/// came on keeps reading until its cancel takes effect, and with other transfers busy on the
+/// process's one delivery queue that took long enough for 50–300 MB to queue up in memory (a
+/// 300 MB file beside five small ones peaked at 115–380 MiB; issue 33). A range request to an
+/// origin that has not yet answered one with a 206 (or announced `Accept-Ranges: bytes`) goes
+/// to the transport with backpressure instead; once the origin has proved itself, its range
+/// requests use URLSession. An origin that once answered a range request with 200 stays on the
+/// other transport for range requests.
+final class RangeSupport: Sendable {
+    enum Verdict: Sendable, Equatable {
+        case honours
+        case ignores
+    }
+
+    private let verdicts = NIOLockedValueBox([Origin: Verdict]())
+
+    /// Whether URLSession may carry a range request to `origin`.
+    func honoured(by origin: Origin) -> Bool {
+        verdicts.withLockedValue { $0[origin] } == .honours
+    }
+
+    /// Learns from the head of a response to a request that did (or did not) ask for a range.
+    func learn(from head: TransportResponseHead, origin: Origin, askedRange: Bool) {
+        guard let verdict = Self.verdict(head, askedRange: askedRange) else { return }
+        verdicts.withLockedValue { verdicts in
+            // Ignoring ranges once is enough to be kept away from URLSession for good.
+            if verdicts[origin] != .ignores { verdicts[origin] = verdict }
+        }
+    }
+
+    /// What a head says of its origin's range support, when it says anything.
+    static func verdict(_ head: TransportResponseHead, askedRange: Bool) -> Verdict? {
+        if askedRange && head.status == 206 { return .honours }
+        if askedRange && head.status == 200 { return .ignores }
+        if (200...299).contains(head.status),
+           head.header("accept-ranges")?.lowercased().split(separator: ",").contains(where: {
+               $0.trimmingCharacters(in: .whitespaces) == "bytes" }) == true {
+            return .honours
+        }
+        return nil
+    }
+
+    /// A handler that learns from the head it relays, for requests sent on the other transport.
+    func learning(for origin: Origin, askedRange: Bool, _ handler: any TransportResponseHandler) -> any TransportResponseHandler {
+        Learner(support: self, origin: origin, askedRange: askedRange, handler: handler)
+    }
+
+    /// Relays every call to the engine's handler, learning from the head on the way.
+    private final class Learner: TransportResponseHandler, Sendable {
+        let support: RangeSupport
+        let origin: Origin
+        let askedRange: Bool
+        let handler: any TransportResponseHandler
+
+        init(support: RangeSupport, origin: Origin, askedRange: Bool, handler: any TransportResponseHandler) {
+            self.support = support
+            self.origin = origin
+            self.askedRange = askedRange
+            self.handler = handler
+        }
+
+        func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+            support.learn(from: head, origin: origin, askedRange: askedRange)
+            return handler.didReceiveHead(head)
+        }
+
+        func didReceiveBody(_ data: Data) {
+            handler.didReceiveBody(data)
+        }
+
+        func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
+            handler.didReceiveBody(data, ready: ready)
+        }
+
+        func didComplete(_ failure: TransportFailure?) {
+            handler.didComplete(failure)
+        }
+
+        var allowsShedding: Bool { handler.allowsShedding }
+    }
+}

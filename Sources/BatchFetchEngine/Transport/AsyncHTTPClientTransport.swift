@@ -138,6 +138,14 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
             },
             decompression: .disabled)
         configuration.connectionPool.retryConnectionEstablishment = false
+        // HTTP/1.1 only, also where the server offers h2: AsyncHTTPClient gives every HTTP/2
+        // stream an 8 MiB receive window of its own (`HTTP2Connection`, not configurable), which
+        // the server fills whatever the sink's backpressure says, so `segments: 4` over one h2
+        // connection held 30+ MiB beyond the bound (70–120 MiB peak RSS against nginx and caddy,
+        // issue 33). On HTTP/1.1 a paused read stops at the socket. Segments also need several
+        // connections to help against a mirror that caps each one, and `per_host` counts
+        // connections.
+        configuration.httpVersion = .http1Only
         // No tracing: the default (a no-op tracer) still made a span and its attributes per
         // request, 1.3% of the CPU of 20,000 small files.
         configuration.tracing.tracer = nil

@@ -6,10 +6,15 @@ Runs the release binary on each transport against real servers on loopback:
   gzipbomb    nginx serving 1 MiB of gzip that inflates to 1 GiB, with `Content-Encoding: gzip`
   changed     nginx, 1 GiB with `segments: 4`, killed at about half, the file rewritten with the
               same size, then rerun (each segment's If-Range answered with a 200)
+  rangelessbatch  `python3 -m http.server`, the 300 MB file beside five of 1-5 MB at
+              concurrency 4 (URLSession queued 50-300 MB of refused bodies, issue 33)
+  h2segments  nginx over TLS and HTTP/2 (a throwaway CA), 300 MB with `segments: 4`, also with
+              the disk simulated at 100 MiB/s (`h2slowdisk`): h2 streams' windows, issue 33
 For each: exit status, peak RSS of the batchfetch process (limit 64 MiB), the attempts the report
 records, whether the published file has the server's bytes, and the wall time.
 
-usage: bench/hostile-bench.py [--scenarios rangeless,gzipbomb,changed] [--transports urlsession,nio]
+usage: bench/hostile-bench.py [--scenarios rangeless,gzipbomb,changed,rangelessbatch,h2segments,h2slowdisk]
+                              [--transports urlsession,nio]
 Results are printed as a markdown table and written to bench/results/hostile.md.
 """
 import argparse
@@ -28,7 +33,7 @@ import benchlib
 from benchlib import free_port, wait_listening
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BIN = ROOT / ".build" / "release" / "batchfetch"
+BIN = pathlib.Path(os.environ.get("BATCHFETCH_BENCH_BINARY", ROOT / ".build" / "release" / "batchfetch"))
 MIB = 1 << 20
 
 
@@ -38,12 +43,12 @@ def start_nginx(root: pathlib.Path, prefix: pathlib.Path, rate: str = "0") -> tu
                                 f"location /slow/ {{ limit_rate {rate}; }}")
 
 
-def run_batchfetch(directory: pathlib.Path, transport: str, kill_when=None) -> dict:
+def run_batchfetch(directory: pathlib.Path, transport: str, kill_when=None, env_extra=None) -> dict:
     """Runs `batchfetch run m.yaml`; returns status, peak RSS (KiB) and seconds. Peak RSS comes
     from GNU time (`/usr/bin/time`): `wait4` here would also count the pages of this Python
     process that the child had before its exec (some 33 MiB). A run killed when `kill_when`
     says so is killed directly and reports no RSS."""
-    env = dict(os.environ, BATCHFETCH_TRANSPORT=transport)
+    env = dict(os.environ, BATCHFETCH_TRANSPORT=transport, **(env_extra or {}))
     command = [str(BIN), "run", "m.yaml", "--progress", "none"]
     rss_file = directory / "peak-rss.txt"
     if kill_when is None:
@@ -79,20 +84,20 @@ def write_random(path: pathlib.Path, size: int, seed: int) -> None:
             f.write(index.to_bytes(8, "little") + block[8:])
 
 
-def manifest(directory: pathlib.Path, url: str, extra: str = "") -> None:
+def manifest(directory: pathlib.Path, url: str, extra: str = "", header: str = "", others: str = "") -> None:
     (directory / "m.yaml").write_text(
-        f"version: 1\noutput_dir: data\njobs:\n  - {{id: f, url: \"{url}\", dest: f.bin{extra}}}\n")
+        f"version: 1\noutput_dir: data\n{header}jobs:\n  - {{id: f, url: \"{url}\", dest: f.bin{extra}}}\n{others}")
 
 
 def measure(work: pathlib.Path, transport: str, url: str, expected: pathlib.Path, extra: str = "",
-            before=None) -> dict:
+            before=None, header: str = "", others: str = "", env_extra=None) -> dict:
     """One run in a fresh directory (after `before(directory)`, e.g. a killed first run); adds the
-    report's attempts and whether the published file equals `expected`."""
+    report's attempts (of the job `f`) and whether the published file equals `expected`."""
     directory = pathlib.Path(tempfile.mkdtemp(dir=work))
-    manifest(directory, url, extra)
+    manifest(directory, url, extra, header, others)
     if before:
         before(directory)
-    result = run_batchfetch(directory, transport)
+    result = run_batchfetch(directory, transport, env_extra=env_extra)
     result["attempts"] = report(directory).get("attempts")
     stored = directory / "data/f.bin"
     result["correct"] = stored.exists() and sha256_file(stored) == sha256_file(expected)
@@ -114,6 +119,75 @@ def scenario_rangeless(work: pathlib.Path, transport: str) -> dict:
         return measure(work, transport, f"http://127.0.0.1:{port}/big.bin", source)
     finally:
         server.kill()
+
+
+def scenario_rangelessbatch(work: pathlib.Path, transport: str) -> dict:
+    www = work / "www"
+    www.mkdir(parents=True, exist_ok=True)
+    source = www / "big.bin"
+    if not source.exists():
+        write_random(source, 300 * MIB, 1)
+    for index in range(1, 6):
+        small = www / f"s{index}.bin"
+        if not small.exists():
+            write_random(small, index * MIB, 10 + index)
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                               "--directory", str(www)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(port)
+        others = "".join(f"  - {{id: s{index}, url: \"http://127.0.0.1:{port}/s{index}.bin\"}}\n" for index in range(1, 6))
+        return measure(work, transport, f"http://127.0.0.1:{port}/big.bin", source, header="concurrency: 4\n",
+                       others=others)
+    finally:
+        server.kill()
+
+
+def h2_nginx(work: pathlib.Path) -> tuple[subprocess.Popen, int, pathlib.Path, pathlib.Path]:
+    """nginx over TLS with HTTP/2 and a throwaway CA; returns it, its port, the CA and the file."""
+    pki = work / "pki"
+    pki.mkdir(parents=True, exist_ok=True)
+    script = ROOT / "Tests" / "Support" / "make_test_pki.sh"
+    if not (pki / "ca.pem").exists():
+        subprocess.run(["/bin/sh", str(script), str(pki)], check=True, stdout=subprocess.DEVNULL)
+    www = work / "h2www"
+    www.mkdir(parents=True, exist_ok=True)
+    source = www / "big.bin"
+    if not source.exists():
+        write_random(source, 300 * MIB, 4)
+    port = free_port()
+    prefix = work / "nginx-h2"
+    (prefix / "tmp").mkdir(parents=True, exist_ok=True)
+    conf = prefix / "nginx.conf"
+    conf.write_text(f"""
+daemon off; master_process off; worker_processes 1;
+error_log {prefix}/error.log warn; pid {prefix}/nginx.pid;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off; sendfile on;
+  client_body_temp_path {prefix}/tmp/body; proxy_temp_path {prefix}/tmp/proxy;
+  fastcgi_temp_path {prefix}/tmp/fcgi; uwsgi_temp_path {prefix}/tmp/uwsgi; scgi_temp_path {prefix}/tmp/scgi;
+  server {{ listen 127.0.0.1:{port} ssl http2; ssl_certificate {pki}/server.pem; ssl_certificate_key {pki}/server.key;
+           root {www}; }}
+}}
+""")
+    process = subprocess.Popen([benchlib.nginx_binary(), "-p", str(prefix), "-c", str(conf)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port)
+    return process, port, pki / "ca.pem", source
+
+
+def scenario_h2segments(work: pathlib.Path, transport: str, env_extra=None) -> dict:
+    nginx, port, ca, source = h2_nginx(work)
+    try:
+        return measure(work, transport, f"https://127.0.0.1:{port}/big.bin", source,
+                       f", segments: 4, tls: {{ca_file: \"{ca}\"}}", env_extra=env_extra)
+    finally:
+        nginx.kill()
+
+
+def scenario_h2slowdisk(work: pathlib.Path, transport: str) -> dict:
+    return scenario_h2segments(work, transport, {"BATCHFETCH_SIMULATED_DISK_RATE": "100MiB/s"})
 
 
 def scenario_gzipbomb(work: pathlib.Path, transport: str) -> dict:
@@ -159,12 +233,14 @@ def scenario_changed(work: pathlib.Path, transport: str) -> dict:
         nginx.kill()
 
 
-SCENARIOS = {"rangeless": scenario_rangeless, "gzipbomb": scenario_gzipbomb, "changed": scenario_changed}
+SCENARIOS = {"rangeless": scenario_rangeless, "gzipbomb": scenario_gzipbomb, "changed": scenario_changed,
+             "rangelessbatch": scenario_rangelessbatch, "h2segments": scenario_h2segments,
+             "h2slowdisk": scenario_h2slowdisk}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--scenarios", default="rangeless,gzipbomb,changed")
+    parser.add_argument("--scenarios", default="rangeless,gzipbomb,changed,rangelessbatch,h2segments,h2slowdisk")
     parser.add_argument("--transports", default="urlsession,nio")
     args = parser.parse_args()
     if not BIN.exists():

@@ -70,7 +70,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "batchfetch", dependencies: ["BatchFetchCLI"]),
-        .testTarget(name: "BatchFetchSpecTests", dependencies: ["BatchFetchSpec"]),
+        .testTarget(name: "BatchFetchSpecTests", dependencies: ["BatchFetchSpec", "TestOrigin"]),
         .testTarget(
             name: "BatchFetchEngineTests",
             dependencies: ["BatchFetchEngine", "TestOrigin", .product(name: "Crypto", package: "swift-crypto")]

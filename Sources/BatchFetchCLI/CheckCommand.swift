@@ -38,6 +38,7 @@ struct CheckCommand: AsyncParsableCommand {
     @OptionGroup var lockOption: LockOption
 
     @OptionGroup var shardOption: ShardOption
+    @OptionGroup var transportOption: TransportOption
 
     @Flag(help: "Hash each mirror's whole content (no disk writes) instead of trusting its headers.")
     var deep = false
@@ -47,6 +48,7 @@ struct CheckCommand: AsyncParsableCommand {
 
     func run() async throws {
         var options = RunOptions()
+        options.transportKind = transportOption.kind
         let whole = try manifest.load()
         let (loaded, scope, lock) = try shardOption.select(
             whole, lock: try lockOption.load(forManifest: manifest.manifest, matching: whole, required: false))

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import BatchFetchEngine
 import BatchFetchSpec
@@ -53,3 +54,28 @@ struct LockOption: ParsableArguments {
         }
     }
 }
+
+/// `--transport urlsession|nio`: the HTTP client of a command that talks to the network, as
+/// `BATCHFETCH_TRANSPORT` chooses it; the flag wins. URLSession stays the default: the product
+/// is specified on it (Docs/Contracts.md §5). A value that names neither is a usage error, from
+/// the flag or the variable: a typo must not silently run on the other client.
+struct TransportOption: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The HTTP client: urlsession (default; FoundationNetworking) or nio (SwiftNIO's AsyncHTTPClient). Overrides BATCHFETCH_TRANSPORT.",
+        valueName: "client"))
+    var transport: TransportKind?
+
+    func validate() throws {
+        if transport == nil, let value = ProcessInfo.processInfo.environment["BATCHFETCH_TRANSPORT"],
+           TransportKind(rawValue: value) == nil {
+            throw ValidationError("BATCHFETCH_TRANSPORT is '\(value)'; expected urlsession or nio")
+        }
+    }
+
+    /// The client to use: the flag's, else the environment's, else URLSession.
+    var kind: TransportKind {
+        transport ?? .default
+    }
+}
+
+extension TransportKind: ExpressibleByArgument {}

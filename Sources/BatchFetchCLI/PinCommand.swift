@@ -37,6 +37,7 @@ struct PinCommand: AsyncParsableCommand {
 
     @OptionGroup var manifest: ManifestArgument
     @OptionGroup var lockOption: LockOption
+    @OptionGroup var transportOption: TransportOption
 
     @Option(name: .customLong("from-report"), parsing: .upToNextOption, help: ArgumentHelp(
         "Pin from run reports instead of running: a merged report, or every shard's report (merged here).",
@@ -50,7 +51,7 @@ struct PinCommand: AsyncParsableCommand {
         }
         let runLock = try RunLockOption.acquire(loaded.outputDirectory, wait: false)
         let printer = ProgressPrinter(mode: isatty(STDERR_FILENO) != 0 ? .bar : .line) { Console.errorText($0) }
-        let (lock, report) = await Pinner(manifest: loaded).run { run in
+        let (lock, report) = await Pinner(manifest: loaded, options: runOptions).run { run in
             for await event in run.events { printer.handle(event) }
         }
         printer.finish()
@@ -62,12 +63,19 @@ struct PinCommand: AsyncParsableCommand {
         try write(lock)
     }
 
+    /// The run's options: the HTTP client `--transport` names.
+    private var runOptions: RunOptions {
+        var options = RunOptions()
+        options.transportKind = transportOption.kind
+        return options
+    }
+
     /// The lock from `--from-report`: the reports merged (when more than one), held to this
     /// manifest, then every mirror asked for its validators; nothing is downloaded.
     private func pinFromReports(_ loaded: Manifest) async throws -> LockFile {
         let reports = try fromReports.map { (name: $0, report: try ReportFile.read($0, as: "--from-report ")) }
         let report = reports.count == 1 ? reports[0].report : try ReportFile.merged(reports, as: "--from-report: ")
-        let pinner = Pinner(manifest: loaded)
+        let pinner = Pinner(manifest: loaded, options: runOptions)
         let problems = pinner.problems(pinning: report)
         guard problems.isEmpty else {
             let name = reports.count == 1 ? reports[0].name : "the merged reports"

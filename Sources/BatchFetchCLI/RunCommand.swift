@@ -91,6 +91,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var lockOption: LockOption
 
     @OptionGroup var shardOption: ShardOption
+    @OptionGroup var transportOption: TransportOption
 
     enum DurabilityArgument: String, ExpressibleByArgument, CaseIterable {
         case batch, strict, none
@@ -189,6 +190,7 @@ struct RunCommand: AsyncParsableCommand {
 
     private func options() throws -> RunOptions {
         var options = RunOptions()
+        options.transportKind = transportOption.kind
         options.concurrency = concurrency
         options.failFast = failFast
         options.durability = Durability(rawValue: durability.rawValue) ?? .batch

@@ -194,6 +194,35 @@ import TestOrigin
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("need.txt").path))
     }
 
+    /// `--transport` picks the HTTP client for `run`, `check` and `pin`, over
+    /// `BATCHFETCH_TRANSPORT`; a value naming neither client, from the flag or the variable, is a
+    /// usage error (exit 2). Which client asked shows in the headers it adds of its own.
+    @Test func transportFlagChoosesTheClientOverTheEnvironment() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))", size: 5}
+            """)
+        for (command, flag, variable) in [(["run"], "nio", "urlsession"), (["run"], "urlsession", "nio"),
+                                          (["check"], "nio", "urlsession"), (["pin"], "nio", "urlsession")] {
+            origin.resetCounters()
+            try? FileManager.default.removeItem(at: directory.url.appendingPathComponent("out"))
+            let output = try BinaryRunner.run(command + ["m.yaml", "--transport", flag], in: directory.url,
+                                              environment: ["BATCHFETCH_TRANSPORT": variable])
+            #expect(output.status == 0, "\(command) \(flag): \(output.stderr)")
+            let headers = origin.requests("/ok.txt").first?.headers.map(\.0) ?? []
+            // libcurl (URLSession) sends `Accept: */*` of its own; AsyncHTTPClient only what it is given.
+            #expect(headers.contains("Accept") == (flag == "urlsession"), "\(command) --transport \(flag): \(headers)")
+        }
+        let bogusFlag = try BinaryRunner.run(["run", "m.yaml", "--transport", "curl"], in: directory.url)
+        let bogusVariable = try BinaryRunner.run(["check", "m.yaml"], in: directory.url, environment: ["BATCHFETCH_TRANSPORT": "NIO"])
+        try await origin.shutdown()
+        #expect(bogusFlag.status == 2 && bogusFlag.stderr.contains("--transport"), "\(bogusFlag.stderr)")
+        #expect(bogusVariable.status == 2 && bogusVariable.stderr.contains("BATCHFETCH_TRANSPORT is 'NIO'"), "\(bogusVariable.stderr)")
+    }
+
     @Test func invalidManifestExitsTwoWithoutNetwork() throws {
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", "version: 1\njobs:\n  - {id: a, url: 'ftp://h.example/a'}\n")

@@ -17,8 +17,11 @@ public struct RunOptions: Sendable {
     /// the public API, the CLI reaches it through `@_spi(Benchmarks)` for
     /// `BATCHFETCH_SIMULATED_DISK_RATE`.
     @_spi(Benchmarks) public var simulatedDiskRate: Int64?
-    /// The HTTP client; when nil, the process's shared ``TransportKind/default`` transport.
+    /// The HTTP client; when nil, the process's shared transport of ``transportKind``.
     public var transport: (any HTTPTransport)?
+    /// Which shared HTTP client to use when ``transport`` is nil (`--transport`); nil:
+    /// ``TransportKind/default``.
+    public var transportKind: TransportKind?
     /// Hold every job to this lockfile (`run --locked`); the caller checks first that its jobs
     /// are the manifest's (``LockFile/mismatch(with:)``).
     public var lock: LockFile?
@@ -38,6 +41,6 @@ public struct RunOptions: Sendable {
 
     /// ``transport``, or the shared transport of the default kind for a `per_host` limit.
     public func httpTransport(perHost: Int) -> any HTTPTransport {
-        transport ?? TransportKind.default.shared(perHost: perHost)
+        transport ?? (transportKind ?? .default).shared(perHost: perHost)
     }
 }

@@ -474,8 +474,10 @@ private struct TreeBuilder {
             return "a key without ':' after it (since \(there))"
         case "found unexpected end of stream" where context?.contains("quoted scalar") == true:
             return "the quoted string that starts at \(there) is never closed"
-        case "did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected node content"
-            where context?.contains("flow") == true:
+        // `where` binds only to the last pattern of a case: each pattern carries its own.
+        case "did not find expected ',' or ']'" where context?.contains("flow") == true,
+             "did not find expected ',' or '}'" where context?.contains("flow") == true,
+             "did not find expected node content" where context?.contains("flow") == true:
             return "a '[' or '{' is not closed, or an item in it is missing"
         default:
             return problem

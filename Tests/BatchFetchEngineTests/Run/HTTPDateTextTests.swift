@@ -1,6 +1,7 @@
 @testable import BatchFetchEngine
 import Foundation
 import Testing
+import TestOrigin
 
 /// `Last-Modified` values as the state cache holds them: an IMF-fixdate as its seconds, any other
 /// text as itself, and always the same text back.
@@ -43,7 +44,7 @@ import Testing
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.calendar = Calendar(identifier: .gregorian)
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 2)
         let from1601 = HTTPDateText.seconds(ofFixdate: "Mon, 01 Jan 1601 00:00:00 GMT")!
         for _ in 0..<2_000 {
             let seconds = Int64.random(in: from1601...253_402_300_799, using: &generator)

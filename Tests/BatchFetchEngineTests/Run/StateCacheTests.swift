@@ -3,6 +3,7 @@ import BatchFetchSpec
 import Crypto
 import Foundation
 import Testing
+import TestOrigin
 
 /// The state cache: verified digests and validators kept between runs, without a network.
 @Suite struct StateCacheTests {
@@ -94,7 +95,7 @@ import Testing
         let url = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: url) }
         let root = try SafeDirectory.root(url.path, create: false)
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 1)
         let pieces = ["a", "/", "\"", "\\", "\n", "\t", "\u{1}", "\u{1f}", "\u{7f}", "\u{e9}", "\u{4e2d}", "\u{1F600}", " ", "0"]
         func text() -> String { (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined() }
         func hex() -> String { (0..<Int.random(in: 1...32, using: &generator)).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined() }

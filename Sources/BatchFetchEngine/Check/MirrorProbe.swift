@@ -194,7 +194,7 @@ struct MirrorProbe: Sendable {
         case 200...299: return nil
         case 404, 410: return .done(MirrorObservation(outcome: .missing, httpStatus: head.status, method: method))
         case 405 where method == "HEAD", 501 where method == "HEAD": return .headRefused
-        case 408, 429, 500...599:
+        case let status where ResponseClass.isRetryable(status):
             return .retry(DownloadFailure(.httpStatus, "HTTP \(head.status)"), status: head.status,
                           retryAfter: ResponseHeaders.retryAfter(head.header("retry-after"), now: Date()))
         default:
@@ -222,7 +222,7 @@ struct MirrorProbe: Sendable {
             let handler = ProbeHandler(body: body)
             let (head, failure, received) = await Exchange.perform(
                 request, handler: handler, transport: network.transport, hosts: hosts, interruption: nil, idleTimeout: .seconds(timeout))!
-            if let head, RedirectPolicy.statuses.contains(head.status) {
+            if let head, ResponseClass(status: head.status) == .redirect {
                 switch network.redirect.decide(status: head.status, location: head.header("location"), from: current, followed: followed) {
                 case .follow(let target):
                     current = target

@@ -295,7 +295,7 @@ struct DownloadStateMachine: Sendable {
         case 304 where request.ifNoneMatch != nil || request.ifModifiedSince != nil:
             record(status: 304, failure: nil)
             return .next(.notModified)
-        case 301, 302, 303, 307, 308:
+        case let status where ResponseClass(status: status) == .redirect:
             return .next(redirect(head, request: request))
         case 200:
             return acceptFullBody(head, request: request)
@@ -311,7 +311,7 @@ struct DownloadStateMachine: Sendable {
             record(status: 416, failure: DownloadFailure(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"))
             discardPartial()
             return .next(.send(nextRequest()))
-        case 408, 429, 500...599:
+        case let status where ResponseClass.isRetryable(status):
             let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL)")
             let after = ResponseHeaders.retryAfter(head.header("retry-after"), now: now)
             return .next(retry(failure, status: head.status, retryAfter: after, remaining: remaining))

@@ -12,8 +12,6 @@ import Foundation
 /// carries. Messages show targets through the job's ``Redactor``, since a server may echo a
 /// secret back in its `Location` (Docs/Contracts.md §3).
 public struct RedirectPolicy: Sendable, Equatable {
-    public static let statuses: Set<Int> = [301, 302, 303, 307, 308]
-
     public var maxRedirects = 10
     public var allowInsecure = false
     public var redactor = Redactor()

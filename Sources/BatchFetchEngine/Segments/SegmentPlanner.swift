@@ -100,7 +100,7 @@ struct SegmentPlanner: Sendable {
             // ranges cannot be continued; the job starts over (a 200 whole body, or new segments).
             return .stop(DownloadFailure(.remoteChanged,
                 "200 to a range request with If-Range: the file changed or the server ignores ranges now"))
-        case 408, 429, 500...599:
+        case let status where ResponseClass.isRetryable(status):
             return .retryable(DownloadFailure(.httpStatus, "HTTP \(head.status) for bytes \(range.lowerBound)-\(range.upperBound - 1)"),
                               retryAfter: ResponseHeaders.retryAfter(head.header("retry-after"), now: now))
         default:

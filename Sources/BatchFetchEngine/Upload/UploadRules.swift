@@ -34,7 +34,7 @@ enum UploadRules {
                 case .follow(let target): return .redirect(target)
                 case .refuse(let failure): return .fail(failure)
                 }
-            case 408, 429, 500...599:
+            case let status where ResponseClass.isRetryable(status):
                 let failure = DownloadFailure(.httpStatus, "HTTP \(status)\(detail)")
                 guard retryable else {
                     return .fail(DownloadFailure(.httpStatus, "HTTP \(status)\(detail) (a POST is not retried unless 'retry_post: true')"))

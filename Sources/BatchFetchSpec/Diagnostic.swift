@@ -85,7 +85,28 @@ struct ProblemCollector {
     private(set) var problems: [(location: SourceLocation, message: String)] = []
 
     mutating func error(_ message: String, at location: SourceLocation) {
-        problems.append((location, message))
+        problems.append((location, Self.readable(message)))
+    }
+
+    /// The longest word a message shows whole; a longer one is cut in its middle.
+    static let longestWord = 400
+
+    /// `message` with every word (a run without spaces, such as an echoed URL) longer than
+    /// ``longestWord`` cut to its start and end: a 1 MiB URL in a manifest gave 1 MiB of stderr.
+    /// The location says where the whole value is.
+    static func readable(_ message: String) -> String {
+        guard message.utf8.count > longestWord else { return message }
+        var pieces: [Substring] = []
+        var changed = false
+        for word in message.split(separator: " ", omittingEmptySubsequences: false) {
+            guard word.count > longestWord else {
+                pieces.append(word)
+                continue
+            }
+            changed = true
+            pieces.append("\(word.prefix(300))…[\(word.count - 360) characters]…\(word.suffix(60))")
+        }
+        return changed ? pieces.joined(separator: " ") : message
     }
 
     var isEmpty: Bool { problems.isEmpty }

@@ -18,6 +18,17 @@ import Testing
         }
     }
 
+    /// A diagnostic shows a long value cut in its middle, with its location whole: a 1 MiB URL
+    /// gave 1 MiB of stderr.
+    @Test func aHugeValueIsCutInItsDiagnostic() {
+        let url = "ftp://h.example/" + String(repeating: "x", count: 1 << 20)
+        let found = problems("version: 1\njobs:\n  - {id: a, url: \"\(url)\"}\n")
+        #expect(found.count == 1)
+        #expect(found.first?.hasPrefix("m.yaml:3:18: error: job 'a': unsupported URL scheme 'ftp' in 'ftp://h.example/xxx") == true)
+        #expect(found.first?.contains("characters]…") == true && found.first?.hasSuffix("(expected http or https)") == true)
+        #expect((found.first?.count ?? .max) < 600)
+    }
+
     @Test func topLevelDefaultsWhenOmitted() throws {
         let manifest = try load("version: 1\njobs:\n  - id: a\n    url: https://h.example/a.bin\n")
         #expect(manifest.outputDirectory == "/srv/batch")

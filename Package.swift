@@ -1,5 +1,11 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
+
+/// `BATCHFETCH_STRICT=1` (set by `.ci/run`) builds our own targets with warnings as errors, so a
+/// warning cannot land; dependencies keep their warnings.
+let strict: [SwiftSetting] = ProcessInfo.processInfo.environment["BATCHFETCH_STRICT"] == "1"
+    ? [.unsafeFlags(["-warnings-as-errors"])] : []
 
 let package = Package(
     name: "batchfetch",
@@ -29,7 +35,7 @@ let package = Package(
             providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
         ),
         // Manifest model, YAML node tree, decoding, validation and the job graph. No networking.
-        .target(name: "BatchFetchSpec", dependencies: ["CYAML"]),
+        .target(name: "BatchFetchSpec", dependencies: ["CYAML"], swiftSettings: strict),
         // Transports (AsyncHTTPClient, URLSession), download state machine, file sink, hashing,
         // uploads, runner, report, check/pin/verify.
         .target(
@@ -44,7 +50,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         // A SwiftNIO HTTP/1.1 origin with switchable faults, for tests, the demo and benchmarks.
         .target(
@@ -53,12 +60,16 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: strict
         ),
         .executableTarget(
             name: "batchfetch-test-origin",
-            dependencies: ["TestOrigin", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["TestOrigin", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: strict
         ),
         // Subcommands, diagnostics printing and plan rendering.
         .target(
@@ -67,18 +78,22 @@ let package = Package(
                 "BatchFetchSpec",
                 "BatchFetchEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
         ),
-        .executableTarget(name: "batchfetch", dependencies: ["BatchFetchCLI"]),
-        .testTarget(name: "BatchFetchSpecTests", dependencies: ["BatchFetchSpec", "TestOrigin"]),
+        .executableTarget(name: "batchfetch", dependencies: ["BatchFetchCLI"], swiftSettings: strict),
+        .testTarget(name: "BatchFetchSpecTests", dependencies: ["BatchFetchSpec", "TestOrigin"], swiftSettings: strict),
         .testTarget(
             name: "BatchFetchEngineTests",
-            dependencies: ["BatchFetchEngine", "TestOrigin", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["BatchFetchEngine", "TestOrigin", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
         ),
         .testTarget(
             name: "BatchFetchCLITests",
             dependencies: ["BatchFetchCLI", "batchfetch", "batchfetch-test-origin", "TestOrigin",
-                           .product(name: "Crypto", package: "swift-crypto")]
+                           .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
         ),
     ]
 )

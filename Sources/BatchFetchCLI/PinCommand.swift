@@ -8,6 +8,7 @@ struct PinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin",
         abstract: "Fetch what is missing, then record every job's size and sha256 and every mirror's validators in the lockfile.",
+        usage: "batchfetch pin [<options>] <manifest>",
         discussion: HelpText.reflowed("""
             Files already present and verified are reused; the rest are downloaded as by `run`
             (same run lock). Then each mirror is asked (HEAD, or GET of byte 0) for its size,

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// SIGINT and SIGTERM for `run`: the first one asks the run to stop (report `interrupted`,
 /// exit 130 or 143); a second one exits at once, for a run that takes too long to stop.
@@ -8,18 +9,17 @@ import Foundation
 /// so one request often arrives twice; taking that as "exit now" lost the report in one run of
 /// six under `timeout`.
 ///
-/// `@unchecked`: Dispatch signal sources are not `Sendable`; they are made once in `init`, and the
-/// rest is under `lock`.
+/// `@unchecked`: Dispatch signal sources are not `Sendable`; they are made once in `init` and
+/// only cancelled in `deinit`. What the signals change is in `state`.
 final class SignalTrap: @unchecked Sendable {
     static let repeatWindow = 1.0
 
-    private let lock = NSLock()
     private var sources: [DispatchSourceSignal] = []
-    private var received: Int32?
-    private var receivedAt = DispatchTime.now()
+    /// The first signal received, and when.
+    private let state = NIOLockedValueBox<(received: Int32?, at: DispatchTime)>((nil, DispatchTime.now()))
 
     /// The first signal received, if any.
-    var signal: Int32? { lock.withLock { received } }
+    var signal: Int32? { state.withLockedValue { $0.received } }
 
     init(onFirst: @escaping @Sendable (Int32) -> Void) {
         for number in [SIGINT, SIGTERM] {
@@ -27,13 +27,12 @@ final class SignalTrap: @unchecked Sendable {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [self] in
                 let now = DispatchTime.now()
-                let verdict = lock.withLock { () -> Verdict in
-                    guard let received else {
-                        self.received = number
-                        receivedAt = now
+                let verdict = state.withLockedValue { state -> Verdict in
+                    guard let received = state.received else {
+                        state = (number, now)
                         return .first
                     }
-                    let elapsed = Double(now.uptimeNanoseconds - receivedAt.uptimeNanoseconds) / 1e9
+                    let elapsed = Double(now.uptimeNanoseconds - state.at.uptimeNanoseconds) / 1e9
                     return received == number && elapsed < Self.repeatWindow ? .repeated : .second
                 }
                 switch verdict {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -176,7 +177,7 @@ public final class TestOrigin: Sendable {
 }
 
 /// The origin's mutable state, shared by all connections.
-final class OriginState: @unchecked Sendable {
+final class OriginState: Sendable {
     struct Values {
         var files: [String: OriginFile] = [:]
         var bytesServed: [String: Int64] = [:]
@@ -234,13 +235,10 @@ final class OriginState: @unchecked Sendable {
         }
     }
 
-    private let lock = NSLock()
-    private var values = Values()
+    private let values = NIOLockedValueBox(Values())
 
     func withLock<T>(_ body: (inout Values) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&values)
+        try values.withLockedValue(body)
     }
 
     /// Records the request, consumes one fault, and decides the response.

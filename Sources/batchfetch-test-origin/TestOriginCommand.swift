@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOConcurrencyHelpers
 import TestOrigin
 
 /// Starts a ``TestOrigin`` for scripts (demo, benchmarks, manual tests) and serves until killed.
@@ -89,19 +90,17 @@ struct TestOriginCommand: AsyncParsableCommand {
     /// Suspends until SIGINT or SIGTERM.
     static func waitForTermination() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = NSLock()
-            nonisolated(unsafe) var resumed = false
+            let resumed = NIOLockedValueBox(false)
             var sources: [DispatchSourceSignal] = []
             for sig in [SIGINT, SIGTERM] {
                 signal(sig, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
                 source.setEventHandler {
-                    once.lock()
-                    defer { once.unlock() }
-                    if !resumed {
-                        resumed = true
-                        continuation.resume()
+                    let first = resumed.withLockedValue { resumed in
+                        defer { resumed = true }
+                        return !resumed
                     }
+                    if first { continuation.resume() }
                 }
                 source.resume()
                 sources.append(source)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Credentials from a `.netrc` file, read as curl reads it: `machine NAME login USER password
 /// PASS` entries, an optional `default` entry, `account` ignored, `macdef` bodies skipped (up to
@@ -94,13 +95,13 @@ public struct Netrc: Sendable, Equatable {
         return tokens
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var loaded: [String: Netrc?] = [:]
+    /// Files read so far, by path.
+    private static let loaded = NIOLockedValueBox([String: Netrc?]())
 
     /// The file named by `NETRC`, else `$HOME/.netrc`; read once per process and path.
     public static func load(environment: [String: String]) -> Netrc? {
         let path = environment["NETRC"] ?? (environment["HOME"].map { $0 + "/.netrc" } ?? NSHomeDirectory() + "/.netrc")
-        return lock.withLock {
+        return loaded.withLockedValue { loaded in
             if let cached = loaded[path] { return cached }
             let netrc = (try? String(contentsOfFile: path, encoding: .utf8)).map(Netrc.init(text:))
             loaded[path] = netrc

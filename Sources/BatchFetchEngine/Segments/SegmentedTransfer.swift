@@ -7,10 +7,7 @@ import NIOConcurrencyHelpers
 /// its own ``FileSink``; an ``OrderedHasher`` follows the written prefix. The sidecar lists the
 /// written ranges after every write (1 MiB), so a SIGKILL loses at most a write per connection,
 /// and a rerun resumes each gap.
-///
-/// `@unchecked`: planner, ranges in flight and records are guarded by `lock`; `hasher` is set once
-/// before any connection starts.
-final class SegmentedTransfer: @unchecked Sendable {
+final class SegmentedTransfer: Sendable {
     enum Outcome {
         /// Every byte is written; the digests cover the whole part.
         case complete(digests: [String: String])
@@ -38,31 +35,43 @@ final class SegmentedTransfer: @unchecked Sendable {
         var request: @Sendable (Range<Int64>) -> TransportRequest
     }
 
+    /// What the connections share, changed by each of them.
+    private struct State {
+        var planner: SegmentPlanner
+        /// Each connection's range and how far it is written.
+        var active: [Int: (range: Range<Int64>, written: Int64)] = [:]
+        var attempts: [AttemptRecord] = []
+        var received: Int64 = 0
+        /// Made once the part is ready, before any connection starts.
+        var hasher: OrderedHasher?
+    }
+
     private let setup: Setup
-    private let lock = NSLock()
+    private let state: NIOLockedValueBox<State>
     /// Serializes sidecar writes, which come from every connection's sink queue.
-    private let sidecarLock = NSLock()
-    // Guarded by `lock`.
-    private var planner: SegmentPlanner
-    /// Each connection's range and how far it is written.
-    private var active: [Int: (range: Range<Int64>, written: Int64)] = [:]
-    private(set) var attempts: [AttemptRecord] = []
-    private(set) var received: Int64 = 0
-    private var hasher: OrderedHasher!
+    private let sidecarWrites = NIOLock()
     /// The other connections start once the first range's head proved the content: when the
     /// file changed, one refused response is in flight instead of one per connection.
     private let firstHead = Gate()
 
     init(_ setup: Setup) {
         self.setup = setup
-        planner = SegmentPlanner(configuration: setup.planner, done: setup.start.done)
+        state = NIOLockedValueBox(State(planner: SegmentPlanner(configuration: setup.planner, done: setup.start.done)))
     }
+
+    /// The range requests that failed, as attempt records.
+    var attempts: [AttemptRecord] { state.withLockedValue { $0.attempts } }
+    /// Body bytes received over every connection.
+    var received: Int64 { state.withLockedValue { $0.received } }
+
+    private var hasher: OrderedHasher { state.withLockedValue { $0.hasher! } }
 
     func run() async -> Outcome {
         do {
             try preallocate()
             try writeSidecar()
-            hasher = OrderedHasher(descriptor: try setup.files.openPart(), path: setup.files.partPath, algorithms: setup.algorithms)
+            let hasher = OrderedHasher(descriptor: try setup.files.openPart(), path: setup.files.partPath, algorithms: setup.algorithms)
+            state.withLockedValue { $0.hasher = hasher }
         } catch {
             return .stopped(prefix: setup.start.done.prefix, error)
         }
@@ -75,7 +84,7 @@ final class SegmentedTransfer: @unchecked Sendable {
                 }
             }
         }
-        let (complete, prefix, reason) = lock.withLock { (planner.isComplete, planner.done.prefix, planner.stopReason) }
+        let (complete, prefix, reason) = state.withLockedValue { ($0.planner.isComplete, $0.planner.done.prefix, $0.planner.stopReason) }
         guard complete else {
             try? writeSidecar()
             return .stopped(prefix: prefix, reason ?? DownloadFailure(.connection, "segments ended early"))
@@ -102,9 +111,9 @@ final class SegmentedTransfer: @unchecked Sendable {
             stop(error)
             return
         }
-        while let range = lock.withLock({ () -> Range<Int64>? in
-            let range = planner.claim()
-            if let range { active[key] = (range, range.lowerBound) }
+        while let range = state.withLockedValue({ state -> Range<Int64>? in
+            let range = state.planner.claim()
+            if let range { state.active[key] = (range, range.lowerBound) }
             return range
         }) {
             let verdict = await fetch(range, sink: sink, key: key)
@@ -122,7 +131,7 @@ final class SegmentedTransfer: @unchecked Sendable {
         // After a refusal the others start only once the stop is recorded, and then claim nothing.
         defer { firstHead.open() }
         let request = setup.request(range)
-        let judge = lock.withLock { planner }
+        let judge = state.withLockedValue { $0.planner }
         let handler = AttemptHandler<RangeHead>(
             // Never shed or cancelled: without backpressure a range fits its sink (see
             // TransferPolicy.pieceSize); with it, the sink holds the reads.
@@ -138,26 +147,26 @@ final class SegmentedTransfer: @unchecked Sendable {
         let outcome = await Exchange.perform(
             request, handler: handler, transport: setup.transport, hosts: setup.context.hosts,
             interruption: setup.context.interruption, idleTimeout: setup.idleTimeout, deadline: setup.deadline,
-            proceed: { lock.withLock { planner.stopReason == nil } })
+            proceed: { [state] in state.withLockedValue { $0.planner.stopReason == nil } })
         await sink.drain()
         let head = outcome?.decision
         let written = head?.verdict == .accept ? sink.flushedOffset : range.lowerBound
-        let prefix = lock.withLock { () -> Int64 in
-            active[key] = nil
-            received += outcome?.received ?? 0
-            planner.release(range, writtenThrough: written)
-            return planner.done.prefix
+        let prefix = state.withLockedValue { state -> Int64 in
+            state.active[key] = nil
+            state.received += outcome?.received ?? 0
+            state.planner.release(range, writtenThrough: written)
+            return state.planner.done.prefix
         }
         hasher.advance(to: prefix)
         try? writeSidecar()
 
         // Not started: segmenting had stopped, or the run was interrupted.
-        guard let outcome else { return stop(lock.withLock { planner.stopReason } ?? DownloadFailure(.interrupted, "the run was interrupted")) }
+        guard let outcome else { return stop(state.withLockedValue { $0.planner.stopReason } ?? DownloadFailure(.interrupted, "the run was interrupted")) }
         let end = SegmentPlanner.RangeEnd(
             head: head?.verdict, status: head?.status, written: written,
             failure: outcome.failure, shed: outcome.overflow, diskFailure: sink.writeFailure,
             pastDeadline: setup.deadline.map { .now >= $0 } ?? false, remaining: remaining)
-        let (verdict, recorded) = lock.withLock { planner.ended(range, end) }
+        let (verdict, recorded) = state.withLockedValue { $0.planner.ended(range, end) }
         if let recorded { record(status: head?.status, recorded) }
         return verdict
     }
@@ -171,14 +180,14 @@ final class SegmentedTransfer: @unchecked Sendable {
     /// finish and are kept.
     @discardableResult
     private func stop(_ failure: DownloadFailure) -> SegmentPlanner.Verdict {
-        lock.withLock { planner.stop(failure) }
+        state.withLockedValue { $0.planner.stop(failure) }
         return .stop(failure)
     }
 
     private func record(status: Int?, _ failure: DownloadFailure) {
-        lock.withLock {
-            attempts.append(AttemptRecord(mirrorIndex: setup.mirrorIndex, url: setup.displayURL, httpStatus: status,
-                                          failure: failure, waited: 0))
+        state.withLockedValue {
+            $0.attempts.append(AttemptRecord(mirrorIndex: setup.mirrorIndex, url: setup.displayURL, httpStatus: status,
+                                             failure: failure, waited: 0))
         }
     }
 
@@ -199,19 +208,21 @@ final class SegmentedTransfer: @unchecked Sendable {
 
     /// A connection's sink wrote through `written` (called on the sink's queue).
     private func progressed(_ key: Int, to written: Int64) {
-        lock.withLock {
-            if let entry = active[key], entry.range.contains(written - 1) { active[key]?.written = max(entry.written, written) }
+        state.withLockedValue { state in
+            if let entry = state.active[key], entry.range.contains(written - 1) {
+                state.active[key]?.written = max(entry.written, written)
+            }
         }
         try? writeSidecar()
     }
 
     /// Records what is written: finished ranges plus each connection's progress in its range.
     private func writeSidecar() throws(DownloadFailure) {
-        sidecarLock.lock()
-        defer { sidecarLock.unlock() }
-        let sidecar = lock.withLock { () -> Sidecar in
-            var done = planner.done
-            for entry in active.values { done.insert(entry.range.lowerBound..<entry.written) }
+        sidecarWrites.lock()
+        defer { sidecarWrites.unlock() }
+        let sidecar = state.withLockedValue { state -> Sidecar in
+            var done = state.planner.done
+            for entry in state.active.values { done.insert(entry.range.lowerBound..<entry.written) }
             var sidecar = setup.start.sidecar
             sidecar.rangesDone = done
             return sidecar

@@ -1,5 +1,6 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Writes one response body into `<dest>.part`: the transport thread only appends to a buffer;
 /// full buffers (≥ ``writeSize``) are written with `pwrite` and hashed on the sink's own serial
@@ -43,7 +44,7 @@ final class FileSink: @unchecked Sendable {
     private let onWrite: (@Sendable (Int64) -> Void)?
     /// Simulates a slow disk (benchmarks and tests): writes take at least bytes / this rate.
     private let writeRate: Int64?
-    private let lock = NSLock()
+    private let lock = NIOLock()
 
     // Guarded by `lock`.
     private var buffer: ChunkBuffer
@@ -61,7 +62,7 @@ final class FileSink: @unchecked Sendable {
     private var roomWaiters: [(limit: Int, callback: @Sendable () -> Void)] = []
 
     /// Held by whoever runs the writer's part (``perform(_:)``) or reads its state.
-    private let writer = NSLock()
+    private let writer = NIOLock()
 
     // Guarded by `writer`.
     private var digester: Digester

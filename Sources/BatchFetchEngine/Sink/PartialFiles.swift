@@ -1,5 +1,6 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// When published files reach stable storage (Docs/Contracts.md §3).
 public enum Durability: String, Sendable, CaseIterable {
@@ -29,9 +30,7 @@ public enum Durability: String, Sendable, CaseIterable {
 /// body of unknown size starts unnamed too, and is given its name when it turns out to be one
 /// a later run could resume (``writeSidecar(_:)``).
 ///
-/// `@unchecked`: the opened directory and part descriptor are guarded by `lock`; the rest is
-/// immutable.
-public final class PartialFiles: @unchecked Sendable {
+public final class PartialFiles: Sendable {
     public let root: SafeDirectory
     /// The dest relative to the output directory.
     public let dest: String
@@ -48,17 +47,21 @@ public final class PartialFiles: @unchecked Sendable {
     private var directoryPath: String { root.path + (directoryRelative.isEmpty ? "" : "/" + directoryRelative) }
     private let listings: DirectoryListings?
 
-    private let lock = NSLock()
-    private var directory: SafeDirectory?
-    /// The part, open and locked, while the job owns it.
-    private var part: Int32 = -1
-    /// The open part is a file without a name (``SafeDirectory/openUnnamed()``), not `partName`.
-    private var unnamed = false
-    /// False once ``local()`` found no sidecar while the part was locked, until one is written:
-    /// no other process makes one without the lock, so publishing need not unlink it (an
-    /// `unlinkat` takes the directory's lock even for a missing name: 1.7% of the CPU of 20,000
-    /// small files, in contention with the other jobs' creates).
-    private var sidecarMayExist = true
+    /// What the job holds of its files, changed as it opens, names and releases them.
+    private struct Held {
+        var directory: SafeDirectory?
+        /// The part, open and locked, while the job owns it.
+        var part: Int32 = -1
+        /// The open part is a file without a name (``SafeDirectory/openUnnamed()``), not `partName`.
+        var unnamed = false
+        /// False once ``local()`` found no sidecar while the part was locked, until one is
+        /// written: no other process makes one without the lock, so publishing need not unlink
+        /// it (an `unlinkat` takes the directory's lock even for a missing name: 1.7% of the CPU
+        /// of 20,000 small files, in contention with the other jobs' creates).
+        var sidecarMayExist = true
+    }
+
+    private let held = NIOLockedValueBox(Held())
 
     /// `listings`: the run's (``DirectoryListings``), which spare the lookups of names that were
     /// not there when the run began; nil to look every name up.
@@ -73,16 +76,16 @@ public final class PartialFiles: @unchecked Sendable {
     }
 
     deinit {
-        if part >= 0 { close(part) }
+        held.withLockedValue { if $0.part >= 0 { close($0.part) } }
     }
 
     /// The destination's directory: opened once, created first when `create`; nil when it does
     /// not exist (and is not to be created).
     @discardableResult
     public func openDirectory(create: Bool) throws(DownloadFailure) -> SafeDirectory? {
-        if let directory = lock.withLock({ directory }) { return directory }
+        if let directory = held.withLockedValue({ $0.directory }) { return directory }
         guard let opened = try root.subdirectory(directoryRelative, create: create) else { return nil }
-        lock.withLock { directory = opened }
+        held.withLockedValue { $0.directory = opened }
         return opened
     }
 
@@ -97,7 +100,7 @@ public final class PartialFiles: @unchecked Sendable {
     public func local() -> LocalPartial? {
         guard !openedPart.unnamed, let directory = existing, let status = directory.regularFileStatus(partName) else { return nil }
         let (data, missing) = directory.read(sidecarName, limit: 16 << 20)
-        if missing { lock.withLock { if part >= 0 { sidecarMayExist = false } } }
+        if missing { held.withLockedValue { if $0.part >= 0 { $0.sidecarMayExist = false } } }
         let sidecar = data.flatMap { try? JSONDecoder().decode(Sidecar.self, from: $0) }
             .flatMap { $0.partInode == nil || $0.partInode == UInt64(status.st_ino) ? $0 : nil }
         return LocalPartial(fileSize: Int64(status.st_size), sidecar: sidecar)
@@ -112,14 +115,24 @@ public final class PartialFiles: @unchecked Sendable {
     /// always, so an earlier run's leftover is used up rather than left behind.
     public func openPart(unnamed wanted: Bool = false) throws(DownloadFailure) -> Int32 {
         let directory = try openDirectory(create: true)!
-        lock.lock()
-        defer { lock.unlock() }
-        if part < 0, wanted, !mayExist(partName, in: directory) || directory.status(partName) == nil,
-           let descriptor = directory.openUnnamed() {
-            part = descriptor
-            unnamed = true
+        let opened = held.withLockedValue { held -> Result<Int32, DownloadFailure> in
+            do throws(DownloadFailure) {
+                return .success(try openPart(unnamed: wanted, in: directory, held: &held))
+            } catch {
+                return .failure(error)
+            }
         }
-        if part < 0 {
+        return try opened.get()
+    }
+
+    /// ``openPart(unnamed:)`` inside the lock of what the job holds.
+    private func openPart(unnamed wanted: Bool, in directory: SafeDirectory, held: inout Held) throws(DownloadFailure) -> Int32 {
+        if held.part < 0, wanted, !mayExist(partName, in: directory) || directory.status(partName) == nil,
+           let descriptor = directory.openUnnamed() {
+            held.part = descriptor
+            held.unnamed = true
+        }
+        if held.part < 0 {
             // Another process may rename or replace the part between our open and our lock:
             // only a lock on the file that still has the name counts.
             for _ in 0..<8 {
@@ -130,35 +143,33 @@ public final class PartialFiles: @unchecked Sendable {
                 }
                 var opened = stat()
                 if fstat(descriptor, &opened) == 0, nameLeads(to: opened, in: directory) {
-                    part = descriptor
+                    held.part = descriptor
                     break
                 }
                 close(descriptor)
             }
-            guard part >= 0 else { throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) keeps being replaced by another process") }
+            guard held.part >= 0 else { throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) keeps being replaced by another process") }
         }
-        let copy = dup(part)
-        guard copy >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath(unnamed: unnamed))") }
+        let copy = dup(held.part)
+        guard copy >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath(unnamed: held.unnamed))") }
         return copy
     }
 
-    /// The part's path, for messages (called with `lock` held or not).
+    /// The part's path, for messages (called inside `held`'s lock or not).
     private func partPath(unnamed: Bool) -> String {
         unnamed ? "the unnamed part of \(destPath)" : directoryPath + "/" + partName
     }
 
     /// The part's descriptor (-1 when not open) and whether it is unnamed.
     private var openedPart: (descriptor: Int32, unnamed: Bool) {
-        lock.withLock { (part, unnamed) }
+        held.withLockedValue { ($0.part, $0.unnamed) }
     }
 
     /// Releases the part's lock (it stays on disk, e.g. for a resume).
     private func closePart() {
-        lock.withLock {
-            if part >= 0 { close(part) }
-            part = -1
-            unnamed = false
-            sidecarMayExist = true
+        held.withLockedValue { held in
+            if held.part >= 0 { close(held.part) }
+            held = Held(directory: held.directory)
         }
     }
 
@@ -173,7 +184,7 @@ public final class PartialFiles: @unchecked Sendable {
         guard let data = try? StableJSON.encode(sidecar) else {
             throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
         }
-        lock.withLock { sidecarMayExist = true }
+        held.withLockedValue { $0.sidecarMayExist = true }
         try openDirectory(create: true)!.writeAtomically(sidecarName, data)
     }
 
@@ -186,13 +197,13 @@ public final class PartialFiles: @unchecked Sendable {
     /// now or from the start.
     @discardableResult
     func nameUnnamedPart() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard unnamed else { return true }
-        guard let directory, flock(part, LOCK_EX | LOCK_NB) == 0,
-              (try? directory.link(part, as: partName, replacing: false)) != nil else { return false }
-        unnamed = false
-        return true
+        held.withLockedValue { held in
+            guard held.unnamed else { return true }
+            guard let directory = held.directory, flock(held.part, LOCK_EX | LOCK_NB) == 0,
+                  (try? directory.link(held.part, as: partName, replacing: false)) != nil else { return false }
+            held.unnamed = false
+            return true
+        }
     }
 
     /// Removes the part and its sidecar (an unnamed part goes when it is closed; a named one on
@@ -243,7 +254,7 @@ public final class PartialFiles: @unchecked Sendable {
             try directory.link(opened.descriptor, as: destName)
         } else {
             try publishNamedPart(opened.descriptor, in: directory)
-            if lock.withLock({ sidecarMayExist }) { directory.unlink(sidecarName) }
+            if held.withLockedValue({ $0.sidecarMayExist }) { directory.unlink(sidecarName) }
         }
         var published = stat()
         let status = opened.descriptor >= 0

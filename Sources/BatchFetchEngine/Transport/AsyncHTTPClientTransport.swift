@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -28,18 +29,15 @@ import NIOSSL
 /// the response's delegate share one thread. `per_host` is split between the lanes
 /// (``laneShare(_:)``) and a request takes a lane with room for its host, its own first: the
 /// clients together never open more than `per_host` connections to a host.
-///
-/// `@unchecked`: its clients and the lanes' counts are guarded by `lock`.
-public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable {
+public final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     private let maximumConnectionsPerHost: Int
     private let proxies: ProxySettings
     /// The TLS trust and client certificate; nil for the system's.
     private let tls: TLSOptions?
-    private let lock = NSLock()
     /// One client per proxy (nil: direct) and lane, made on first use and kept for the process.
-    private var clients: [ClientKey: HTTPClient] = [:]
+    private let clients = NIOLockedValueBox([ClientKey: HTTPClient]())
     /// Requests in flight per host, one count per lane.
-    private var inFlight: [String: [Int]] = [:]
+    private let inFlight = NIOLockedValueBox([String: [Int]]())
     private let lanes = EventLoopTaskExecutor.all
 
     private struct ClientKey: Hashable {
@@ -52,13 +50,13 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         var tls: TLSOptions?
     }
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var transports: [Key: AsyncHTTPClientTransport] = [:]
+    /// The process's transports, by `per_host` and TLS options.
+    private static let transports = NIOLockedValueBox([Key: AsyncHTTPClientTransport]())
 
     /// The process's transport for a `per_host` limit and TLS options, with the proxies of the
     /// environment.
     public static func shared(maximumConnectionsPerHost: Int, tls: TLSOptions? = nil) -> AsyncHTTPClientTransport {
-        Self.lock.withLock {
+        transports.withLockedValue { transports in
             let key = Key(perHost: maximumConnectionsPerHost, tls: tls)
             if let existing = transports[key] { return existing }
             let transport = AsyncHTTPClientTransport(
@@ -92,7 +90,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
     func takeLane(for host: String) -> Int {
         let current = MultiThreadedEventLoopGroup.currentEventLoop.map(ObjectIdentifier.init)
         let own = lanes.firstIndex { ObjectIdentifier($0.loop) == current }
-        return lock.withLock {
+        return inFlight.withLockedValue { inFlight in
             var counts = inFlight[host] ?? [Int](repeating: 0, count: lanes.count)
             let room = lanes.indices.map { laneShare($0) - counts[$0] }
             let lane: Int
@@ -111,7 +109,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
 
     /// The request on `lane` to `host` ended.
     func releaseLane(_ lane: Int, for host: String) {
-        lock.withLock {
+        inFlight.withLockedValue { inFlight in
             guard var counts = inFlight[host] else { return }
             counts[lane] -= 1
             inFlight[host] = counts.allSatisfy { $0 == 0 } ? nil : counts
@@ -120,10 +118,23 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
 
     private func client(for url: URL, lane: Int) throws(TLSLoadError) -> HTTPClient {
         let key = ClientKey(proxy: proxies.proxy(for: url), lane: lane)
-        lock.lock()
-        defer { lock.unlock() }
-        if let client = clients[key] { return client }
+        let found = clients.withLockedValue { clients -> Result<HTTPClient, TLSLoadError> in
+            if let client = clients[key] { return .success(client) }
+            do throws(TLSLoadError) {
+                let client = try makeClient(key)
+                clients[key] = client
+                return .success(client)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try found.get()
+    }
+
+    /// A client for a proxy and lane, with the transport's TLS options.
+    private func makeClient(_ key: ClientKey) throws(TLSLoadError) -> HTTPClient {
         let proxy = key.proxy
+        let lane = key.lane
         // Loaded when the client is made: a file fixed later takes a new process.
         let tlsConfiguration = try tls?.configuration()
         var configuration = HTTPClient.Configuration(
@@ -149,9 +160,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         // No tracing: the default (a no-op tracer) still made a span and its attributes per
         // request, 1.3% of the CPU of 20,000 small files.
         configuration.tracing.tracer = nil
-        let client = HTTPClient(eventLoopGroupProvider: .shared(lanes[lane].loop), configuration: configuration)
-        clients[key] = client
-        return client
+        return HTTPClient(eventLoopGroupProvider: .shared(lanes[lane].loop), configuration: configuration)
     }
 
     public var hasBackpressure: Bool { true }
@@ -195,16 +204,14 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
     }
 
     /// Forwards one response to the engine's handler, exactly one completion per request.
-    /// `@unchecked`: `completed` is guarded by `lock`.
-    private final class Delegate: HTTPClientResponseDelegate, @unchecked Sendable {
+    private final class Delegate: HTTPClientResponseDelegate, Sendable {
         typealias Response = Void
 
         private let handler: any TransportResponseHandler
         /// Gives the request's lane back, before the handler hears of the end.
         private let ended: @Sendable () -> Void
-        private let lock = NSLock()
-        private var completed = false
-        private var accepted = true
+        /// Whether the end was reported, and whether the head's body is wanted.
+        private let state = NIOLockedValueBox((completed: false, accepted: true))
 
         init(handler: any TransportResponseHandler, ended: @escaping @Sendable () -> Void) {
             self.handler = handler
@@ -218,14 +225,14 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
                 if headers[name] == nil { headers[name] = header.value }
             }
             if !handler.didReceiveHead(TransportResponseHead(status: Int(head.status.code), headers: headers)) {
-                lock.withLock { accepted = false }
+                state.withLockedValue { $0.accepted = false }
                 task.cancel()
             }
             return task.eventLoop.makeSucceededVoidFuture()
         }
 
         func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-            guard lock.withLock({ accepted }) else { return task.eventLoop.makeSucceededVoidFuture() }
+            guard state.withLockedValue({ $0.accepted }) else { return task.eventLoop.makeSucceededVoidFuture() }
             let promise = task.eventLoop.makePromise(of: Void.self)
             handler.didReceiveBody(Data(buffer.readableBytesView)) { promise.succeed(()) }
             return promise.futureResult
@@ -240,9 +247,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport, @unchecked Sendable 
         }
 
         func complete(_ failure: TransportFailure?) {
-            let first = lock.withLock { () -> Bool in
-                defer { completed = true }
-                return !completed
+            let first = state.withLockedValue { state in
+                defer { state.completed = true }
+                return !state.completed
             }
             if first {
                 ended()

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Carries a response that URLSession cannot deliver faithfully over to a transport that can:
 /// the engine has already accepted the head URLSession received, so this relay takes the same
@@ -7,12 +8,11 @@ import Foundation
 /// handler. A head that differs (the file changed in between) ends the request as a connection
 /// failure, which the engine retries like any other.
 ///
-/// `@unchecked`: its mutable state is guarded by `lock`.
-final class ResponseHandoff: TransportResponseHandler, @unchecked Sendable {
+final class ResponseHandoff: TransportResponseHandler, Sendable {
     private let handler: any TransportResponseHandler
     private let accepted: TransportResponseHead
-    private let lock = NSLock()
-    private var mismatch: String?
+    /// Why the second head is not the accepted one, once it came.
+    private let mismatch = NIOLockedValueBox<String?>(nil)
 
     init(handler: any TransportResponseHandler, accepted: TransportResponseHead) {
         self.handler = handler
@@ -41,7 +41,7 @@ final class ResponseHandoff: TransportResponseHandler, @unchecked Sendable {
         let differs = head.status != accepted.status
             || Self.identifying.contains { head.header($0) != accepted.header($0) }
         guard differs else { return true }
-        lock.withLock { mismatch = "the response changed when asked again (HTTP \(head.status))" }
+        mismatch.withLockedValue { $0 = "the response changed when asked again (HTTP \(head.status))" }
         return false
     }
 
@@ -54,7 +54,7 @@ final class ResponseHandoff: TransportResponseHandler, @unchecked Sendable {
     }
 
     func didComplete(_ failure: TransportFailure?) {
-        if let mismatch = lock.withLock({ mismatch }) {
+        if let mismatch = mismatch.withLockedValue({ $0 }) {
             handler.didComplete(.connection(mismatch))
         } else {
             handler.didComplete(failure)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -42,8 +43,8 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     /// About 4 MiB of undelivered body data.
     public static let maxQueuedDeliveries = 256
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var sessions: [String: URLSessionTransport] = [:]
+    /// The process's transports, by connection limit and backlog guard.
+    private static let sessions = NIOLockedValueBox([String: URLSessionTransport]())
 
     /// The process-wide transport for a per-host connection limit.
     public static func shared(maximumConnectionsPerHost: Int) -> URLSessionTransport {
@@ -53,13 +54,13 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     /// `guardsBacklog: false` turns the backlog guard off, for tests that count bytes exactly
     /// while other tests load the machine; the product always guards (so this is internal).
     static func shared(maximumConnectionsPerHost: Int, guardsBacklog: Bool) -> URLSessionTransport {
-        lock.lock()
-        defer { lock.unlock() }
-        let key = "\(maximumConnectionsPerHost)/\(guardsBacklog)"
-        if let existing = sessions[key] { return existing }
-        let transport = URLSessionTransport(maximumConnectionsPerHost: maximumConnectionsPerHost, guardsBacklog: guardsBacklog)
-        sessions[key] = transport
-        return transport
+        sessions.withLockedValue { sessions in
+            let key = "\(maximumConnectionsPerHost)/\(guardsBacklog)"
+            if let existing = sessions[key] { return existing }
+            let transport = URLSessionTransport(maximumConnectionsPerHost: maximumConnectionsPerHost, guardsBacklog: guardsBacklog)
+            sessions[key] = transport
+            return transport
+        }
     }
 
     private init(maximumConnectionsPerHost: Int, guardsBacklog: Bool) {
@@ -135,30 +136,26 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 
 /// The task a request is running on now: the URLSession task, or after a hand-off the other
 /// transport's. A cancel reaches whichever it is (and one made before the hand-off finished).
-///
-/// `@unchecked`: the current task is guarded by `lock`.
-final class CurrentTask: TransportTask, @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: any TransportTask
-    private var cancelled = false
+final class CurrentTask: TransportTask, Sendable {
+    private let state: NIOLockedValueBox<(task: any TransportTask, cancelled: Bool)>
 
     init(_ task: any TransportTask) {
-        self.task = task
+        state = NIOLockedValueBox((task, false))
     }
 
     func cancel() {
-        let task = lock.withLock {
-            cancelled = true
-            return self.task
+        let task = state.withLockedValue { state in
+            state.cancelled = true
+            return state.task
         }
         task.cancel()
     }
 
     /// The request continues on `next`.
     func replace(with next: any TransportTask) {
-        let cancelled = lock.withLock {
-            task = next
-            return self.cancelled
+        let cancelled = state.withLockedValue { state in
+            state.task = next
+            return state.cancelled
         }
         if cancelled { next.cancel() }
     }
@@ -173,18 +170,23 @@ private struct Registration {
 
 /// Routes URLSession's delegate calls to each task's handler.
 ///
-/// `@unchecked`: an `NSObject` subclass; its handler table is guarded by `lock`.
+/// `@unchecked`: an `NSObject` subclass (and `URLSessionDataTask` is not marked `Sendable` on
+/// Linux); what changes is in `tasks`.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    private let lock = NSLock()
-    private var registrations: [Int: Registration] = [:]
-    /// Tasks whose body is flowing, and those cancelled to shed load.
-    private var receiving: [Int: URLSessionDataTask] = [:]
-    private var shed: Set<Int> = []
-    /// Tasks whose head the handler refused: their body is never delivered. A `.cancel`
-    /// disposition does not stop what libcurl already read, and FoundationNetworking delivered a
-    /// refused 416's 33-byte error text (caddy's answer for an empty file), which `check --deep`
-    /// hashed as the file and `run` counted as transferred.
-    private var refused: Set<Int> = []
+    /// The tasks the delegate knows, by task identifier.
+    private struct Tasks {
+        var registrations: [Int: Registration] = [:]
+        /// Tasks whose body is flowing, and those cancelled to shed load.
+        var receiving: [Int: URLSessionDataTask] = [:]
+        var shed: Set<Int> = []
+        /// Tasks whose head the handler refused: their body is never delivered. A `.cancel`
+        /// disposition does not stop what libcurl already read, and FoundationNetworking
+        /// delivered a refused 416's 33-byte error text (caddy's answer for an empty file), which
+        /// `check --deep` hashed as the file and `run` counted as transferred.
+        var refused: Set<Int> = []
+    }
+
+    private let tasks = NIOLockedValueBox(Tasks())
     let guardsBacklog: Bool
     private let handoff: any HTTPTransport
     private let ranges: RangeSupport
@@ -196,27 +198,28 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func register(_ task: URLSessionDataTask, _ registration: Registration) {
-        lock.withLock { registrations[task.taskIdentifier] = registration }
+        tasks.withLockedValue { $0.registrations[task.taskIdentifier] = registration }
     }
 
     /// Cancels every transfer that is receiving a body; called when deliveries pile up. The
     /// cancels run on another queue: issued on the delegate queue they took effect far later.
     func shedLoad() {
-        lock.lock()
-        let tasks = receiving.values.filter { registrations[$0.taskIdentifier]?.handler.allowsShedding ?? false }
-        for task in tasks {
-            shed.insert(task.taskIdentifier)
-            receiving[task.taskIdentifier] = nil
+        let shedding = tasks.withLockedValue { tasks in
+            let shedding = tasks.receiving.values.filter { tasks.registrations[$0.taskIdentifier]?.handler.allowsShedding ?? false }
+            for task in shedding {
+                tasks.shed.insert(task.taskIdentifier)
+                tasks.receiving[task.taskIdentifier] = nil
+            }
+            return shedding
         }
-        lock.unlock()
-        guard !tasks.isEmpty else { return }
+        guard !shedding.isEmpty else { return }
         DispatchQueue.global().async {
-            for task in tasks { task.cancel() }
+            for task in shedding { task.cancel() }
         }
     }
 
     private func handler(_ identifier: Int, remove: Bool = false) -> (any TransportResponseHandler)? {
-        lock.withLock { remove ? registrations.removeValue(forKey: identifier) : registrations[identifier] }?.handler
+        tasks.withLockedValue { remove ? $0.registrations.removeValue(forKey: identifier) : $0.registrations[identifier] }?.handler
     }
 
     func urlSession(
@@ -224,7 +227,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         guard let http = response as? HTTPURLResponse,
-              let registration = lock.withLock({ registrations[dataTask.taskIdentifier] }) else {
+              let registration = tasks.withLockedValue({ $0.registrations[dataTask.taskIdentifier] }) else {
             completionHandler(.cancel)
             return
         }
@@ -240,18 +243,18 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         if proceed, ResponseHandoff.needed(head, request: registration.request) {
             // The rest of this request belongs to the hand-off transport: this task's end is
             // not reported (its registration goes), the other transport's is.
-            lock.withLock { _ = registrations.removeValue(forKey: dataTask.taskIdentifier) }
+            tasks.withLockedValue { _ = $0.registrations.removeValue(forKey: dataTask.taskIdentifier) }
             refuse(dataTask, head: head, completionHandler: completionHandler)
             let relay = ResponseHandoff(handler: registration.handler, accepted: head)
             registration.current.replace(with: handoff.start(registration.request, handler: relay))
             return
         }
         guard proceed else {
-            lock.withLock { _ = refused.insert(dataTask.taskIdentifier) }
+            tasks.withLockedValue { _ = $0.refused.insert(dataTask.taskIdentifier) }
             refuse(dataTask, head: head, completionHandler: completionHandler)
             return
         }
-        lock.withLock { receiving[dataTask.taskIdentifier] = dataTask }
+        tasks.withLockedValue { $0.receiving[dataTask.taskIdentifier] = dataTask }
         completionHandler(.allow)
     }
 
@@ -274,7 +277,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let wanted = lock.withLock { refused.contains(dataTask.taskIdentifier) ? nil : registrations[dataTask.taskIdentifier] }
+        let wanted = tasks.withLockedValue { $0.refused.contains(dataTask.taskIdentifier) ? nil : $0.registrations[dataTask.taskIdentifier] }
         wanted?.handler.didReceiveBody(data)
         // The backlog behind this delivery is the queue's length: checking it here reacts as soon
         // as the queue grows, even when the monitor's timer thread is starved.
@@ -305,10 +308,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let wasShed = lock.withLock {
-            receiving[task.taskIdentifier] = nil
-            refused.remove(task.taskIdentifier)
-            return shed.remove(task.taskIdentifier) != nil
+        let wasShed = tasks.withLockedValue { tasks in
+            tasks.receiving[task.taskIdentifier] = nil
+            tasks.refused.remove(task.taskIdentifier)
+            return tasks.shed.remove(task.taskIdentifier) != nil
         }
         let failure = error.map(Self.failure)
         handler(task.taskIdentifier, remove: true)?.didComplete(wasShed && failure == .cancelled ? .overloaded : failure)

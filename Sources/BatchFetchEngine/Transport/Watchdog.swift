@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Something the ``Watchdog`` looks at on each tick (a request in flight).
 protocol Watched: AnyObject, Sendable {
@@ -15,7 +16,8 @@ protocol Watched: AnyObject, Sendable {
 /// shortest interval asked for and stops at the first tick that finds nothing to watch, so an
 /// idle process has no timer.
 ///
-/// `@unchecked`: its state (the timer source is not `Sendable`) is touched only under `lock`.
+/// `@unchecked`: the timer source in its state is not `Sendable`; the state is touched only
+/// inside `state`'s lock.
 final class Watchdog: @unchecked Sendable {
     static let shared = Watchdog()
 
@@ -25,29 +27,28 @@ final class Watchdog: @unchecked Sendable {
         var interval: Duration?
     }
 
-    private let lock = NSLock()
-    private var state = State()
+    private let state = NIOLockedValueBox(State())
     private let queue = DispatchQueue(label: "batchfetch.watchdog")
 
     /// Watches `item`, checking it at least every `interval`, until ``remove(_:)``.
     func add(_ item: any Watched, every interval: Duration) {
-        lock.withLock {
+        state.withLockedValue { state in
             state.watched[ObjectIdentifier(item)] = (item, interval)
-            if state.interval.map({ interval < $0 }) ?? true { schedule(every: interval) }
+            if state.interval.map({ interval < $0 }) ?? true { schedule(every: interval, in: &state) }
         }
     }
 
     func remove(_ item: any Watched) {
-        _ = lock.withLock { state.watched.removeValue(forKey: ObjectIdentifier(item)) }
+        _ = state.withLockedValue { $0.watched.removeValue(forKey: ObjectIdentifier(item)) }
     }
 
     /// Whether the timer runs (for tests).
     var isTicking: Bool {
-        lock.withLock { state.timer != nil }
+        state.withLockedValue { $0.timer != nil }
     }
 
-    /// Starts the timer, or changes its interval. Caller holds the lock.
-    private func schedule(every interval: Duration) {
+    /// Starts the timer, or changes its interval, in `state` (the caller holds its lock).
+    private func schedule(every interval: Duration, in state: inout State) {
         let timer = state.timer ?? {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.setEventHandler { [self] in tick() }
@@ -61,14 +62,14 @@ final class Watchdog: @unchecked Sendable {
     }
 
     private func tick() {
-        let items = lock.withLock { () -> [any Watched] in
+        let items = state.withLockedValue { state -> [any Watched] in
             guard let shortest = state.watched.values.map(\.interval).min() else {
                 state.timer?.cancel()
                 state.timer = nil
                 state.interval = nil
                 return []
             }
-            if shortest != state.interval { schedule(every: shortest) }
+            if shortest != state.interval { schedule(every: shortest, in: &state) }
             return state.watched.values.map(\.item)
         }
         let now = ContinuousClock.now

@@ -32,9 +32,9 @@ def nginx_binary() -> str:
 
 
 def start_nginx(root: pathlib.Path, prefix: pathlib.Path, http_options: str = "",
-                locations: str = "") -> tuple[subprocess.Popen, int]:
+                locations: str = "", listen: str = "") -> tuple[subprocess.Popen, int]:
     """nginx serving `root` on a free port, its files under `prefix`; `http_options` go in the
-    http block, `locations` in the server block."""
+    http block, `locations` in the server block, `listen` after the port (e.g. ` ssl http2`)."""
     port = free_port()
     (prefix / "tmp").mkdir(parents=True, exist_ok=True)
     conf = prefix / "nginx.conf"
@@ -46,7 +46,7 @@ http {{
   access_log off; sendfile on; {http_options}
   client_body_temp_path {prefix}/tmp/body; proxy_temp_path {prefix}/tmp/proxy;
   fastcgi_temp_path {prefix}/tmp/fcgi; uwsgi_temp_path {prefix}/tmp/uwsgi; scgi_temp_path {prefix}/tmp/scgi;
-  server {{ listen 127.0.0.1:{port}; root {root}; {locations} }}
+  server {{ listen 127.0.0.1:{port}{listen}; root {root}; {locations} }}
 }}
 """)
     process = subprocess.Popen([nginx_binary(), "-p", str(prefix), "-c", str(conf)],

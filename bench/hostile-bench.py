@@ -105,17 +105,23 @@ def measure(work: pathlib.Path, transport: str, url: str, expected: pathlib.Path
     return result
 
 
+def start_python_server(www: pathlib.Path) -> tuple[subprocess.Popen, int]:
+    """`python3 -m http.server` (no Range support) serving `www` on a free port."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                               "--directory", str(www)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port)
+    return server, port
+
+
 def scenario_rangeless(work: pathlib.Path, transport: str) -> dict:
     www = work / "www"
     www.mkdir(parents=True, exist_ok=True)
     source = www / "big.bin"
     if not source.exists():
         write_random(source, 300 * MIB, 1)
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                               "--directory", str(www)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, port = start_python_server(www)
     try:
-        wait_listening(port)
         return measure(work, transport, f"http://127.0.0.1:{port}/big.bin", source)
     finally:
         server.kill()
@@ -131,11 +137,8 @@ def scenario_rangelessbatch(work: pathlib.Path, transport: str) -> dict:
         small = www / f"s{index}.bin"
         if not small.exists():
             write_random(small, index * MIB, 10 + index)
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                               "--directory", str(www)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server, port = start_python_server(www)
     try:
-        wait_listening(port)
         others = "".join(f"  - {{id: s{index}, url: \"http://127.0.0.1:{port}/s{index}.bin\"}}\n" for index in range(1, 6))
         return measure(work, transport, f"http://127.0.0.1:{port}/big.bin", source, header="concurrency: 4\n",
                        others=others)
@@ -155,25 +158,9 @@ def h2_nginx(work: pathlib.Path) -> tuple[subprocess.Popen, int, pathlib.Path, p
     source = www / "big.bin"
     if not source.exists():
         write_random(source, 300 * MIB, 4)
-    port = free_port()
-    prefix = work / "nginx-h2"
-    (prefix / "tmp").mkdir(parents=True, exist_ok=True)
-    conf = prefix / "nginx.conf"
-    conf.write_text(f"""
-daemon off; master_process off; worker_processes 1;
-error_log {prefix}/error.log warn; pid {prefix}/nginx.pid;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off; sendfile on;
-  client_body_temp_path {prefix}/tmp/body; proxy_temp_path {prefix}/tmp/proxy;
-  fastcgi_temp_path {prefix}/tmp/fcgi; uwsgi_temp_path {prefix}/tmp/uwsgi; scgi_temp_path {prefix}/tmp/scgi;
-  server {{ listen 127.0.0.1:{port} ssl http2; ssl_certificate {pki}/server.pem; ssl_certificate_key {pki}/server.key;
-           root {www}; }}
-}}
-""")
-    process = subprocess.Popen([benchlib.nginx_binary(), "-p", str(prefix), "-c", str(conf)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_listening(port)
+    process, port = benchlib.start_nginx(
+        www, work / "nginx-h2", listen=" ssl http2",
+        locations=f"ssl_certificate {pki}/server.pem; ssl_certificate_key {pki}/server.key;")
     return process, port, pki / "ca.pem", source
 
 

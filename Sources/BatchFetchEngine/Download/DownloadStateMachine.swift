@@ -162,11 +162,8 @@ struct DownloadStateMachine: Sendable {
     /// asked again after the disk fell behind): its answer updates that attempt's record instead
     /// of adding one. An attempt is one try of the job against a mirror; ranges are not attempts.
     private var continuesAttempt = false
-    /// The partial being verified holds bytes of an earlier run or attempt (a resume, segments
-    /// resumed, a complete partial answered by 416); when it fails verification the file is
-    /// fetched whole once more before the mirror is given up (``verificationFailed(_:)``).
-    private var verifiesOlderBytes = false
-    /// That whole fetch was already made.
+    /// A partial that continued older bytes failed verification and the file was fetched whole
+    /// once more (``verificationFailed(_:)``): a second failure gives the mirror up.
     private var refetchedWhole = false
 
     init(configuration: Configuration) {
@@ -238,7 +235,6 @@ struct DownloadStateMachine: Sendable {
         self.attempts += attempts
         if let resuming {
             resumedFrom = resuming
-            verifiesOlderBytes = true
             if lastStatus == nil {
                 // Started from an earlier run's sidecar with no request of the machine's own:
                 // the segments' 206s are this attempt.
@@ -305,7 +301,6 @@ struct DownloadStateMachine: Sendable {
             let total = ResponseHeaders.contentRange(head.header("content-range"))?.total ?? totalSize
             if let total, total == request.rangeStart {
                 record(status: 416, failure: nil)
-                verifiesOlderBytes = true
                 return .next(.verifyPartial)
             }
             record(status: 416, failure: DownloadFailure(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"))
@@ -410,7 +405,8 @@ struct DownloadStateMachine: Sendable {
     /// so a mirror with good content never costs a failed run.
     mutating func verificationFailed(_ failure: DownloadFailure) -> Action {
         precondition(phase == .verifying, "verification failed in phase \(phase)")
-        let olderBytes = verifiesOlderBytes
+        // Older bytes: a resumed range was accepted, or a complete partial was answered by 416.
+        let olderBytes = resumedFrom != nil || lastStatus == 416
         discardPartial()
         amendLastAttempt(failure)
         // Only a digest can catch a stale prefix of the right length; a wrong size is the
@@ -530,7 +526,6 @@ struct DownloadStateMachine: Sendable {
             return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
         }
         if resumedFrom == nil && resuming { resumedFrom = start }
-        if resumedFrom != nil { verifiesOlderBytes = true }
         resuming = false
         return .receive(BodyPlan(offset: start, end: bodyEnd, sidecar: nil))
     }
@@ -616,7 +611,6 @@ struct DownloadStateMachine: Sendable {
 
 
     private mutating func discardPartial() {
-        verifiesOlderBytes = false
         partialBytes = 0
         etag = nil
         lastModified = nil

@@ -105,6 +105,15 @@ def measure(work: pathlib.Path, transport: str, url: str, expected: pathlib.Path
     return result
 
 
+def served_file(directory: pathlib.Path, name: str, size: int, seed: int) -> pathlib.Path:
+    """`directory/name`, `size` bytes of seeded random data, written unless already there."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    if not path.exists():
+        write_random(path, size, seed)
+    return path
+
+
 def start_python_server(www: pathlib.Path) -> tuple[subprocess.Popen, int]:
     """`python3 -m http.server` (no Range support) serving `www` on a free port."""
     port = free_port()
@@ -116,10 +125,7 @@ def start_python_server(www: pathlib.Path) -> tuple[subprocess.Popen, int]:
 
 def scenario_rangeless(work: pathlib.Path, transport: str) -> dict:
     www = work / "www"
-    www.mkdir(parents=True, exist_ok=True)
-    source = www / "big.bin"
-    if not source.exists():
-        write_random(source, 300 * MIB, 1)
+    source = served_file(www, "big.bin", 300 * MIB, 1)
     server, port = start_python_server(www)
     try:
         return measure(work, transport, f"http://127.0.0.1:{port}/big.bin", source)
@@ -129,14 +135,9 @@ def scenario_rangeless(work: pathlib.Path, transport: str) -> dict:
 
 def scenario_rangelessbatch(work: pathlib.Path, transport: str) -> dict:
     www = work / "www"
-    www.mkdir(parents=True, exist_ok=True)
-    source = www / "big.bin"
-    if not source.exists():
-        write_random(source, 300 * MIB, 1)
+    source = served_file(www, "big.bin", 300 * MIB, 1)
     for index in range(1, 6):
-        small = www / f"s{index}.bin"
-        if not small.exists():
-            write_random(small, index * MIB, 10 + index)
+        served_file(www, f"s{index}.bin", index * MIB, 10 + index)
     server, port = start_python_server(www)
     try:
         others = "".join(f"  - {{id: s{index}, url: \"http://127.0.0.1:{port}/s{index}.bin\"}}\n" for index in range(1, 6))
@@ -154,10 +155,7 @@ def h2_nginx(work: pathlib.Path) -> tuple[subprocess.Popen, int, pathlib.Path, p
     if not (pki / "ca.pem").exists():
         subprocess.run(["/bin/sh", str(script), str(pki)], check=True, stdout=subprocess.DEVNULL)
     www = work / "h2www"
-    www.mkdir(parents=True, exist_ok=True)
-    source = www / "big.bin"
-    if not source.exists():
-        write_random(source, 300 * MIB, 4)
+    source = served_file(www, "big.bin", 300 * MIB, 4)
     process, port = benchlib.start_nginx(
         www, work / "nginx-h2", listen=" ssl http2",
         locations=f"ssl_certificate {pki}/server.pem; ssl_certificate_key {pki}/server.key;")

@@ -415,7 +415,6 @@ struct DownloadStateMachine: Sendable {
         if olderBytes && contentDiffers && !refetchedWhole {
             refetchedWhole = true
             segmentingOffered = false
-            partialMirror = nil
             return enter(.send(nextRequest()))
         }
         return enter(failMirror(failure))

@@ -27,9 +27,10 @@ final class RangeSupport: Sendable {
         verdicts.withLockedValue { $0[origin] } == .honours
     }
 
-    /// Learns from the head of a response to a request that did (or did not) ask for a range.
-    func learn(from head: TransportResponseHead, origin: Origin, askedRange: Bool) {
-        guard let verdict = Self.verdict(head, askedRange: askedRange) else { return }
+    /// Learns from the head of a response to a request for `url` that did (or did not) ask for a
+    /// range. Called for every response: most say nothing, and cost no origin and no lock.
+    func learn(from head: TransportResponseHead, url: URL, askedRange: Bool) {
+        guard let verdict = Self.verdict(head, askedRange: askedRange), let origin = Origin(url) else { return }
         verdicts.withLockedValue { verdicts in
             // Ignoring ranges once is enough to be kept away from URLSession for good.
             if verdicts[origin] != .ignores { verdicts[origin] = verdict }
@@ -40,35 +41,33 @@ final class RangeSupport: Sendable {
     static func verdict(_ head: TransportResponseHead, askedRange: Bool) -> Verdict? {
         if askedRange && head.status == 206 { return .honours }
         if askedRange && head.status == 200 { return .ignores }
-        if (200...299).contains(head.status),
-           head.header("accept-ranges")?.lowercased().split(separator: ",").contains(where: {
-               $0.trimmingCharacters(in: .whitespaces) == "bytes" }) == true {
-            return .honours
-        }
-        return nil
+        guard (200...299).contains(head.status), let accepts = head.header("accept-ranges") else { return nil }
+        let bytes = accepts == "bytes"
+            || accepts.lowercased().split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "bytes" }
+        return bytes ? .honours : nil
     }
 
     /// A handler that learns from the head it relays, for requests sent on the other transport.
-    func learning(for origin: Origin, askedRange: Bool, _ handler: any TransportResponseHandler) -> any TransportResponseHandler {
-        Learner(support: self, origin: origin, askedRange: askedRange, handler: handler)
+    func learning(for url: URL, askedRange: Bool, _ handler: any TransportResponseHandler) -> any TransportResponseHandler {
+        Learner(support: self, url: url, askedRange: askedRange, handler: handler)
     }
 
     /// Relays every call to the engine's handler, learning from the head on the way.
     private final class Learner: TransportResponseHandler, Sendable {
         let support: RangeSupport
-        let origin: Origin
+        let url: URL
         let askedRange: Bool
         let handler: any TransportResponseHandler
 
-        init(support: RangeSupport, origin: Origin, askedRange: Bool, handler: any TransportResponseHandler) {
+        init(support: RangeSupport, url: URL, askedRange: Bool, handler: any TransportResponseHandler) {
             self.support = support
-            self.origin = origin
+            self.url = url
             self.askedRange = askedRange
             self.handler = handler
         }
 
         func didReceiveHead(_ head: TransportResponseHead) -> Bool {
-            support.learn(from: head, origin: origin, askedRange: askedRange)
+            support.learn(from: head, url: url, askedRange: askedRange)
             return handler.didReceiveHead(head)
         }
 

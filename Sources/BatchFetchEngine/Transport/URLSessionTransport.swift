@@ -109,7 +109,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
             // URLSession's, so the two together keep within `per_host`.
             var asking = request
             asking.headers.append((name: "Connection", value: "close"))
-            return handoff.start(asking, handler: ranges.learning(for: origin, askedRange: true, handler))
+            return handoff.start(asking, handler: ranges.learning(for: request.url, askedRange: true, handler))
         }
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
                                     timeoutInterval: request.timeout)
@@ -236,9 +236,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             if let name = key as? String, let value = value as? String { headers[name.lowercased()] = value }
         }
         let head = TransportResponseHead(status: http.statusCode, headers: headers)
-        if let origin = Origin(registration.request.url) {
-            ranges.learn(from: head, origin: origin, askedRange: registration.request.asksRange)
-        }
+        ranges.learn(from: head, url: registration.request.url, askedRange: registration.request.asksRange)
         let proceed = registration.handler.didReceiveHead(head)
         if proceed, ResponseHandoff.needed(head, request: registration.request) {
             // The rest of this request belongs to the hand-off transport: this task's end is

@@ -59,6 +59,8 @@ public enum URLSyntax {
     /// nothing to encode. The authority (userinfo, host, port) is left to Foundation; a `%` not
     /// followed by two hex digits becomes `%25`.
     public static func encodingInvalidCharacters(_ text: String) -> String {
+        // Most URLs need nothing; this check allocates nothing (a Mirror is made per job).
+        if isPlainHTTPURL(text) { return text }
         let bytes = Array(text.utf8)
         var index = 0
         if let separator = text.range(of: "://") {
@@ -66,28 +68,22 @@ public enum URLSyntax {
             while index < bytes.count, bytes[index] != UInt8(ascii: "/"), bytes[index] != UInt8(ascii: "?"),
                   bytes[index] != UInt8(ascii: "#") { index += 1 }
         }
-        let needsWork = bytes[index...].indices.contains { position in
-            let byte = bytes[position]
-            if byte == UInt8(ascii: "%") {
-                return !(position + 2 < bytes.count && isHex(bytes[position + 1]) && isHex(bytes[position + 2]))
-            }
-            return !(isAlphanumeric(byte) || allowed[Int(byte)])
-        }
-        guard needsWork else { return text }
         var result = Array(bytes[..<index])
+        var changed = false
         let hex = Array("0123456789ABCDEF".utf8)
-        var position = index
-        while position < bytes.count {
+        for position in index..<bytes.count {
             let byte = bytes[position]
-            let escape = byte == UInt8(ascii: "%") && position + 2 < bytes.count && isHex(bytes[position + 1]) && isHex(bytes[position + 2])
-            if escape || (byte != UInt8(ascii: "%") && (isAlphanumeric(byte) || allowed[Int(byte)])) {
+            let kept = byte == UInt8(ascii: "%")
+                ? position + 2 < bytes.count && isHex(bytes[position + 1]) && isHex(bytes[position + 2])
+                : isAlphanumeric(byte) || allowed[Int(byte)]
+            if kept {
                 result.append(byte)
             } else {
+                changed = true
                 result += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
             }
-            position += 1
         }
-        return String(decoding: result, as: UTF8.self)
+        return changed ? String(decoding: result, as: UTF8.self) : text
     }
 
     /// RFC 3986 unreserved and reserved punctuation, as a table by byte (a `Set` lookup hashed

@@ -58,7 +58,8 @@ struct LockOption: ParsableArguments {
 /// `--transport urlsession|nio`: the HTTP client of a command that talks to the network, as
 /// `BATCHFETCH_TRANSPORT` chooses it; the flag wins. URLSession stays the default: the product
 /// is specified on it (Docs/Contracts.md §5). A value that names neither is a usage error, from
-/// the flag or the variable: a typo must not silently run on the other client.
+/// the flag or the variable: a typo must not silently run on the other client. An empty variable
+/// is no choice (`BATCHFETCH_TRANSPORT= batchfetch run …`), as for the proxy variables.
 struct TransportOption: ParsableArguments {
     @Option(help: ArgumentHelp(
         "The HTTP client: urlsession (default; FoundationNetworking) or nio (SwiftNIO's AsyncHTTPClient). Overrides BATCHFETCH_TRANSPORT.",
@@ -66,7 +67,7 @@ struct TransportOption: ParsableArguments {
     var transport: TransportKind?
 
     func validate() throws {
-        if transport == nil, let value = ProcessInfo.processInfo.environment["BATCHFETCH_TRANSPORT"],
+        if transport == nil, let value = ProcessInfo.processInfo.environment["BATCHFETCH_TRANSPORT"], !value.isEmpty,
            TransportKind(rawValue: value) == nil {
             throw ValidationError("BATCHFETCH_TRANSPORT is '\(value)'; expected urlsession or nio")
         }

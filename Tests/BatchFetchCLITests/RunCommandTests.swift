@@ -18,14 +18,19 @@ import TestOrigin
         return (origin, try TemporaryDirectory())
     }
 
-    @Test func successfulRunExitsZeroAndWritesAValidReport() async throws {
-        let (origin, directory) = try await world()
+    /// A manifest of one job, `/ok.txt` of the origin, into `out`.
+    private static func writeOneJob(to directory: TemporaryDirectory, origin: TestOrigin) throws {
         try directory.write("m.yaml", """
             version: 1
             output_dir: out
             jobs:
               - {id: ok, url: "\(origin.url("/ok.txt"))", size: 5}
             """)
+    }
+
+    @Test func successfulRunExitsZeroAndWritesAValidReport() async throws {
+        let (origin, directory) = try await world()
+        try Self.writeOneJob(to: directory, origin: origin)
         let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(output.status == 0, "\(output.stderr)")
@@ -199,12 +204,7 @@ import TestOrigin
     /// usage error (exit 2). Which client asked shows in the headers it adds of its own.
     @Test func transportFlagChoosesTheClientOverTheEnvironment() async throws {
         let (origin, directory) = try await world()
-        try directory.write("m.yaml", """
-            version: 1
-            output_dir: out
-            jobs:
-              - {id: ok, url: "\(origin.url("/ok.txt"))", size: 5}
-            """)
+        try Self.writeOneJob(to: directory, origin: origin)
         for (command, flag, variable) in [(["run"], "nio", "urlsession"), (["run"], "urlsession", "nio"),
                                           (["check"], "nio", "urlsession"), (["pin"], "nio", "urlsession")] {
             origin.resetCounters()
@@ -218,9 +218,11 @@ import TestOrigin
         }
         let bogusFlag = try BinaryRunner.run(["run", "m.yaml", "--transport", "curl"], in: directory.url)
         let bogusVariable = try BinaryRunner.run(["check", "m.yaml"], in: directory.url, environment: ["BATCHFETCH_TRANSPORT": "NIO"])
+        let emptyVariable = try BinaryRunner.run(["check", "m.yaml"], in: directory.url, environment: ["BATCHFETCH_TRANSPORT": ""])
         try await origin.shutdown()
         #expect(bogusFlag.status == 2 && bogusFlag.stderr.contains("--transport"), "\(bogusFlag.stderr)")
         #expect(bogusVariable.status == 2 && bogusVariable.stderr.contains("BATCHFETCH_TRANSPORT is 'NIO'"), "\(bogusVariable.stderr)")
+        #expect(emptyVariable.status == 0, "an empty BATCHFETCH_TRANSPORT is no choice: \(emptyVariable.stderr)")
     }
 
     @Test func invalidManifestExitsTwoWithoutNetwork() throws {

@@ -30,7 +30,7 @@ struct MirrorProbe: Sendable {
         guard network.mirrors.indices.contains(mirrorIndex), let url = network.mirrors[mirrorIndex]?.url else {
             return MirrorObservation(outcome: .unreachable("invalid URL"), httpStatus: nil, method: deep ? "GET" : "HEAD")
         }
-        var failures = 0
+        var attempts = AttemptLog()
         var method = "HEAD"
         while true {
             let attempt = deep ? await hashWhole(url, mirror: mirrorIndex) : await ask(url, mirror: mirrorIndex, method: method)
@@ -43,7 +43,7 @@ struct MirrorProbe: Sendable {
                 return MirrorObservation(outcome: .unreachable(failure.errorDescription ?? failure.message), httpStatus: status,
                                          method: deep ? "GET" : method)
             case .retry(let failure, let status, let retryAfter):
-                if let reason = await waitToRetry(failure, retryAfter: retryAfter, failures: &failures) {
+                if let reason = await waitToRetry(failure, retryAfter: retryAfter, attempts: &attempts) {
                     return MirrorObservation(outcome: .unreachable(reason.message), httpStatus: status, method: deep ? "GET" : method)
                 }
             }
@@ -52,9 +52,8 @@ struct MirrorProbe: Sendable {
 
     /// Counts a retryable failure and waits as the job's retry policy says; returns the reason to
     /// give up instead, when it does.
-    private func waitToRetry(_ failure: DownloadFailure, retryAfter: Double?, failures: inout Int) async -> DownloadFailure? {
-        failures += 1
-        switch network.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: nil) {
+    private func waitToRetry(_ failure: DownloadFailure, retryAfter: Double?, attempts: inout AttemptLog) async -> DownloadFailure? {
+        switch attempts.retry(after: failure, retryAfter: retryAfter, remaining: nil, policy: network.retry) {
         case .giveUp(let reason):
             return reason
         case .wait(let delay):
@@ -164,7 +163,7 @@ struct MirrorProbe: Sendable {
         guard network.mirrors.indices.contains(mirror), let url = network.mirrors[mirror]?.url else {
             return .failure(DownloadFailure(.connection, "invalid URL"))
         }
-        var failures = 0
+        var attempts = AttemptLog()
         while true {
             let box = DataBox(limit: limit)
             let exchange = await exchange(url, mirror: mirror, method: "GET", extra: [], body: box)
@@ -177,7 +176,7 @@ struct MirrorProbe: Sendable {
             }
             switch problem {
             case .retry(let failure, _, let retryAfter)?:
-                if let reason = await waitToRetry(failure, retryAfter: retryAfter, failures: &failures) { return .failure(reason) }
+                if let reason = await waitToRetry(failure, retryAfter: retryAfter, attempts: &attempts) { return .failure(reason) }
             case .fail(let failure, _)?:
                 return .failure(failure)
             case .done(let observation)?:
@@ -191,13 +190,16 @@ struct MirrorProbe: Sendable {
     /// Missing, refused HEAD, retryable, or hard failure; nil for a usable answer.
     private func classify(_ head: TransportResponseHead, method: String) -> Attempt? {
         switch head.status {
-        case 200...299: return nil
         case 404, 410: return .done(MirrorObservation(outcome: .missing, httpStatus: head.status, method: method))
         case 405 where method == "HEAD", 501 where method == "HEAD": return .headRefused
-        case let status where ResponseClass.isRetryable(status):
-            return .retry(DownloadFailure(.httpStatus, "HTTP \(head.status)"), status: head.status,
-                          retryAfter: ResponseHeaders.retryAfter(head.header("retry-after"), now: Date()))
-        default:
+        default: break
+        }
+        switch AttemptVerdict(status: head.status, retryAfter: head.header("retry-after"), subject: "") {
+        case .success:
+            return nil
+        case .retry(let failure, let retryAfter):
+            return .retry(failure, status: head.status, retryAfter: retryAfter)
+        case .redirect, .nextMirror, .interrupted:
             return .done(MirrorObservation(outcome: .unreachable("HTTP \(head.status)"), httpStatus: head.status, method: method))
         }
     }
@@ -232,17 +234,16 @@ struct MirrorProbe: Sendable {
                     return Reply(head: nil, failed: .fail(failure, status: head.status))
                 }
             }
-            switch failure {
-            case .tls(let reason)?:
-                return Reply(head: nil, failed: .fail(DownloadFailure(.tls, reason), status: nil))
-            case .timedOut?:
-                return Reply(head: head, failed: .retry(DownloadFailure(.timeout, "no data within the idle timeout"),
-                                                           status: head?.status, retryAfter: nil), received: received)
-            case let failure? where head == nil || (body != nil && (200...299).contains(head!.status)):
-                return Reply(head: head, failed: .retry(DownloadFailure(.connection, "\(failure)"), status: head?.status,
-                                                           retryAfter: nil), received: received)
-            default:
+            // A failure after a head ends the attempt when the body was wanted, or when it was a
+            // timeout; a HEAD's head is the answer.
+            guard let failure, head == nil || failure == .timedOut || (body != nil && (200...299).contains(head!.status)) else {
                 return Reply(head: head, received: received)
+            }
+            switch AttemptVerdict(failure, subject: "") {
+            case .retry(let reason, _):
+                return Reply(head: head, failed: .retry(reason, status: head?.status, retryAfter: nil), received: received)
+            case let verdict:
+                return Reply(head: nil, failed: .fail(verdict.failure!, status: nil))
             }
         }
     }

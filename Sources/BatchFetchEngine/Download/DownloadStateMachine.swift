@@ -105,14 +105,15 @@ struct DownloadStateMachine: Sendable {
 
     /// Where the job is between two events, and what the next event must be about. Every event
     /// method checks that it fits the phase (a precondition: the owner calling out of turn is a
-    /// bug, not a server's fault).
+    /// bug, not a server's fault). What matters only in one phase lives in its payload.
     enum Phase: Equatable {
-        /// Nothing asked yet: ``start(local:)`` (after an optional ``revalidate(etag:lastModified:)``).
-        case idle
+        /// Nothing asked yet: ``start(local:)``. `revalidating` are the validators of the file at
+        /// `dest` (``revalidate(etag:lastModified:)``), which the first request carries.
+        case idle(revalidating: Validators?)
         /// `request` is sent, or waits for its retry delay: its head
         /// (``headReceived(_:remaining:now:)``) or its failure (``requestFailed(_:remaining:)``)
-        /// comes next.
-        case requesting(PlannedRequest)
+        /// comes next. `turn` says whether it starts an attempt or continues one.
+        case requesting(PlannedRequest, Turn)
         /// A body is being written and must end at `end` (when known): ``bodyFinished(_:flushed:remaining:)``.
         case receiving(end: Int64?)
         /// A segmented transfer runs; `resuming` are the bytes an earlier run's segments wrote
@@ -126,50 +127,77 @@ struct DownloadStateMachine: Sendable {
         case finished
     }
 
+    /// What a request is to the job's attempts (Docs/Contracts.md §5: an attempt is one try of
+    /// the job against a mirror; ranges are not attempts).
+    enum Turn: Sendable, Equatable {
+        /// A new attempt. `resuming`: its range continues bytes an earlier run or a failed
+        /// attempt left (a resume, for the report), not the previous bounded range.
+        case attempt(resuming: Bool)
+        /// The next bounded range of the current attempt, or a range asked again after the disk
+        /// fell behind: its answer updates that attempt's record instead of adding one.
+        case continuing
+    }
+
+    /// A file's validators, as `refresh: if-changed` sends them in a conditional request.
+    struct Validators: Sendable, Equatable {
+        var etag: String?
+        var lastModified: String?
+    }
+
+    /// The content being assembled in the part: how many of its bytes are known good, which
+    /// mirror they came from, and what names the content (its validators and size). Discarded
+    /// as one when the content turns out to be another.
+    struct Partial: Sendable, Equatable {
+        var bytes: Int64 = 0
+        /// The mirror the bytes came from; nil when none of the job's mirrors (an earlier run's).
+        var mirror: Int?
+        var etag: String?
+        var lastModified: String?
+        var total: Int64?
+
+        /// What `If-Range` carries: a strong ETag, else the date.
+        var validator: String? { etag ?? lastModified }
+    }
+
+    /// Which mirror the job asks, where it was redirected to, and the URL asked now.
+    struct Route: Sendable, Equatable {
+        var mirror = 0
+        var url: URL
+        /// Redirect targets followed on this mirror, in order, as they may be printed.
+        var redirects: [String] = []
+    }
+
     let configuration: Configuration
-    private(set) var phase = Phase.idle
-    private(set) var mirrorIndex = 0
-    /// Redirect targets followed on the current mirror, in order.
-    private(set) var redirects: [String] = []
-    private(set) var attempts: [AttemptRecord] = []
+    private(set) var phase = Phase.idle(revalidating: nil)
+    private(set) var route: Route
+    private(set) var log = AttemptLog()
+    private(set) var partial = Partial()
     /// Offset the first successful resume continued from, for the report; nil when the file was
     /// fetched from byte 0 after all.
     private(set) var resumedFrom: Int64?
-    /// Segmented transfers that stopped because the content changed.
-    private var changedRestarts = 0
-    /// Validators of the content being assembled.
-    private(set) var etag: String?
-    private(set) var lastModified: String?
-    private(set) var totalSize: Int64?
     private(set) var lastStatus: Int?
-
-    private var currentURL: URL
-    private var failuresOnMirror = 0
-    /// Bytes of the partial known to be good, and the mirror they came from.
-    private var partialBytes: Int64 = 0
-    private var partialMirror: Int?
-    private var pendingWait = 0.0
     /// Fetch in bounded ranges: from the start (paced, or bounded bodies), or after an overflow.
     private var boundedRanges = false
     /// Segmenting is offered once per job; after it ends early the job is one stream.
     private var segmentingOffered = false
-    /// The next range continues bytes left by an earlier run or a failed attempt (a resume, for
-    /// the report), not the previous bounded range.
-    private var resuming = false
-    /// Validators of the file at `dest` (`refresh: if-changed`), see ``revalidate(etag:lastModified:)``.
-    private var conditional: (etag: String?, lastModified: String?)?
-    /// The request in flight continues the current attempt (the next bounded range, a range
-    /// asked again after the disk fell behind): its answer updates that attempt's record instead
-    /// of adding one. An attempt is one try of the job against a mirror; ranges are not attempts.
-    private var continuesAttempt = false
+    /// Segmented transfers that stopped because the content changed.
+    private var changedRestarts = 0
     /// A partial that continued older bytes failed verification and the file was fetched whole
     /// once more (``verificationFailed(_:)``): a second failure gives the mirror up.
     private var refetchedWhole = false
 
+    var mirrorIndex: Int { route.mirror }
+    var redirects: [String] { route.redirects }
+    var attempts: [AttemptRecord] { log.records }
+    /// Validators and size of the content being assembled (after a download, of the file).
+    var etag: String? { partial.etag }
+    var lastModified: String? { partial.lastModified }
+    var totalSize: Int64? { partial.total }
+
     init(configuration: Configuration) {
         self.configuration = configuration
         precondition(!configuration.mirrors.isEmpty, "a job has at least one mirror")
-        currentURL = configuration.mirrors[0].url
+        route = Route(url: configuration.mirrors[0].url)
         boundedRanges = configuration.transfer.boundsRanges(expectedSize: configuration.expectedSize)
     }
 
@@ -177,34 +205,38 @@ struct DownloadStateMachine: Sendable {
 
     /// The first request, given what is on disk.
     mutating func start(local: LocalPartial?) -> Action {
-        precondition(phase == .idle, "start in phase \(phase)")
+        guard case .idle(let revalidating) = phase else { preconditionFailure("start in phase \(phase)") }
         if let local, local.segmentedBytes > 0, let sidecar = local.sidecar, sidecar.ifRangeValue != nil,
            local.bytes <= (sidecar.totalSize ?? .max), local.bytes <= (configuration.expectedSize ?? .max),
            sidecar.rangesDone == nil || sidecar.totalSize == (configuration.expectedSize ?? sidecar.totalSize) {
             let sameMirror = sidecar.urlSHA256 == configuration.mirrors.first?.identity
             if sameMirror || sidecar.etag != nil || configuration.checksumPinned {
-                partialBytes = local.bytes
-                resuming = true
-                partialMirror = configuration.mirrors.firstIndex { $0.identity == sidecar.urlSHA256 } ?? -1
-                etag = sidecar.etag
-                lastModified = sidecar.lastModified
-                totalSize = sidecar.totalSize
+                partial = Partial(
+                    bytes: local.bytes, mirror: configuration.mirrors.firstIndex { $0.identity == sidecar.urlSHA256 },
+                    etag: sidecar.etag, lastModified: sidecar.lastModified, total: sidecar.totalSize)
                 // Resumes every segment; each range's response must prove the same content
                 // (``ResponseHeaders/rangeMismatch``). It counts as a resume once they did.
                 if let done = sidecar.rangesDone, let segment = offerSegments(done: done, resuming: local.segmentedBytes) {
                     return segment
                 }
+                return send(resuming: true)
             }
         }
-        return enter(.send(nextRequest()))
+        var first = nextRequest()
+        if let revalidating, partial.bytes == 0 {
+            // If-None-Match wins over If-Modified-Since at the server (RFC 9110 §13.2.2).
+            first.ifNoneMatch = revalidating.etag
+            first.ifModifiedSince = revalidating.etag == nil ? revalidating.lastModified : nil
+        }
+        return enter(.send(first), .attempt(resuming: false))
     }
 
     /// The file at `dest` matches the manifest but may be outdated (`refresh: if-changed`): the
     /// first request to the first mirror carries its validators, and a 304 means up to date
     /// (``Action/notModified``). Call before ``start(local:)``.
     mutating func revalidate(etag: String?, lastModified: String?) {
-        precondition(phase == .idle, "revalidate in phase \(phase)")
-        conditional = (etag, lastModified)
+        guard case .idle = phase else { preconditionFailure("revalidate in phase \(phase)") }
+        phase = .idle(revalidating: Validators(etag: etag, lastModified: lastModified))
     }
 
     /// Segmenting ended before every byte was written (`attempts` are the range requests that
@@ -213,26 +245,25 @@ struct DownloadStateMachine: Sendable {
     /// old file: it is discarded and the new content fetched from byte 0 (segmented again),
     /// counted as a retry so content that never holds still ends in a failure, not a loop.
     mutating func segmentsEnded(writtenThrough prefix: Int64, failure: DownloadFailure, attempts: [AttemptRecord]) -> Action {
-        guard case .segmenting = phase else { preconditionFailure("segments ended in phase \(phase)") }
-        self.attempts += attempts
-        partialBytes = prefix
-        partialMirror = mirrorIndex
+        guard case .segmenting(let resuming) = phase else { preconditionFailure("segments ended in phase \(phase)") }
+        log.append(contentsOf: attempts)
+        partial.bytes = prefix
+        partial.mirror = route.mirror
         if failure.code == .remoteChanged {
             discardPartial()
             // The first change is simply new content; content that keeps changing uses retries.
-            if changedRestarts > 0 { failuresOnMirror += 1 }
+            if changedRestarts > 0, !log.countFailure(policy: configuration.retry) { return failMirror(failure) }
             changedRestarts += 1
-            guard failuresOnMirror <= configuration.retry.retries else { return enter(failMirror(failure)) }
             segmentingOffered = false
         }
-        return enter(.send(nextRequest()))
+        return send(resuming: resuming != nil)
     }
 
     /// Records the failed range requests of a segmented transfer that wrote every byte (it is
     /// verified next); a transfer that continued an earlier run's ranges is now a resume.
     mutating func segmentsFinished(attempts: [AttemptRecord]) {
         guard case .segmenting(let resuming) = phase else { preconditionFailure("segments finished in phase \(phase)") }
-        self.attempts += attempts
+        log.append(contentsOf: attempts)
         if let resuming {
             resumedFrom = resuming
             if lastStatus == nil {
@@ -252,8 +283,8 @@ struct DownloadStateMachine: Sendable {
     /// anyway, and its answer tells the size just as well. Either way the size decides whether
     /// the rest is segmented (``offerSegments(done:resuming:)``); a file smaller than the first
     /// request costs no extra one, and a whole streamed body is never split. (`auto` without a
-    /// size used to be one stream on nio: 54 s for 1 GiB from a mirror capping each connection
-    /// at 20 MB/s.)
+    /// size as one stream on nio left a mirror that caps each connection at one connection's
+    /// speed.)
     private var segmentsPlanned: Bool {
         let transfer = configuration.transfer
         return transfer.segments > 1 && (transfer.segmentedFrom == 0 || configuration.expectedSize != nil || !transfer.boundedBodies)
@@ -263,138 +294,116 @@ struct DownloadStateMachine: Sendable {
     /// size and validator known, the file large enough (`segments: auto`), and more than one
     /// piece left.
     private mutating func offerSegments(done: ByteRanges, resuming: Int64? = nil) -> Action? {
-        guard configuration.transfer.segments > 1, !segmentingOffered, let total = totalSize, etag ?? lastModified != nil,
+        guard configuration.transfer.segments > 1, !segmentingOffered, let total = partial.total, partial.validator != nil,
               total >= configuration.transfer.segmentedFrom, total - done.count > configuration.transfer.pieceSize
         else { return nil }
         segmentingOffered = true
         phase = .segmenting(resuming: resuming)
         var sidecar = sidecar()
         sidecar.rangesDone = done
-        return .segment(SegmentStart(url: currentURL, total: total, sidecar: sidecar, done: done))
+        return .segment(SegmentStart(url: route.url, total: total, sidecar: sidecar, done: done))
     }
 
     /// A response head arrived for the pending request.
     mutating func headReceived(_ head: TransportResponseHead, remaining: Double? = nil, now: Date = Date()) -> AfterHead {
-        guard case .requesting(let request) = phase else { preconditionFailure("a response head in phase \(phase)") }
-        switch decide(head, request: request, remaining: remaining, now: now) {
+        guard case .requesting(let request, let turn) = phase else { preconditionFailure("a response head in phase \(phase)") }
+        switch decide(head, request: request, turn: turn, remaining: remaining, now: now) {
         case .receive(let plan):
             phase = .receiving(end: plan.end)
             return .receive(plan)
         case .next(let action):
-            return .next(enter(action))
+            return .next(action)
         }
     }
 
-    private mutating func decide(_ head: TransportResponseHead, request: PlannedRequest, remaining: Double?, now: Date) -> AfterHead {
+    /// The download's own answers first (304 to a conditional request, 200, 206, 416 to a
+    /// range); every other status as the attempt core says (``AttemptVerdict``).
+    private mutating func decide(_ head: TransportResponseHead, request: PlannedRequest, turn: Turn, remaining: Double?,
+                                 now: Date) -> AfterHead {
         lastStatus = head.status
+        let continuing = turn == .continuing
         switch head.status {
         case 304 where request.ifNoneMatch != nil || request.ifModifiedSince != nil:
-            record(status: 304, failure: nil)
-            return .next(.notModified)
-        case let status where ResponseClass(status: status) == .redirect:
-            return .next(redirect(head, request: request))
+            record(status: 304, failure: nil, continuing: continuing)
+            return .next(enter(.notModified))
         case 200:
-            return acceptFullBody(head, request: request)
+            return acceptFullBody(head, request: request, continuing: continuing)
         case 206:
-            return acceptRange(head, request: request)
+            return acceptRange(head, request: request, turn: turn)
         case 416 where request.rangeStart != nil:
-            let total = ResponseHeaders.contentRange(head.header("content-range"))?.total ?? totalSize
+            let total = ResponseHeaders.contentRange(head.header("content-range"))?.total ?? partial.total
             if let total, total == request.rangeStart {
-                record(status: 416, failure: nil)
-                return .next(.verifyPartial)
+                record(status: 416, failure: nil, continuing: continuing)
+                return .next(enter(.verifyPartial))
             }
-            record(status: 416, failure: DownloadFailure(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"))
+            record(status: 416, failure: DownloadFailure(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"),
+                   continuing: continuing)
             discardPartial()
-            return .next(.send(nextRequest()))
-        case let status where ResponseClass.isRetryable(status):
-            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL)")
-            let after = ResponseHeaders.retryAfter(head.header("retry-after"), now: now)
-            return .next(retry(failure, status: head.status, retryAfter: after, remaining: remaining))
+            return .next(send(resuming: true))
         default:
-            let failure = DownloadFailure(.httpStatus, "HTTP \(head.status) from \(servedURL)")
-            record(status: head.status, failure: failure)
-            return .next(failMirror(failure))
+            break
         }
+        let verdict = AttemptVerdict(status: head.status, retryAfter: head.header("retry-after"), subject: "from \(servedURL)",
+                                     now: now)
+        if verdict == .redirect { return .next(redirect(head, request: request, turn: turn)) }
+        record(status: head.status, failure: verdict.failure, continuing: continuing)
+        return .next(act(on: verdict, remaining: remaining))
     }
 
     /// The body of an accepted response ended; `flushed` is the partial's size on disk now.
     mutating func bodyFinished(_ outcome: BodyOutcome, flushed: Int64, remaining: Double? = nil) -> Action {
         guard case .receiving(let end) = phase else { preconditionFailure("a body ended in phase \(phase)") }
-        return enter(bodyEnded(outcome, end: end, flushed: flushed, remaining: remaining))
-    }
-
-    private mutating func bodyEnded(_ outcome: BodyOutcome, end bodyEnd: Int64?, flushed: Int64, remaining: Double?) -> Action {
-        partialBytes = flushed
+        partial.bytes = flushed
         switch outcome {
         case .complete:
-            if let end = bodyEnd, flushed < end {
-                return retry(DownloadFailure(.connection, "connection closed after \(flushed) of \(end) bytes"),
-                             status: nil, retryAfter: nil, remaining: remaining, recorded: true)
+            if let end, flushed < end {
+                return act(on: .retry(DownloadFailure(.connection, "connection closed after \(flushed) of \(end) bytes"), retryAfter: nil),
+                           remaining: remaining, amending: true)
             }
-            if let total = totalSize, flushed < total {
+            if let total = partial.total, flushed < total {
                 // The first piece (segments) or one bounded range arrived; the file goes on.
                 if let segment = offerSegments(done: ByteRanges([0..<flushed])) { return segment }
-                continuesAttempt = true
-                return .send(nextRequest())
+                return enter(.send(nextRequest()), .continuing)
             }
-            if totalSize == nil { totalSize = flushed }
-            return .verify
+            if partial.total == nil { partial.total = flushed }
+            return enter(.verify)
         case .tooLong:
-            let limit = bodyEnd ?? flushed
-            let failure = DownloadFailure(.sizeMismatch, "\(servedURL) sent more than the expected \(limit) bytes")
+            let failure = DownloadFailure(.sizeMismatch, "\(servedURL) sent more than the expected \(end ?? flushed) bytes")
             discardPartial()
             amendLastAttempt(failure)
             return failMirror(failure)
-        case .overflow:
-            boundedRanges = boundedRanges || totalSize != nil
-            if etag == nil && lastModified == nil {
-                // Nothing can prove the next range belongs to the same file: start over, and
-                // count it, so a disk that never keeps up ends in a failure, not a loop.
-                return retry(DownloadFailure(.connection, "the disk fell behind and \(servedURL) gives no validator to resume with"),
-                             status: nil, retryAfter: 0, remaining: remaining, recorded: true)
-            }
-            continuesAttempt = true
-            return .send(nextRequest())
-        case .failed(.cancelled):
-            return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
-        case .failed(.timedOut):
-            return retry(DownloadFailure(.timeout, "no data from \(servedURL) within the idle timeout"),
-                         status: nil, retryAfter: nil, remaining: remaining, recorded: true)
-        case .failed(.overloaded):
-            return bodyEnded(.overflow, end: bodyEnd, flushed: flushed, remaining: remaining)
-        case .failed(.connection(let reason)), .failed(.other(let reason)):
-            return retry(DownloadFailure(.connection, "\(servedURL): \(reason)"), status: nil, retryAfter: nil,
-                         remaining: remaining, recorded: true)
-        case .failed(.tls(let reason)):
-            return failTLS(reason, recorded: true)
+        case .overflow, .failed(.overloaded):
+            return overflowed(remaining: remaining)
+        case .failed(let failure):
+            return act(on: AttemptVerdict(failure, subject: "from \(servedURL)"), remaining: remaining, amending: true)
         case .diskError(let failure):
             amendLastAttempt(failure)
-            return .fail(failure)
+            return enter(.fail(failure))
         }
+    }
+
+    /// The transfer was stopped to let the disk catch up: the rest comes in bounded ranges.
+    private mutating func overflowed(remaining: Double?) -> Action {
+        boundedRanges = boundedRanges || partial.total != nil
+        guard partial.validator != nil else {
+            // Nothing can prove the next range belongs to the same file: start over, and
+            // count it, so a disk that never keeps up ends in a failure, not a loop.
+            let failure = DownloadFailure(.connection, "the disk fell behind and \(servedURL) gives no validator to resume with")
+            return act(on: .retry(failure, retryAfter: 0), remaining: remaining, amending: true)
+        }
+        return enter(.send(nextRequest()), .continuing)
     }
 
     /// The request failed before any response head.
     mutating func requestFailed(_ failure: TransportFailure, remaining: Double? = nil) -> Action {
-        guard case .requesting = phase else { preconditionFailure("a request failed in phase \(phase)") }
-        return enter(failed(failure, remaining: remaining))
-    }
-
-    private mutating func failed(_ failure: TransportFailure, remaining: Double?) -> Action {
-        switch failure {
-        case .cancelled:
-            return .fail(DownloadFailure(.interrupted, "transfer cancelled"))
-        case .timedOut:
-            return retry(DownloadFailure(.timeout, "no response from \(servedURL) within the idle timeout"),
-                         status: nil, retryAfter: nil, remaining: remaining)
-        case .connection(let reason), .other(let reason):
-            return retry(DownloadFailure(.connection, "\(servedURL): \(reason)"), status: nil, retryAfter: nil,
-                         remaining: remaining)
-        case .tls(let reason):
-            return failTLS(reason, recorded: false)
-        case .overloaded:
-            continuesAttempt = true
-            return .send(nextRequest())
+        guard case .requesting(let request, let turn) = phase else { preconditionFailure("a request failed in phase \(phase)") }
+        if failure == .overloaded {
+            // Shed by the transport before its head: nothing arrived, ask the same again.
+            return enter(.send(request), turn)
         }
+        let verdict = AttemptVerdict(failure, subject: "from \(servedURL)")
+        if case .interrupted = verdict {} else { record(status: nil, failure: verdict.failure, continuing: turn == .continuing) }
+        return act(on: verdict, remaining: remaining)
     }
 
     /// The finished partial has the wrong size or checksum (a good one is simply published).
@@ -415,9 +424,9 @@ struct DownloadStateMachine: Sendable {
         if olderBytes && contentDiffers && !refetchedWhole {
             refetchedWhole = true
             segmentingOffered = false
-            return enter(.send(nextRequest()))
+            return send(resuming: false)
         }
-        return enter(failMirror(failure))
+        return failMirror(failure)
     }
 
     /// The job's deadline passed.
@@ -425,10 +434,17 @@ struct DownloadStateMachine: Sendable {
         enter(.fail(DownloadFailure(.deadlineExceeded, "job deadline of \(seconds)s exceeded")))
     }
 
-    /// The phase an action leads to (``Phase``); a `.segment` set its own when it was offered.
-    private mutating func enter(_ action: Action) -> Action {
+    /// The owner reports how long it actually waited before the next attempt.
+    mutating func waited(_ seconds: Double) {
+        guard case .requesting = phase else { preconditionFailure("waited in phase \(phase)") }
+        log.waited(seconds)
+    }
+
+    /// The phase an action leads to (``Phase``); a request starts an attempt or continues one
+    /// as `turn` says, and a `.segment` set its own phase when it was offered.
+    private mutating func enter(_ action: Action, _ turn: Turn = .attempt(resuming: true)) -> Action {
         switch action {
-        case .send(let request), .sendAfter(let request, _): phase = .requesting(request)
+        case .send(let request), .sendAfter(let request, _): phase = .requesting(request, turn)
         case .verify, .verifyPartial: phase = .verifying
         case .segment: break
         case .notModified, .fail: phase = .finished
@@ -438,45 +454,71 @@ struct DownloadStateMachine: Sendable {
 
     // MARK: - Decisions
 
-    private mutating func redirect(_ head: TransportResponseHead, request: PlannedRequest) -> Action {
-        switch configuration.redirect.decide(status: head.status, location: head.header("location"), from: currentURL,
-                                             followed: redirects.count) {
-        case .refuse(let failure):
-            record(status: head.status, failure: failure)
+    /// Acts on the attempt core's verdict on a failed attempt (already recorded, or with
+    /// `amending` the failure of the attempt recorded at its head; an interruption is no failure
+    /// of the attempt): wait and retry, give the mirror up, or stop.
+    private mutating func act(on verdict: AttemptVerdict, remaining: Double?, amending: Bool = false) -> Action {
+        switch verdict {
+        case .retry(let failure, _), .nextMirror(let failure):
+            if amending { amendLastAttempt(failure) }
+        case .success, .redirect, .interrupted:
+            break
+        }
+        switch verdict {
+        case .success, .redirect:
+            preconditionFailure("no attempt to act on after \(verdict)")
+        case .retry(let failure, let retryAfter):
+            switch log.retry(after: failure, retryAfter: retryAfter, remaining: remaining, policy: configuration.retry) {
+            case .giveUp(let reason):
+                amendLastAttempt(reason)
+                return failMirror(reason)
+            case .wait(let delay):
+                return enter(.sendAfter(nextRequest(), delay), .attempt(resuming: true))
+            }
+        case .nextMirror(let failure):
             return failMirror(failure)
-        case .follow(let target):
-            redirects.append(configuration.redirect.redactor.redact(target.absoluteString))
-            currentURL = target
-            var next = request
-            next.url = target
-            return .send(next)
+        case .interrupted(let failure):
+            return enter(.fail(failure))
         }
     }
 
-    private mutating func acceptFullBody(_ head: TransportResponseHead, request: PlannedRequest) -> AfterHead {
+    private mutating func redirect(_ head: TransportResponseHead, request: PlannedRequest, turn: Turn) -> Action {
+        switch configuration.redirect.decide(status: head.status, location: head.header("location"), from: route.url,
+                                             followed: route.redirects.count) {
+        case .refuse(let failure):
+            record(status: head.status, failure: failure, continuing: turn == .continuing)
+            return failMirror(failure)
+        case .follow(let target):
+            route.redirects.append(configuration.redirect.redactor.redact(target.absoluteString))
+            route.url = target
+            var next = request
+            next.url = target
+            return enter(.send(next), turn)
+        }
+    }
+
+    private mutating func acceptFullBody(_ head: TransportResponseHead, request: PlannedRequest, continuing: Bool) -> AfterHead {
         let length = ResponseHeaders.contentLength(head)
         if let expected = configuration.expectedSize, let length, length != expected {
             let failure = DownloadFailure(.sizeMismatch, "\(servedURL) announces \(length) bytes, expected \(expected)")
-            record(status: 200, failure: failure)
+            record(status: 200, failure: failure, continuing: continuing)
             return .next(failMirror(failure))
         }
-        record(status: 200, failure: nil)
+        record(status: 200, failure: nil, continuing: continuing)
         // A 200 to a range request: the server ignored the range or the file changed. Either way
         // this body is the whole file, so it replaces the partial from byte 0.
-        etag = ResponseHeaders.strongETag(head)
-        lastModified = head.header("last-modified")
-        totalSize = length
-        partialBytes = 0
-        partialMirror = mirrorIndex
+        partial = Partial(bytes: 0, mirror: route.mirror, etag: ResponseHeaders.strongETag(head),
+                          lastModified: head.header("last-modified"), total: length)
         resumedFrom = nil
         let bodyEnd = length ?? configuration.expectedSize
         return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
     }
 
-    private mutating func acceptRange(_ head: TransportResponseHead, request: PlannedRequest) -> AfterHead {
+    private mutating func acceptRange(_ head: TransportResponseHead, request: PlannedRequest, turn: Turn) -> AfterHead {
+        let continuing = turn == .continuing
         guard let start = request.rangeStart else {
             let failure = DownloadFailure(.rangeNotHonoured, "206 to a request without Range from \(servedURL)")
-            record(status: 206, failure: failure)
+            record(status: 206, failure: failure, continuing: continuing)
             return .next(failMirror(failure))
         }
         let range = ResponseHeaders.contentRange(head.header("content-range"))
@@ -487,162 +529,107 @@ struct DownloadStateMachine: Sendable {
             let failure = DownloadFailure(
                 .rangeNotHonoured,
                 "206 with Content-Range '\(head.header("content-range") ?? "none")' for a resume at \(start)")
-            record(status: 206, failure: failure)
+            record(status: 206, failure: failure, continuing: continuing)
             discardPartial()
-            return .next(retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true))
+            return .next(act(on: .retry(failure, retryAfter: 0), remaining: nil))
         }
         if let length = ResponseHeaders.contentLength(head), length != last - start + 1 {
             let failure = DownloadFailure(
                 .sizeMismatch, "\(servedURL) announces \(length) bytes for the \(last - start + 1)-byte range \(start)-\(last)")
-            record(status: 206, failure: failure)
+            record(status: 206, failure: failure, continuing: continuing)
             return .next(failMirror(failure))
         }
-        let responseETag = ResponseHeaders.strongETag(head)
-        if let sent = request.ifRange, let mismatch = ResponseHeaders.rangeMismatch(head, ifRange: sent, recordedTotal: totalSize) {
+        if let sent = request.ifRange, let mismatch = ResponseHeaders.rangeMismatch(head, ifRange: sent, recordedTotal: partial.total) {
             // The server ignored If-Range (or lost the validator): these bytes may belong to
             // another file, so the partial goes and the file is fetched whole.
             let failure = DownloadFailure(.remoteChanged, "\(mismatch) from \(servedURL)")
-            record(status: 206, failure: failure)
+            record(status: 206, failure: failure, continuing: continuing)
             discardPartial()
-            return .next(retry(failure, status: nil, retryAfter: 0, remaining: nil, recorded: true))
+            return .next(act(on: .retry(failure, retryAfter: 0), remaining: nil))
         }
         if let expected = configuration.expectedSize, let total = range.total, total != expected {
             let failure = DownloadFailure(.sizeMismatch, "\(servedURL) has \(total) bytes, expected \(expected)")
-            record(status: 206, failure: failure)
+            record(status: 206, failure: failure, continuing: continuing)
             discardPartial()
             return .next(failMirror(failure))
         }
-        record(status: 206, failure: nil)
-        if let total = range.total { totalSize = total }
+        record(status: 206, failure: nil, continuing: continuing)
+        if let total = range.total { partial.total = total }
+        partial.mirror = route.mirror
         let bodyEnd = last + 1
-        partialMirror = mirrorIndex
         guard start > 0 else {
             // A paced download's first range: this response names the content from now on.
-            etag = responseETag
-            lastModified = head.header("last-modified")
+            partial.etag = ResponseHeaders.strongETag(head)
+            partial.lastModified = head.header("last-modified")
             resumedFrom = nil
-            resuming = false
             return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
         }
-        if resumedFrom == nil && resuming { resumedFrom = start }
-        resuming = false
+        if resumedFrom == nil, turn == .attempt(resuming: true) { resumedFrom = start }
         return .receive(BodyPlan(offset: start, end: bodyEnd, sidecar: nil))
-    }
-
-    /// Retries on the current mirror after the retry policy's wait, or hands over to the next
-    /// mirror when it gives up (retries used up, a Retry-After over the cap or past the deadline).
-    private mutating func retry(
-        _ failure: DownloadFailure, status: Int?, retryAfter: Double?, remaining: Double?, recorded: Bool = false
-    ) -> Action {
-        if !recorded { record(status: status, failure: failure) } else { amendLastAttempt(failure) }
-        resuming = true
-        failuresOnMirror += 1
-        switch configuration.retry.decide(after: failure, failures: failuresOnMirror, retryAfter: retryAfter, remaining: remaining) {
-        case .giveUp(let reason):
-            amendLastAttempt(reason)
-            return failMirror(reason)
-        case .wait(let delay):
-            return .sendAfter(nextRequest(), delay)
-        }
-    }
-
-    /// A failed TLS handshake: not retried — the next attempt would meet the same certificate —
-    /// but another mirror may have a good one.
-    private mutating func failTLS(_ reason: String, recorded: Bool) -> Action {
-        let failure = DownloadFailure(.tls, "\(servedURL): \(reason)")
-        if recorded { amendLastAttempt(failure) } else { record(status: nil, failure: failure) }
-        return failMirror(failure)
     }
 
     /// Gives up on the current mirror: the next one, or the job fails with `failure`.
     private mutating func failMirror(_ failure: DownloadFailure) -> Action {
-        guard mirrorIndex + 1 < configuration.mirrors.count else { return .fail(failure) }
-        mirrorIndex += 1
-        currentURL = configuration.mirrors[mirrorIndex].url
-        redirects = []
-        failuresOnMirror = 0
-        resuming = true
+        guard route.mirror + 1 < configuration.mirrors.count else { return enter(.fail(failure)) }
+        route = Route(mirror: route.mirror + 1, url: configuration.mirrors[route.mirror + 1].url)
+        log.nextMirror()
         // Continue another mirror's partial only when If-Range can check it (strong ETag) or the
         // final checksum will.
-        if partialBytes > 0 && etag == nil && !configuration.checksumPinned { discardPartial() }
-        return .send(nextRequest())
+        if partial.bytes > 0 && partial.etag == nil && !configuration.checksumPinned { discardPartial() }
+        return send(resuming: true)
+    }
+
+    /// Sends the next request as a new attempt.
+    private mutating func send(resuming: Bool) -> Action {
+        enter(.send(nextRequest()), .attempt(resuming: resuming))
     }
 
     /// The URL in use, as it may be printed: a redirect target (server-given) or the redacted
     /// mirror. After a download, the URL that served the file.
     var servedURL: String {
-        redirects.last ?? configuration.mirrors[mirrorIndex].printed
+        route.redirects.last ?? configuration.mirrors[route.mirror].printed
     }
 
     /// The sidecar naming the content that starts arriving now.
     private func sidecar() -> Sidecar {
         Sidecar(
-            url: configuration.mirrors[mirrorIndex].printed, urlSHA256: configuration.mirrors[mirrorIndex].identity,
-            etag: etag, lastModified: lastModified, totalSize: totalSize)
+            url: configuration.mirrors[route.mirror].printed, urlSHA256: configuration.mirrors[route.mirror].identity,
+            etag: partial.etag, lastModified: partial.lastModified, totalSize: partial.total)
     }
 
     /// The next request for the current mirror: a resume when there is a usable partial.
     private func nextRequest() -> PlannedRequest {
-        var planned = PlannedRequest(mirrorIndex: mirrorIndex, url: currentURL, rangeStart: nil, ifRange: nil)
-        let validator = etag ?? lastModified
-        let sameMirror = partialMirror == mirrorIndex
-        if partialBytes > 0, let validator, sameMirror || etag != nil || configuration.checksumPinned {
-            planned.rangeStart = partialBytes
+        var planned = PlannedRequest(mirrorIndex: route.mirror, url: route.url, rangeStart: nil, ifRange: nil)
+        let validator = partial.validator
+        let sameMirror = partial.mirror == route.mirror
+        if partial.bytes > 0, let validator, sameMirror || partial.etag != nil || configuration.checksumPinned {
+            planned.rangeStart = partial.bytes
             planned.ifRange = validator
         }
-        if boundedRanges, let total = totalSize, validator != nil {
-            planned.rangeStart = partialBytes
-            planned.rangeEnd = min(partialBytes + configuration.transfer.chunkSize, total) - 1
+        if boundedRanges, let total = partial.total, validator != nil {
+            planned.rangeStart = partial.bytes
+            planned.rangeEnd = min(partial.bytes + configuration.transfer.chunkSize, total) - 1
             planned.ifRange = validator
-        } else if partialBytes == 0, boundedRanges || segmentsPlanned && !segmentingOffered {
+        } else if partial.bytes == 0, boundedRanges || segmentsPlanned && !segmentingOffered {
             // The first bounded or segmented request: a range without If-Range; a server that
             // ignores ranges answers 200 with the whole file, which is accepted as it is.
             planned.rangeStart = 0
             planned.rangeEnd = (segmentsPlanned && !segmentingOffered ? configuration.transfer.pieceSize : configuration.transfer.chunkSize) - 1
         }
-        if let conditional, attempts.isEmpty, mirrorIndex == 0, partialBytes == 0 {
-            // If-None-Match wins over If-Modified-Since at the server (RFC 9110 §13.2.2).
-            planned.ifNoneMatch = conditional.etag
-            planned.ifModifiedSince = conditional.etag == nil ? conditional.lastModified : nil
-        }
         return planned
     }
 
-
+    /// The partial's bytes belong to other content: none are kept.
     private mutating func discardPartial() {
-        partialBytes = 0
-        etag = nil
-        lastModified = nil
-        totalSize = nil
+        partial = Partial(mirror: partial.mirror)
         resumedFrom = nil
     }
 
-    private mutating func record(status: Int?, failure: DownloadFailure?) {
-        if continuesAttempt, !attempts.isEmpty {
-            continuesAttempt = false
-            attempts[attempts.count - 1].httpStatus = status ?? attempts[attempts.count - 1].httpStatus
-            attempts[attempts.count - 1].failure = failure
-            attempts[attempts.count - 1].url = servedURL
-            return
-        }
-        continuesAttempt = false
-        attempts.append(AttemptRecord(
-            mirrorIndex: mirrorIndex, url: servedURL, httpStatus: status, failure: failure,
-            waited: pendingWait))
-        pendingWait = 0
+    private mutating func record(status: Int?, failure: DownloadFailure?, continuing: Bool = false) {
+        log.record(mirror: route.mirror, url: servedURL, status: status, failure: failure, continuing: continuing)
     }
 
     private mutating func amendLastAttempt(_ failure: DownloadFailure) {
-        if attempts.isEmpty {
-            record(status: nil, failure: failure)
-        } else {
-            attempts[attempts.count - 1].failure = failure
-        }
-    }
-
-    /// The owner reports how long it actually waited before the next attempt.
-    mutating func waited(_ seconds: Double) {
-        guard case .requesting = phase else { preconditionFailure("waited in phase \(phase)") }
-        pendingWait = seconds
+        log.amendLast(failure, mirror: route.mirror, url: servedURL)
     }
 }

@@ -54,7 +54,8 @@ struct SegmentPlanner: Sendable {
     private(set) var claimed = ByteRanges()
     /// Why segmenting ended early, once it has.
     private(set) var stopReason: DownloadFailure?
-    private var failures = 0
+    /// Counts the failed range requests the retry policy weighs (one count for all ranges).
+    private var log = AttemptLog()
 
     init(configuration: Configuration, done: ByteRanges = ByteRanges()) {
         self.configuration = configuration
@@ -100,11 +101,12 @@ struct SegmentPlanner: Sendable {
             // ranges cannot be continued; the job starts over (a 200 whole body, or new segments).
             return .stop(DownloadFailure(.remoteChanged,
                 "200 to a range request with If-Range: the file changed or the server ignores ranges now"))
-        case let status where ResponseClass.isRetryable(status):
-            return .retryable(DownloadFailure(.httpStatus, "HTTP \(head.status) for bytes \(range.lowerBound)-\(range.upperBound - 1)"),
-                              retryAfter: ResponseHeaders.retryAfter(head.header("retry-after"), now: now))
         default:
-            return .stop(DownloadFailure(.httpStatus, "HTTP \(head.status) for bytes \(range.lowerBound)-\(range.upperBound - 1)"))
+            switch AttemptVerdict(status: head.status, retryAfter: head.header("retry-after"),
+                                  subject: "for bytes \(range.lowerBound)-\(range.upperBound - 1)", now: now) {
+            case .retry(let failure, let retryAfter): return .retryable(failure, retryAfter: retryAfter)
+            case let verdict: return .stop(verdict.failure ?? DownloadFailure(.httpStatus, "HTTP \(head.status)"))
+            }
         }
     }
 
@@ -144,22 +146,20 @@ struct SegmentPlanner: Sendable {
         case nil:
             break
         }
-        let bytes = "bytes \(range.lowerBound)-\(range.upperBound - 1)"
-        let failure: DownloadFailure
-        switch end.failure {
-        case .timedOut?:
-            failure = DownloadFailure(.timeout, "no data for bytes \(end.written)-\(range.upperBound - 1) within the idle timeout")
-        case .cancelled?:
-            // Cancelled by an interrupt, or by a stop another connection recorded.
-            return (stopping(stopReason ?? DownloadFailure(.interrupted, "cancelled")), nil)
-        case .tls(let reason)?:
-            return (stopping(DownloadFailure(.tls, reason)), nil)
-        case .connection(let reason)?, .other(let reason)?:
-            failure = DownloadFailure(.connection, reason)
-        case .overloaded?, nil:
-            failure = DownloadFailure(.connection, "connection closed at \(end.written) of \(bytes)")
+        guard let transportFailure = end.failure, transportFailure != .overloaded else {
+            let failure = DownloadFailure(
+                .connection, "connection closed at \(end.written) of bytes \(range.lowerBound)-\(range.upperBound - 1)")
+            return (failed(failure, remaining: end.remaining), failure)
         }
-        return (failed(failure, remaining: end.remaining), failure)
+        switch AttemptVerdict(transportFailure, subject: "for bytes \(end.written)-\(range.upperBound - 1)") {
+        case .retry(let failure, let retryAfter):
+            return (failed(failure, retryAfter: retryAfter, remaining: end.remaining), failure)
+        case .interrupted(let failure):
+            // Cancelled by an interrupt, or by a stop another connection recorded.
+            return (stopping(stopReason ?? failure), nil)
+        case let verdict:
+            return (stopping(verdict.failure!), nil)
+        }
     }
 
     /// Stops segmenting with `failure` (the first reason stays) and says so.
@@ -173,8 +173,7 @@ struct SegmentPlanner: Sendable {
     /// Retry-After over `retry_after_max`, a wait past the deadline `remaining` seconds away); the
     /// single stream that continues then fails over.
     mutating func failed(_ failure: DownloadFailure, retryAfter: Double? = nil, remaining: Double? = nil) -> Verdict {
-        failures += 1
-        switch configuration.retry.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: remaining) {
+        switch log.retry(after: failure, retryAfter: retryAfter, remaining: remaining, policy: configuration.retry) {
         case .wait(let delay):
             return .retry(failure, delay)
         case .giveUp(let reason):

@@ -40,7 +40,8 @@ final class SegmentedTransfer: Sendable {
         var planner: SegmentPlanner
         /// Each connection's range and how far it is written.
         var active: [Int: (range: Range<Int64>, written: Int64)] = [:]
-        var attempts: [AttemptRecord] = []
+        /// The range requests that failed (the planner counts them for the retry policy).
+        var attempts = AttemptLog()
         var received: Int64 = 0
         /// Made once the part is ready, before any connection starts.
         var hasher: OrderedHasher?
@@ -60,7 +61,7 @@ final class SegmentedTransfer: Sendable {
     }
 
     /// The range requests that failed, as attempt records.
-    var attempts: [AttemptRecord] { state.withLockedValue { $0.attempts } }
+    var attempts: [AttemptRecord] { state.withLockedValue { $0.attempts.records } }
     /// Body bytes received over every connection.
     var received: Int64 { state.withLockedValue { $0.received } }
 
@@ -186,8 +187,7 @@ final class SegmentedTransfer: Sendable {
 
     private func record(status: Int?, _ failure: DownloadFailure) {
         state.withLockedValue {
-            $0.attempts.append(AttemptRecord(mirrorIndex: setup.mirrorIndex, url: setup.displayURL, httpStatus: status,
-                                             failure: failure, waited: 0))
+            $0.attempts.record(mirror: setup.mirrorIndex, url: setup.displayURL, status: status, failure: failure)
         }
     }
 

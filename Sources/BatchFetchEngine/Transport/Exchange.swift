@@ -39,10 +39,11 @@ enum Exchange {
 /// The life of one request, shared by its handler and its waiter: the transport task (to
 /// cancel), the last sign of activity (for the idle timeout), and the outcome once the transport
 /// reports the end. The ``Watchdog`` cancels the request when it goes idle or passes its deadline.
+/// Both read the same ``TimeSource``: tests advance a manual one.
 final class RequestWatch<Outcome: Sendable>: Watched {
     private struct State {
         var task: (any TransportTask)?
-        var lastActivity = ContinuousClock.now
+        var lastActivity: ContinuousClock.Instant
         /// What the watchdog enforces while ``outcome(idleTimeout:deadline:)`` waits.
         var idleTimeout: Duration?
         var deadline: ContinuousClock.Instant?
@@ -58,19 +59,27 @@ final class RequestWatch<Outcome: Sendable>: Watched {
     /// handler ends the request instead.
     static var lostAfter: Duration { .seconds(5) }
 
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
+    private let watchdog: Watchdog
+    private var time: any TimeSource { watchdog.time }
+
+    /// A watch checked by `watchdog`, on its time.
+    init(watchdog: Watchdog = .shared) {
+        self.watchdog = watchdog
+        state = NIOLockedValueBox(State(lastActivity: watchdog.time.now))
+    }
 
     /// The transfer started: the idle clock starts now, not while waiting for a host slot.
     func attach(_ task: any TransportTask) {
         state.withLockedValue {
             $0.task = task
-            $0.lastActivity = .now
+            $0.lastActivity = time.now
         }
     }
 
     /// Bytes or a head arrived, or the request waited on our own disk (not the server's silence).
     func touch() {
-        state.withLockedValue { $0.lastActivity = .now }
+        state.withLockedValue { $0.lastActivity = time.now }
     }
 
     /// Opts in to ending the request without the transport: `lost` runs when a transfer this
@@ -82,14 +91,16 @@ final class RequestWatch<Outcome: Sendable>: Watched {
     }
 
     /// Cancels the transfer and, when the watch has a ``whenLost(_:)`` handler, runs it if the
-    /// transport has not reported the end ``lostAfter`` later.
-    func cancel() {
-        guard let task = runningTask else { return }
+    /// transport has not reported the end ``lostAfter`` later: the task that checks, which
+    /// tests await.
+    @discardableResult
+    func cancel() -> Task<Void, Never>? {
+        guard let task = runningTask else { return nil }
         task.cancel()
         let check = state.withLockedValue { $0.lost }
-        guard check != nil else { return }
-        Task { [state] in
-            try? await Task.sleep(for: Self.lostAfter)
+        guard check != nil else { return nil }
+        return Task { [state, time] in
+            await time.sleep(for: Self.lostAfter)
             let lost = state.withLockedValue { $0.outcome == nil ? $0.lost : nil }
             lost?()
         }
@@ -124,8 +135,8 @@ final class RequestWatch<Outcome: Sendable>: Watched {
             $0.idleTimeout = idleTimeout
             $0.deadline = deadline
         }
-        Watchdog.shared.add(self, every: min(.seconds(1), idleTimeout / 4))
-        defer { Watchdog.shared.remove(self) }
+        watchdog.add(self, every: min(.seconds(1), idleTimeout / 4))
+        defer { watchdog.remove(self) }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
             let ready = state.withLockedValue { state -> Outcome? in
                 if let outcome = state.outcome { return outcome }
@@ -146,6 +157,6 @@ final class RequestWatch<Outcome: Sendable>: Watched {
             state.expired = true
             return true
         }
-        if expires { cancel() }
+        if expires { _ = cancel() }
     }
 }

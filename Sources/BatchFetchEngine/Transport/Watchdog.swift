@@ -1,4 +1,3 @@
-import Foundation
 import NIOConcurrencyHelpers
 
 /// Something the ``Watchdog`` looks at on each tick (a request in flight).
@@ -14,21 +13,22 @@ protocol Watched: AnyObject, Sendable {
 /// to arm, a wake-up to cancel it) — a third of those of a 4 KiB file, and on a virtual machine a
 /// switch to another core is expensive (bench/results/profile.md). The timer ticks at the
 /// shortest interval asked for and stops at the first tick that finds nothing to watch, so an
-/// idle process has no timer.
-///
-/// `@unchecked`: the timer source in its state is not `Sendable`; the state is touched only
-/// inside `state`'s lock.
-final class Watchdog: @unchecked Sendable {
-    static let shared = Watchdog()
+/// idle process has no timer. Its time is a ``TimeSource``: tests advance a manual one.
+final class Watchdog: Sendable {
+    static let shared = Watchdog(time: SystemTime())
 
     private struct State {
         var watched: [ObjectIdentifier: (item: any Watched, interval: Duration)] = [:]
-        var timer: (any DispatchSourceTimer)?
+        var ticker: (any Ticker)?
         var interval: Duration?
     }
 
+    let time: any TimeSource
     private let state = NIOLockedValueBox(State())
-    private let queue = DispatchQueue(label: "batchfetch.watchdog")
+
+    init(time: any TimeSource) {
+        self.time = time
+    }
 
     /// Watches `item`, checking it at least every `interval`, until ``remove(_:)``.
     func add(_ item: any Watched, every interval: Duration) {
@@ -44,35 +44,28 @@ final class Watchdog: @unchecked Sendable {
 
     /// Whether the timer runs (for tests).
     var isTicking: Bool {
-        state.withLockedValue { $0.timer != nil }
+        state.withLockedValue { $0.ticker != nil }
     }
 
-    /// Starts the timer, or changes its interval, in `state` (the caller holds its lock).
+    /// Starts the timer, or restarts it at a new interval, in `state` (the caller holds its lock).
     private func schedule(every interval: Duration, in state: inout State) {
-        let timer = state.timer ?? {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [self] in tick() }
-            timer.activate()
-            return timer
-        }()
-        let nanoseconds = Int(clamping: interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
-        state.timer = timer
+        state.ticker?.stop()
+        state.ticker = time.repeating(every: interval) { [self] in tick() }
         state.interval = interval
     }
 
     private func tick() {
         let items = state.withLockedValue { state -> [any Watched] in
             guard let shortest = state.watched.values.map(\.interval).min() else {
-                state.timer?.cancel()
-                state.timer = nil
+                state.ticker?.stop()
+                state.ticker = nil
                 state.interval = nil
                 return []
             }
             if shortest != state.interval { schedule(every: shortest, in: &state) }
             return state.watched.values.map(\.item)
         }
-        let now = ContinuousClock.now
+        let now = time.now
         for item in items { item.check(at: now) }
     }
 }

@@ -78,7 +78,7 @@ struct JobUploader: Sendable {
         let outcome = await send(opened, &sending)
         var result = result(.uploaded, source: source, url: sending.displayURL)
         result.redirects = sending.redirects
-        result.attempts = sending.attempts
+        result.attempts = sending.attempts.records
         result.bytesTransferred = sending.bytesSent
         switch outcome {
         case .failure(let failure):
@@ -191,9 +191,7 @@ struct JobUploader: Sendable {
         var url: URL
         var displayURL: String
         var redirects: [String] = []
-        var attempts: [AttemptRecord] = []
-        var failures = 0
-        var waited = 0.0
+        var attempts = AttemptLog()
         var bytesSent: Int64 = 0
         var lastStatus: Int?
         let headers: [(name: String, value: String)]
@@ -264,28 +262,20 @@ struct JobUploader: Sendable {
             } else if let changed = sourceChanged(opened, sentSHA256: nil) {
                 verdict = .fail(changed)
             }
-            var record = AttemptRecord(mirrorIndex: 0, url: sending.displayURL, httpStatus: outcome.head?.status,
-                                       failure: nil, waited: sending.waited)
-            sending.waited = 0
+            sending.attempts.record(mirror: 0, url: sending.displayURL, status: outcome.head?.status,
+                                    failure: verdict.failure)
             switch verdict {
             case .accepted:
-                sending.attempts.append(record)
                 return .success(outcome.head!)
             case .redirect(let target):
-                sending.attempts.append(record)
                 sending.url = target
                 sending.displayURL = target.absoluteString
                 sending.redirects.append(sending.displayURL)
             case .fail(let failure):
-                record.failure = failure
-                sending.attempts.append(record)
                 return .failure(failure)
             case .retry(let failure, let retryAfter):
-                record.failure = failure
-                sending.attempts.append(record)
-                sending.failures += 1
                 let remaining = deadline.map { ($0 - .now).inSeconds }
-                switch network.retry.decide(after: failure, failures: sending.failures, retryAfter: retryAfter, remaining: remaining) {
+                switch sending.attempts.retry(after: failure, retryAfter: retryAfter, remaining: remaining, policy: network.retry) {
                 case .giveUp(let reason):
                     return .failure(reason)
                 case .wait(let delay):
@@ -293,7 +283,7 @@ struct JobUploader: Sendable {
                     guard await context.interruption.sleep(.seconds(wait)) else {
                         return .failure(DownloadFailure(.interrupted, "the run was interrupted"))
                     }
-                    sending.waited = wait
+                    sending.attempts.waited(wait)
                 }
             }
         }

@@ -14,6 +14,15 @@ enum UploadRules {
         /// Worth another attempt after the retry policy's wait.
         case retry(DownloadFailure, retryAfter: Double?)
         case fail(DownloadFailure)
+
+        /// The failure the attempt ends with, for its record; nil when the target took the file
+        /// or redirected it.
+        var failure: DownloadFailure? {
+            switch self {
+            case .accepted, .redirect: return nil
+            case .retry(let failure, _), .fail(let failure): return failure
+            }
+        }
     }
 
     /// The verdict on an upload's response `head` (nil when none came) and the transport's
@@ -27,34 +36,45 @@ enum UploadRules {
             let status = head.status
             let detail = snippet.isEmpty ? "" : ": \(snippet)"
             switch status {
-            case 200...299, 303:
+            case 303:
                 return .accepted
             case 301, 302, 307, 308:
                 switch redirect(status, head.header("location")) {
                 case .follow(let target): return .redirect(target)
                 case .refuse(let failure): return .fail(failure)
                 }
-            case let status where ResponseClass.isRetryable(status):
-                let failure = DownloadFailure(.httpStatus, "HTTP \(status)\(detail)")
+            default:
+                break
+            }
+            switch AttemptVerdict(status: status, retryAfter: head.header("retry-after"), subject: "") {
+            case .success:
+                return .accepted
+            case .retry(let failure, let retryAfter):
                 guard retryable else {
                     return .fail(DownloadFailure(.httpStatus, "HTTP \(status)\(detail) (a POST is not retried unless 'retry_post: true')"))
                 }
-                return .retry(failure, retryAfter: ResponseHeaders.retryAfter(head.header("retry-after"), now: Date()))
-            default:
-                return .fail(DownloadFailure(.httpStatus, "HTTP \(status)\(detail)"))
+                return .retry(DownloadFailure(failure.code, failure.message + detail), retryAfter: retryAfter)
+            case let verdict:
+                let failure = verdict.failure ?? DownloadFailure(.httpStatus, "HTTP \(status)")
+                return .fail(DownloadFailure(failure.code, failure.message + detail))
             }
         }
-        let reason: DownloadFailure
-        switch failure {
-        case .tls(let message)?: return .fail(DownloadFailure(.tls, message))
-        case .cancelled?: return .fail(DownloadFailure(.interrupted, "the run was interrupted"))
-        case .timedOut?: reason = DownloadFailure(.timeout, "no progress within the idle timeout")
-        case .connection(let message)?, .other(let message)?: reason = DownloadFailure(.connection, message)
-        case .overloaded?, nil: reason = DownloadFailure(.connection, "no response")
+        let ended = failure.map { AttemptVerdict($0, subject: "") } ?? .retry(DownloadFailure(.connection, "no response"), retryAfter: nil)
+        switch ended {
+        case .retry(let reason, _):
+            return retryable || !bodyStarted ? .retry(reason, retryAfter: nil) : .fail(Self.mayHaveReached(reason))
+        case .interrupted:
+            return .fail(DownloadFailure(.interrupted, "the run was interrupted"))
+        case let verdict:
+            return .fail(verdict.failure!)
         }
-        if retryable || !bodyStarted { return .retry(reason, retryAfter: nil) }
-        return .fail(DownloadFailure(reason.code, "\(reason.message); the POST may have reached the server, so it is not "
-            + "sent again (set 'retry_post: true' if the endpoint takes repeats)"))
+    }
+
+    /// A POST that failed after the transport asked for its body: it may have reached the
+    /// server, so it is not sent again.
+    private static func mayHaveReached(_ reason: DownloadFailure) -> DownloadFailure {
+        DownloadFailure(reason.code, "\(reason.message); the POST may have reached the server, so it is not "
+            + "sent again (set 'retry_post: true' if the endpoint takes repeats)")
     }
 
     /// What the file to send is: its size and digests (sha256 always, md5 with `content_md5`).

@@ -27,9 +27,9 @@ import Testing
 
     @Test func freshStartSendsAPlainGet() {
         var machine = Self.machine()
-        #expect(machine.phase == .idle)
+        #expect(machine.phase == .idle(revalidating: nil))
         #expect(machine.start(local: nil) == .send(Self.request()))
-        #expect(machine.phase == .requesting(Self.request()))
+        #expect(machine.phase == .requesting(Self.request(), .attempt(resuming: false)))
     }
 
     @Test func thePhaseFollowsTheActions() {
@@ -40,7 +40,7 @@ import Testing
         _ = machine.bodyFinished(.complete, flushed: 1000)
         #expect(machine.phase == .verifying)
         _ = machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad"))
-        #expect(machine.phase == .requesting(Self.request(Self.b, mirror: 1)))
+        #expect(machine.phase == .requesting(Self.request(Self.b, mirror: 1), .attempt(resuming: true)))
         _ = machine.headReceived(Self.head(404))
         #expect(machine.phase == .finished)
     }

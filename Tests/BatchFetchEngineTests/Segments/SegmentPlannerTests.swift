@@ -203,7 +203,7 @@ import Testing
         #expect(refused.ended(Self.range, .init(head: .stop(changed), status: 206, written: 0)) == (.stop(changed), changed))
 
         var tls = Self.released(written: 0)
-        #expect(tls.ended(Self.range, .init(written: 0, failure: .tls("untrusted"))).verdict == .stop(DownloadFailure(.tls, "untrusted")))
+        #expect(tls.ended(Self.range, .init(written: 0, failure: .tls("untrusted"))).verdict == .stop(DownloadFailure(.tls, "for bytes 0-4194303: untrusted")))
     }
 
     @Test func aCancelStopsWithTheReasonAnotherConnectionRecorded() {

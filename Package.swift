@@ -34,6 +34,8 @@ let package = Package(
             pkgConfig: "yaml-0.1",
             providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
         ),
+        // C calls the Glibc module does not import (syncfs, mallopt), as functions of our own.
+        .systemLibrary(name: "CBatchFetchSystem"),
         // Manifest model, YAML node tree, decoding, validation and the job graph. No networking.
         .target(name: "BatchFetchSpec", dependencies: ["CYAML"], swiftSettings: strict),
         // Transports (AsyncHTTPClient, URLSession), download state machine, file sink, hashing,
@@ -42,6 +44,7 @@ let package = Package(
             name: "BatchFetchEngine",
             dependencies: [
                 "BatchFetchSpec",
+                "CBatchFetchSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -82,7 +85,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "batchfetch", dependencies: ["BatchFetchCLI"], swiftSettings: strict),
+        .executableTarget(name: "batchfetch", dependencies: ["BatchFetchCLI", "CBatchFetchSystem"], swiftSettings: strict),
         .testTarget(name: "BatchFetchSpecTests", dependencies: ["BatchFetchSpec", "TestOrigin"], swiftSettings: strict),
         .testTarget(
             name: "BatchFetchEngineTests",

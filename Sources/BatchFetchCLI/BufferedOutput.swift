@@ -2,8 +2,8 @@ import Foundation
 
 /// Collects output and writes it to stdout in large blocks.
 ///
-/// `plan` on a 100,000-job manifest prints about 30 MiB; building one giant string first doubled
-/// peak memory, and `print` per line costs a lock and a call each.
+/// `plan` on a large manifest prints tens of MiB; building one giant string first doubled peak
+/// memory, and `print` per line costs a lock and a call each.
 struct BufferedOutput: TextOutputStream {
     private var buffer: [UInt8] = []
     private let limit = 1 << 16

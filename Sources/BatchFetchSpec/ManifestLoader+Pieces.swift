@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Parsing and decoding a large manifest on several cores, one piece per core.
 ///
@@ -54,13 +55,15 @@ extension ManifestLoader {
             let written = concurrentMap(pieceWork.count) { index in
                 let piece = pieceWork[index]
                 let start = piece.firstNumber - 1
-                var slot = start
-                piece.decoder.decodeJobs(piece.top.items, firstNumber: piece.firstNumber, defaults: piece.top.defaults) { job in
-                    (output + slot).initialize(to: job)
-                    slot += 1
+                return piece.state.withLock { state in
+                    var slot = start
+                    state.decoder.decodeJobs(state.top.items, firstNumber: piece.firstNumber, defaults: state.top.defaults) { job in
+                        (output + slot).initialize(to: job)
+                        slot += 1
+                    }
+                    state.top.items = []  // the piece's document goes with its last node
+                    return slot - start
                 }
-                piece.top.items = []  // the piece's document goes with its last node
-                return slot - start
             }
             var end = 0
             for (piece, count) in zip(pieceWork, written) {
@@ -69,25 +72,24 @@ extension ManifestLoader {
             }
             initialized = end
         }
-        var manifest = work[0].top.manifest
-        manifest.jobs = jobs
-        var decoder = work[0].decoder
-        let problems = work.flatMap(\.decoder.problems.problems)
-        work = []
-        decoder.problems = ProblemCollector()
-        decoder.fitPerHost(&manifest)
-        return (manifest, problems + decoder.problems.problems)
+        let problems = work.flatMap { piece in piece.state.withLock { $0.decoder.problems.problems } }
+        return work[0].state.withLock { first in
+            var manifest = first.top.manifest
+            manifest.jobs = jobs
+            first.decoder.problems = ProblemCollector()
+            first.decoder.fitPerHost(&manifest)
+            return (manifest, problems + first.decoder.problems.problems)
+        }
     }
 
-    /// One piece's decoder and results; a class, so each core mutates only its own.
-    private final class PieceWork: @unchecked Sendable {
-        var decoder: ManifestDecoder
-        var top: ManifestDecoder.TopLevel
+    /// One piece's decoder and results; a class, so each core mutates only its own (its mutex
+    /// is never contended: it carries the state to the core that decodes the piece).
+    private final class PieceWork: Sendable {
+        let state: Mutex<(decoder: ManifestDecoder, top: ManifestDecoder.TopLevel)>
         let firstNumber: Int
 
-        init(decoder: ManifestDecoder, top: ManifestDecoder.TopLevel, firstNumber: Int) {
-            self.decoder = decoder
-            self.top = top
+        init(decoder: consuming ManifestDecoder, top: consuming ManifestDecoder.TopLevel, firstNumber: Int) {
+            state = Mutex((decoder, top))
             self.firstNumber = firstNumber
         }
     }

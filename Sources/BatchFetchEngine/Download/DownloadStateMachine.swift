@@ -21,8 +21,8 @@ import Foundation
 /// names the size and the validator. A server that ignores ranges answers 200 with the whole
 /// file, which streams; when the sink's unwritten bytes then pass their cap the transfer is
 /// cancelled (``BodyOutcome/overflow``) and the rest comes in bounded ranges. Cancelling is the
-/// last resort: libcurl keeps reading until the cancel takes effect (up to 350 MiB buffered in
-/// 300 ms on loopback), and a cancel racing a transfer's end can trap in FoundationNetworking.
+/// last resort: libcurl keeps reading until the cancel takes effect (hundreds of MiB on
+/// loopback, bench/results/history.md), and a cancel racing a transfer's end can trap in FoundationNetworking.
 ///
 /// Segments: with ``TransferPolicy/segments`` above 1 the first request asks for one piece
 /// (`Range: bytes=0-…`); its 206 names the size and the validator, and the machine answers

@@ -72,8 +72,7 @@ struct TransferPolicy: Sendable, Equatable {
     static let autoSegmentSize: Int64 = 64 << 20
 
     /// Each connection's share of a job's memory cap: the cap divided among its connections, so
-    /// a job holds about the cap whatever its segment count (16 segments held 2 MiB each, and a
-    /// 16-segment download peaked at 99–105 MiB of RSS), but at least ``minimumShare``, below
+    /// a job holds about the cap whatever its segment count (bench/results/history.md), but at least ``minimumShare``, below
     /// which the requests (one per range without backpressure) would cost more than they save.
     static func connectionShare(memoryCap: Int, connections: Int) -> Int {
         max(minimumShare, memoryCap / max(1, connections))
@@ -100,8 +99,7 @@ struct TransferPolicy: Sendable, Equatable {
     /// A range never has to be cancelled: its connection's sink holds a whole range, and the next
     /// one is asked for only when it is written, so memory is bounded even when the disk is slower
     /// than the network — without the cancel that FoundationNetworking 6.3 can trap on when it
-    /// races the end of a transfer (it did, about once in ten 1 GiB runs, with 16 MiB ranges cut at
-    /// 2 MiB). Small ranges also keep the written prefix, which the hash follows, close behind.
+    /// races the end of a transfer (bench/results/history.md). Small ranges also keep the written prefix, which the hash follows, close behind.
     ///
     /// With a transport that has backpressure, memory does not depend on the range size: a
     /// quarter of each connection's share of the file (when the manifest gives its size), between

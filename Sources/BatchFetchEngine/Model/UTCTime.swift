@@ -4,8 +4,8 @@ import Foundation
 /// calendars, for the timestamps batchfetch writes and the HTTP dates it keeps.
 ///
 /// Why: `Date.ISO8601FormatStyle` builds a Gregorian calendar in the current time zone, and the
-/// time zone goes through ICU: the report's two timestamps touched 0.7 MiB of ICU and 1.3 MiB of
-/// heap at the very end of a run, where its memory peaks. The conversions are Howard Hinnant's
+/// time zone goes through ICU: the report's two timestamps touched ICU and the heap at the very
+/// end of a run, where its memory peaks (bench/results/history.md). The conversions are Howard Hinnant's
 /// days-from-civil algorithms.
 public struct UTCTime: Equatable, Sendable {
     public var year: Int64

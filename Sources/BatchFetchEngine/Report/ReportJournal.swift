@@ -7,8 +7,8 @@ import NIOConcurrencyHelpers
 /// they come. Each entry is the job's text exactly as the report prints it (``ReportText``), so
 /// writing the report copies bytes in report order.
 ///
-/// Why: a run held every job's result until the end (about 1 KB each), and 20,000 small files
-/// peaked at 140 MiB with the report's encoding; a job now costs a position and a length.
+/// Why: a run held every job's result until the end (about 1 KB each), and the report's
+/// encoding on top of them made a run's memory peak (bench/results/history.md); a job now costs a position and a length.
 /// When the file cannot be made or written, entries stay in memory: the report is worth more
 /// than the bound.
 ///

@@ -177,8 +177,7 @@ extension RunReport {
     }
 
     /// RFC 3339 in UTC (`2026-11-23T15:34:00Z`), by ``UTCTime``: Foundation's formatters go
-    /// through ICU (`ISO8601DateFormatter` put 5 MiB into the RSS of every run, the Swift ISO 8601
-    /// style 2 MiB at the end of one).
+    /// through ICU, whose data lands in the RSS of every run (bench/results/history.md).
     static func timestamp(_ date: Date) -> String {
         UTCTime.rfc3339(date)
     }

@@ -1,4 +1,7 @@
 import BatchFetchSpec
+#if os(Linux)
+import CBatchFetchSystem
+#endif
 import Foundation
 
 /// Runs a validated manifest: jobs start when their dependencies have succeeded, at most
@@ -295,7 +298,7 @@ public final class Runner: Sendable {
                 let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                 if descriptor >= 0 {
                     #if os(Linux)
-                    _ = linuxSyncfs(descriptor)
+                    _ = batchfetch_syncfs(descriptor)
                     #else
                     fsync(descriptor)
                     sync()
@@ -309,8 +312,3 @@ public final class Runner: Sendable {
     }
 }
 
-#if os(Linux)
-/// glibc declares syncfs(2) only under _GNU_SOURCE, which Swift's Glibc module does not set.
-@_silgen_name("syncfs")
-private func linuxSyncfs(_ descriptor: Int32) -> Int32
-#endif

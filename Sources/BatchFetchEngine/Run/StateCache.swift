@@ -46,9 +46,9 @@ public final class StateCache: Sendable {
     /// cache); read an entry at a time into a table made with room for `capacity`.
     ///
     /// A file in the layout ``write(_:to:)`` gives (one `"dest" : {` line per entry, its object
-    /// ending on a line `    }`) is decoded an entry at a time: decoding a 20,000-file cache
-    /// whole held its 11 MB of text, the decoder's map of all of it and a table grown by
-    /// doubling at once, and a nightly rerun where every file was up to date peaked at 80 MiB.
+    /// ending on a line `    }`) is decoded an entry at a time: decoding a large cache whole held its text, the decoder's
+    /// map of all of it and a table grown by doubling at once, the peak of a nightly rerun where
+    /// every file was up to date (bench/results/history.md).
     /// Any other layout of valid JSON (a file edited by hand) is decoded whole.
     static func read(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> Table? {
         if let files = readEntries(text, capacity: capacity, keeping: keep) { return files }
@@ -123,7 +123,7 @@ public final class StateCache: Sendable {
         var files = load(fileName, keeping: { _ in true })
             ?? seed.flatMap { seed in load(seed.fileName, keeping: seed.dests.contains) } ?? Table()
         // Made once at its full size: grown by doubling, the old and the new table were both
-        // resident, and glibc kept the freed one (a 20,000-job run grew 3 MiB past the table).
+        // resident, and glibc kept the freed one (bench/results/history.md).
         files.reserveCapacity(capacity)
         self.stored = NIOLockedValueBox((files, false))
     }
@@ -225,8 +225,7 @@ private extension StateCache.Held {
 extension StateCache {
     /// An entry as held in memory: the two sha256 digests as 32 bytes instead of 64-character
     /// strings and a dictionary around one of them, and an IMF-fixdate `Last-Modified` as its
-    /// seconds (``HTTPDateText``). A run of 20,000 small files held 12.7 MiB of cache entries as
-    /// ``Entry``; these take about a quarter of that.
+    /// seconds (``HTTPDateText``): about a quarter of the memory of an ``Entry`` (bench/results/history.md).
     struct Held: Equatable, Decodable {
         var device: UInt64
         var inode: UInt64

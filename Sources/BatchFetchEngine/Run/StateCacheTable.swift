@@ -3,9 +3,9 @@ extension StateCache {
     /// to position.
     ///
     /// Why not `[String: Held]`: a dictionary keeps a quarter or more of its buckets empty
-    /// (rounded up to a power of two), each the size of a key and an entry, 184 bytes; for
-    /// 20,000 files that was 6 MiB, the run's largest allocation. Here only the index has
-    /// spare buckets, of 24 bytes, and the entries are packed: about 4 MiB.
+    /// (rounded up to a power of two), each the size of a key and an entry, 184 bytes, which made
+    /// it a run's largest allocation. Here only the index has spare buckets, of 24 bytes, and
+    /// the entries are packed (bench/results/history.md).
     struct Table: Equatable {
         private var positions: [String: Int]
         private var entries: [Held] = []

@@ -49,7 +49,7 @@ final class FileSink: @unchecked Sendable {
     // Guarded by `lock`.
     private var buffer: ChunkBuffer
     /// Written buffers kept for reuse: a fresh 1 MiB allocation is a fresh mmap whose pages the
-    /// kernel zeroes on first touch, which cost a tenth of a 1 GiB download.
+    /// kernel zeroes on first touch (bench/results/history.md).
     private var spares: [ChunkBuffer] = []
     private var queuedBytes = 0
     private var nextOffset: Int64 = 0

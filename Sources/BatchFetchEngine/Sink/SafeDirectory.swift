@@ -83,8 +83,8 @@ public final class SafeDirectory: Sendable {
     ///
     /// Why: a small download written to `<dest>.part` and renamed costs two changes to the
     /// directory (the create and the rename) where curl makes one; an unnamed file costs one (the
-    /// link), and a kill leaves nothing behind. 20,000 files of 4 KiB here: 0.47 s of CPU for
-    /// unnamed files against 0.83 s for a part and a rename (bench/results/profile.md).
+    /// link), and a kill leaves nothing behind; many small files cost markedly less CPU this way
+    /// (bench/results/profile.md, bench/results/history.md).
     ///
     /// `toLink: false` asks only for the file, never to be linked (a scratch file gone with the
     /// process, such as the report's journal), where the kernel's permission to link is moot.
@@ -234,7 +234,7 @@ public final class SafeDirectory: Sendable {
     /// Replaces `name` with `data` atomically: written to a fresh temporary file (`O_EXCL`,
     /// never through a symlink) and renamed over it, so a kill at any instant leaves the old or
     /// the new content, never a torn one. No fsync unless `sync`: sidecars and the state cache
-    /// are hints, and fsync per file costs 3.4 ms here.
+    /// are hints, and an fsync per file costs milliseconds each (bench/results/history.md).
     public func writeAtomically(_ name: String, _ data: Data, sync: Bool = false) throws(DownloadFailure) {
         try writeAtomically(name, sync: sync) { (writer: inout FileWriter) throws(DownloadFailure) in try writer.write(data) }
     }

@@ -21,8 +21,7 @@ import NIOSSL
 /// Unlike URLSession it has backpressure: the response delegate returns a future per body part,
 /// and the transport hands the handler a `ready` callback that completes it, so reads stop while
 /// the sink is full. The engine then streams whole bodies (no bounded ranges, no cancels to shed
-/// load): on this machine a 1 GiB download took 1.3 s instead of 2.9 s on URLSession
-/// (bench/results/nio-probe.md).
+/// load), which makes a large download on loopback much faster (bench/results/nio-probe.md).
 ///
 /// Lanes: each event loop of the group has its own client (per proxy), and a request goes out on
 /// the lane of the loop its job runs on (``jobExecutors``), so that the job, the connection and

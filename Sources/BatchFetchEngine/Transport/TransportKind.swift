@@ -9,8 +9,8 @@ public enum TransportKind: String, Sendable, CaseIterable {
     case urlsession
 
     /// `BATCHFETCH_TRANSPORT` (`nio` or `urlsession`) when set, else URLSession, the transport
-    /// the contracts (Docs/Contracts.md §5) are written around, and the one with the longest record here. nio downloads a 1 GiB file
-    /// in less than half the time on this machine (bench/results/downloads.md).
+    /// the contracts (Docs/Contracts.md §5) are written around; nio is faster on loopback and LAN
+    /// mirrors (bench/results/downloads.md), where the README says to choose it.
     public static var `default`: TransportKind {
         ProcessInfo.processInfo.environment["BATCHFETCH_TRANSPORT"].flatMap(TransportKind.init(rawValue:)) ?? .urlsession
     }

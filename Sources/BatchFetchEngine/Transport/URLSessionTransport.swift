@@ -13,7 +13,7 @@ import FoundationNetworking
 ///
 /// Backlog guard: libcurl reads as fast as the network allows and queues every 16 KiB chunk for
 /// the delegate queue; when the process cannot keep up (two cores busy hashing and writing),
-/// that queue grew to a gigabyte in our 1 GiB benchmark. A timer watches the queue and, past
+/// that queue grew without bound (bench/results/history.md). A timer watches the queue and, past
 /// ``maxQueuedDeliveries`` chunks, cancels the transfers that are receiving bodies; the chunks
 /// already queued are still delivered, the transfers complete with
 /// ``TransportFailure/overloaded``, and the engine resumes them in bounded ranges.
@@ -22,7 +22,7 @@ import FoundationNetworking
 /// `Content-Encoding` whatever `Accept-Encoding` said (a `.tar.gz` served with
 /// `Content-Encoding: gzip` arrives decoded, and a gzip bomb arrives a thousand times larger),
 /// and it cannot pause a large body (a server that ignores `Range` sends the whole file, which
-/// cost 13–26 cancelled attempts and 300 MiB of memory for a 300 MB file). Once the engine has
+/// cost many cancelled attempts and hundreds of MiB of memory (bench/results/history.md)). Once the engine has
 /// accepted such a response head, the transfer is cancelled at its head and the same request
 /// is sent on the process's ``AsyncHTTPClientTransport`` (no decoding, backpressure), whose head must
 /// match the first one; the engine sees one response. See ``ResponseHandoff``.

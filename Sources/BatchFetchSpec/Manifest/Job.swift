@@ -110,8 +110,8 @@ public struct JobSource: Sendable {
 ///
 /// A value type whose fields live in one shared, copy-on-write box: the jobs of a manifest
 /// nearly all take the `defaults` unchanged, so they share one box instead of each carrying
-/// about 130 bytes of the same settings (2.5 MiB of a 20,000-job run's memory). A job that
-/// overrides a field gets a box of its own when it is written.
+/// about 130 bytes of the same settings. A job that overrides a field gets a box of its own
+/// when it is written.
 public struct JobSettings: Sendable, Equatable, CustomReflectable {
     public enum Segments: Sendable, Equatable {
         case auto
@@ -143,9 +143,9 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
         var tls = TLSSettings()
     }
 
-    /// `@unchecked`: a box is written only while this struct holds the sole reference to it.
-    private final class Box: @unchecked Sendable {
-        var values: Values
+    /// Immutable, so sharing it across threads needs no lock: a write makes a new box.
+    private final class Box: Sendable {
+        let values: Values
 
         init(_ values: Values) {
             self.values = values
@@ -161,16 +161,11 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
         box = Self.defaultBox
     }
 
-    /// The box to write to: this struct's own, copied first when it is shared.
+    /// The fields; a write puts them in a new box of this struct's own (a job overrides a few
+    /// fields at most, each written once while the manifest is decoded).
     private var values: Values {
         get { box.values }
-        set {
-            if isKnownUniquelyReferenced(&box) {
-                box.values = newValue
-            } else {
-                box = Box(newValue)
-            }
-        }
+        set { box = Box(newValue) }
     }
 
     public static func == (left: JobSettings, right: JobSettings) -> Bool {

@@ -1,0 +1,20 @@
+#ifndef BATCHFETCH_CSYSTEM_SHIM_H
+#define BATCHFETCH_CSYSTEM_SHIM_H
+/* C calls Swift's Glibc module does not import: glibc declares syncfs(2) only under
+   _GNU_SOURCE, which the module does not set, and the module leaves out malloc.h. Each is
+   wrapped in a function of our own, so the Swift side calls a declared C function instead of
+   guessing a symbol's signature with @_silgen_name. */
+#ifdef __linux__
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <malloc.h>
+#include <unistd.h>
+
+/* Flushes the file system that holds `descriptor` (syncfs(2)). */
+static inline int batchfetch_syncfs(int descriptor) { return syncfs(descriptor); }
+
+/* Caps glibc's malloc arenas (mallopt(3) with M_ARENA_MAX). */
+static inline int batchfetch_set_arena_max(int arenas) { return mallopt(M_ARENA_MAX, arenas); }
+#endif
+#endif

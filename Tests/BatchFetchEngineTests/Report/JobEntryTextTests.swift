@@ -78,24 +78,12 @@ import TestOrigin
     /// encoder's bytes. A field added to `RunReport.Job` and not to ``JobEntryText`` fails here,
     /// where the job below no longer has every field set.
     @Test func anEntryWithEveryFieldIsTheEncodersBytes() throws {
-        var result = JobResult(id: "all", status: .downloaded, dest: "d/all.bin")
-        result.url = "http://127.0.0.1/all.bin"
-        result.mirrorIndex = 1
-        result.redirects = ["http://127.0.0.1/r"]
-        result.size = 4096
-        result.checksums = ["sha256": "ab", "md5": "cd"]
-        result.checksumVerified = true
+        // Every field set, but a failure (whose entry the encoder writes).
+        var result = ReportSchemaKeysTests.fullResult()
+        result.status = .downloaded
+        result.failure = nil
         result.httpStatus = 200
-        result.etag = "\"e\""
-        result.lastModified = "Tue, 24 Nov 2026 02:00:00 GMT"
         result.attempts = [AttemptRecord(mirrorIndex: 1, url: "http://127.0.0.1/all.bin", httpStatus: 200, failure: nil, waited: 0)]
-        result.resumedFrom = 100
-        result.bytesTransferred = 3996
-        result.segments = 4
-        result.duration = 0.25
-        result.skippedBecause = "not really"
-        result.copiedFrom = "twin"
-        result.evidence = "ETag"
         var job = RunReport.Job(result)
         job.kind = "upload"
         let unset = Swift.Mirror(reflecting: job).children.filter { child in

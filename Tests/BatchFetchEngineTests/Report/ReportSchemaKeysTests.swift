@@ -42,8 +42,8 @@ import Testing
         return found
     }
 
-    /// A job with every field of the report set, nested ones included.
-    static func fullJob() -> RunReport.Job {
+    /// A failed job's result with every field set (the report's entry tests start from it too).
+    static func fullResult() -> JobResult {
         var result = JobResult(id: "all", status: .failed, dest: "d/all.bin")
         result.url = "http://127.0.0.1/all.bin"
         result.mirrorIndex = 1
@@ -67,7 +67,12 @@ import Testing
         result.skippedBecause = "not really"
         result.copiedFrom = "twin"
         result.evidence = "ETag"
-        var job = RunReport.Job(result)
+        return result
+    }
+
+    /// A job with every field of the report set, nested ones included.
+    static func fullJob() -> RunReport.Job {
+        var job = RunReport.Job(fullResult())
         job.kind = "upload"
         // A failed job carries its attempts in `error`; a job that succeeded after retries in
         // `attempt_log`. One entry shows both, to cover both keys.

@@ -112,18 +112,11 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Answers a request for a file, after the origin's head delay.
     private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let delay = state.withLock { values in
-            if values.headDelay > .zero {
-                values.headsWaiting += 1
-                values.maxHeadsWaiting = max(values.maxHeadsWaiting, values.headsWaiting)
-            }
-            return values.headDelay
-        }
+        let delay = state.withLock { $0.headDelay }
         guard delay > .zero else { return respond(to: head, context: context) }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: TimeAmount(delay)) {
             let (handler, context) = bound.value
-            handler.state.withLock { $0.headsWaiting -= 1 }
             handler.respond(to: head, context: context)
         }
     }

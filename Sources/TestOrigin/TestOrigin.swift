@@ -95,12 +95,6 @@ public final class TestOrigin: Sendable {
         state.withLock { $0.headDelay = delay }
     }
 
-    /// The most requests that waited out the head delay at the same time: more than one shows
-    /// the client kept requests in flight side by side.
-    public var maxHeadsWaiting: Int {
-        state.withLock { $0.maxHeadsWaiting }
-    }
-
     /// Serves `file` at `path` (replacing whatever was there, counters kept).
     public func serve(_ path: String, _ file: OriginFile) {
         state.withLock { $0.files[path] = file }
@@ -193,9 +187,6 @@ final class OriginState: Sendable {
         var maxConnectionsOpen = 0
         /// How long every response head waits, as a network's round trip would (see ``TestOrigin/delayHeads(by:)``).
         var headDelay: Duration = .zero
-        /// Requests waiting out the head delay now, and the most at once.
-        var headsWaiting = 0
-        var maxHeadsWaiting = 0
         var receivers: [String: OriginReceiver] = [:]
         var uploads: [String: [ReceivedUpload]] = [:]
     }

@@ -223,7 +223,7 @@ struct DownloadStateMachine: Sendable {
             }
         }
         var first = nextRequest()
-        if let revalidating, partial.bytes == 0 {
+        if let revalidating {
             // If-None-Match wins over If-Modified-Since at the server (RFC 9110 §13.2.2).
             first.ifNoneMatch = revalidating.etag
             first.ifModifiedSince = revalidating.etag == nil ? revalidating.lastModified : nil

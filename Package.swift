@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.0"),
+        // The state store (SQLite; Docs/StateStore.md).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // libyaml through the system's headers and library (Debian: libyaml-dev).
@@ -45,6 +47,7 @@ let package = Package(
             dependencies: [
                 "BatchFetchSpec",
                 "CBatchFetchSystem",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

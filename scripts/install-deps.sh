@@ -9,6 +9,9 @@ set -euo pipefail
 
 missing_apt=()
 pkg-config --exists yaml-0.1 2>/dev/null || missing_apt+=(libyaml-dev pkg-config)
+# SQLite for the state store (GRDB links the system library; sqlite3 to inspect it).
+pkg-config --exists sqlite3 2>/dev/null || missing_apt+=(libsqlite3-dev)
+command -v sqlite3 >/dev/null || missing_apt+=(sqlite3)
 command -v python3 >/dev/null || missing_apt+=(python3 python3-pip)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing_apt+=(nginx-light)
 [ -x /usr/sbin/lighttpd ] || command -v lighttpd >/dev/null || missing_apt+=(lighttpd)

@@ -31,6 +31,8 @@ final class EventWriter {
     func handle(_ event: RunEvent) {
         let time = now()
         switch event {
+        case .warning(let message):
+            emit(Line(event: "warning", time: time, message: message))
         case .jobStarted(let id, let dest, let url):
             emit(Line(event: "job_started", time: time, job: id, dest: dest, url: url))
         case .progress(let progress):
@@ -69,9 +71,10 @@ final class EventWriter {
         var result: RunReport.Job?
         var status: String?
         var summary: RunReport.Summary?
+        var message: String?
 
         enum CodingKeys: String, CodingKey {
-            case event, time, job, dest, url, bytes, total, bytesTransferred = "bytes_transferred", result, status, summary
+            case event, time, job, dest, url, bytes, total, bytesTransferred = "bytes_transferred", result, status, summary, message
         }
     }
 }

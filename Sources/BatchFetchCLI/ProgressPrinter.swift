@@ -38,6 +38,9 @@ final class ProgressPrinter {
 
     func handle(_ event: RunEvent) {
         switch (mode, event) {
+        case (_, .warning(let message)):
+            // Printed whatever the mode: a quiet cron log still shows what it costs.
+            write("warning: \(message)\n")
         case (.none, _), (_, .jobStarted), (_, .runFinished):
             return
         case (.line, .jobFinished(let job)):

@@ -41,6 +41,25 @@ import TestOrigin
         #expect(status == 0, "\(text)")
     }
 
+    /// A state store that is not batchfetch's is set aside with a warning on stderr (also with
+    /// `--progress none`) and in the events, and the run goes on and succeeds; the next run is
+    /// quiet.
+    @Test func aStoreThatIsNotOursIsSetAsideWithAWarning() async throws {
+        let (origin, directory) = try await world()
+        try Self.writeOneJob(to: directory, origin: origin)
+        try directory.write("out/.batchfetch-state.sqlite", String(repeating: "not a database ", count: 500))
+        let output = try BinaryRunner.run(["run", "m.yaml", "--progress", "none", "--events", "events.ndjson"], in: directory.url)
+        let again = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url)
+        try await origin.shutdown()
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stderr.hasPrefix("warning: the state store "), "\(output.stderr)")
+        #expect(output.stderr.contains("was set aside as .batchfetch-state.sqlite.unusable"))
+        let events = try String(contentsOf: directory.url.appendingPathComponent("events.ndjson"), encoding: .utf8)
+        #expect(events.split(separator: "\n").first?.contains(#""event":"warning""#) == true, "\(events)")
+        #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/.batchfetch-state.sqlite.unusable").path))
+        #expect(again.status == 0 && !again.stderr.contains("warning"), "\(again.stderr)")
+    }
+
     /// A server that echoes the request URI (token and all) in its Location, a relative redirect
     /// against a URL with a password, a refused ftp target: stderr, the report, the events and
     /// the JUnit file show `${TOKEN}` and `${PW}`, never the values.

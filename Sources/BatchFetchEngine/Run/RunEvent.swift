@@ -2,8 +2,10 @@ import Foundation
 
 /// What a run reports while it goes, in order: `jobStarted` and `jobFinished` once per job that
 /// runs (skipped jobs only finish), `progress` snapshots of the jobs in flight about four times a
-/// second while any are, and `runFinished` last, with the report.
+/// second while any are, `warning`s about the run as a whole (a state store set aside) before
+/// the jobs, and `runFinished` last, with the report.
 public enum RunEvent: Sendable {
+    case warning(String)
     case jobStarted(id: String, dest: String, url: String)
     case progress(RunProgress)
     case jobFinished(JobResult)

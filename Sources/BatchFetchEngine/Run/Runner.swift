@@ -62,7 +62,7 @@ public final class Runner: Sendable {
     /// to date (the same local check a run makes) and which would be fetched.
     public func dryRun() -> [DryRunEntry] {
         let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
-        let state = root.map(stateCache)
+        let state = root.map { stateCache($0, readOnly: true) }
         return graph.order.map { index in
             let job = manifest.jobs[index]
             let upToDate: Bool
@@ -81,10 +81,11 @@ public final class Runner: Sendable {
     /// The state cache: the whole manifest's, or a shard's own file, which starts from the
     /// whole manifest's entries for the shard's jobs so that splitting a manifest that was run
     /// whole costs no re-hashing (and shards sharing `output_dir` never write one file).
-    private func stateCache(_ root: SafeDirectory) -> StateCache {
-        guard let shard = options.shard else { return StateCache(directory: root, capacity: manifest.jobs.count) }
-        return StateCache(directory: root, fileName: shard.shard.fileName(ToolFiles.stateCache),
-                          seed: (ToolFiles.stateCache, Set(manifest.jobs.map(\.dest.resolved))), capacity: manifest.jobs.count)
+    private func stateCache(_ root: SafeDirectory, readOnly: Bool = false) -> StateCache {
+        guard let shard = options.shard else { return StateCache(directory: root, readOnly: readOnly) }
+        return StateCache(directory: root, fileName: shard.shard.fileName(ToolFiles.stateStore),
+                          legacyFileName: shard.shard.fileName(ToolFiles.stateCache),
+                          seed: StateCache.Seed(dests: Set(manifest.jobs.map(\.dest.resolved))), readOnly: readOnly)
     }
 
     private func context(root: SafeDirectory, transport: any HTTPTransport, interruption: Interruption,
@@ -122,6 +123,7 @@ public final class Runner: Sendable {
                                    startDate: startDate, started: started)
         }
         let state = stateCache(root)
+        for warning in state.warnings { emit(.warning(warning)) }
         var journal = await schedule(
             context: context(root: root, transport: transport, interruption: interruption, state: state), active: active,
             interruption: interruption,
@@ -130,12 +132,9 @@ public final class Runner: Sendable {
                 emit(event)
             })
         ticker.cancel()
-        // The state cache is written while the file system syncs: the sync waits on the disk
-        // and the kernel's flusher threads, the cache's text on this thread's CPU (20,000 entries:
-        // about 40 ms, their sync 130–180 ms; bench/results/profile.md, ninth round). The cache
-        // need not be in the sync: one lost in a crash costs the next run a hash of each file.
-        // (Which of the cache and the files reached the disk first was never fixed: one sync
-        // wrote both.)
+        // The state store's last batch is written while the file system syncs: the sync waits on
+        // the disk and the kernel's flusher threads, the batch on this thread. The store need not
+        // be in the sync: rows lost in a crash cost the next run a hash of each of their files.
         if options.durability == .batch {
             await Self.syncFileSystem(of: manifest.outputDirectory, meanwhile: state.save)
         } else {

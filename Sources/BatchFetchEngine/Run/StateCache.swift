@@ -1,15 +1,26 @@
 import BatchFetchSpec
 import Foundation
+import GRDB
 import NIOConcurrencyHelpers
 
-/// What batchfetch knows about the files it published, kept in `<output_dir>/.batchfetch-state.json`
-/// between runs: for each dest its identity on disk (device, inode, size, mtime), its verified
-/// digests, and the validators it was served with. A nightly rerun of a large manifest then
+/// What batchfetch knows about the files it published, kept between runs in an SQLite database,
+/// `<output_dir>/.batchfetch-state.sqlite` (one per shard: SQLite's locking is not safe on NFS,
+/// and shards may share `output_dir`): for each dest its identity on disk (device, inode, size,
+/// mtime), its verified digests, and the validators it was served with. A nightly rerun then
 /// checks unchanged files with one `stat` each instead of hashing them, and `refresh: if-changed`
-/// has an ETag or Last-Modified for its conditional request.
+/// has an ETag or Last-Modified for its conditional request. The schema is in Docs/StateStore.md.
 ///
 /// An entry counts only while the file's identity is unchanged; any write, replacement or touch
-/// makes it stale and the file is hashed again. The cache is a hint: losing it costs a re-hash.
+/// makes it stale and the file is hashed again. The store is a hint: losing it costs a re-hash,
+/// so it is never trusted when in doubt. A file that is not a batchfetch store of this version (a
+/// foreign or corrupt database, anything that is not a regular file) is renamed to
+/// `<name>.unusable` with a warning and a new store is made.
+///
+/// Rows are written in batches of ``batchSize`` as jobs finish, each in one transaction, in WAL
+/// mode: a kill loses at most the rows not yet written, and only hints. Nothing is held in memory
+/// but the batch being filled, so a million-job rerun costs no table of a million entries. The
+/// JSON file of earlier versions (`.batchfetch-state.json`) is migrated into a new store once and
+/// then removed. Why SQLite, and why GRDB: Docs/StateStore.md.
 public final class StateCache: Sendable {
     public struct Entry: Codable, Sendable, Equatable {
         public var device: UInt64
@@ -27,116 +38,87 @@ public final class StateCache: Sendable {
             case device, inode, size, mtimeNanoseconds = "mtime_ns", digests, urlSHA256 = "url_sha256", etag
             case lastModified = "last_modified"
         }
-    }
 
-    /// The file as stored.
-    struct Stored: Codable {
-        var version = 1
-        var files: [String: Entry]
-    }
-
-    /// The file as loaded when it is not in the layout ``write(_:to:)`` gives: ``Stored`` with
-    /// each entry decoded straight into its compact form.
-    private struct Loaded: Decodable {
-        var version: Int
-        var files: [String: Held]
-    }
-
-    /// The entries of a cache file's text for which `keep` holds (nil when it is not a version 1
-    /// cache); read an entry at a time into a table made with room for `capacity`.
-    ///
-    /// A file in the layout ``write(_:to:)`` gives (one `"dest" : {` line per entry, its object
-    /// ending on a line `    }`) is decoded an entry at a time: decoding a large cache whole held its text, the decoder's
-    /// map of all of it and a table grown by doubling at once, the peak of a nightly rerun where
-    /// every file was up to date (bench/results/history.md).
-    /// Any other layout of valid JSON (a file edited by hand) is decoded whole.
-    static func read(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> Table? {
-        if let files = readEntries(text, capacity: capacity, keeping: keep) { return files }
-        guard let whole = try? JSONDecoder().decode(Loaded.self, from: text), whole.version == 1 else { return nil }
-        return Table(whole.files.filter { keep($0.key) })
-    }
-
-    /// ``read(_:capacity:keeping:)`` an entry at a time; nil when the text is not in
-    /// ``write(_:to:)``'s layout or an entry does not decode. JSON strings never hold a raw
-    /// newline, so no line starts or ends inside one.
-    static func readEntries(_ text: Data, capacity: Int, keeping keep: (String) -> Bool) -> Table? {
-        text.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Table? in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            var position = 0
-            /// The next line's bytes without its newline; nil at the end.
-            func nextLine() -> Slice<UnsafeBufferPointer<UInt8>>? {
-                guard position < bytes.count else { return nil }
-                let start = position
-                while position < bytes.count, bytes[position] != UInt8(ascii: "\n") { position += 1 }
-                defer { position += 1 }
-                return bytes[start..<position]
-            }
-            guard nextLine()?.elementsEqual("{".utf8) == true,
-                  nextLine()?.elementsEqual("  \"files\" : {".utf8) == true else { return nil }
-            let decoder = JSONDecoder()
-            var files = Table(capacity: capacity)
-            var line = nextLine()
-            // Each entry: `    "dest" : {`, its fields, `    }` (`    },` but for the last).
-            while let header = line, header.starts(with: "    \"".utf8), header.reversed().starts(with: "{ : ".utf8) {
-                let quoted = header.dropFirst(4).dropLast(4)
-                let key: String
-                if quoted.dropFirst().dropLast().contains(UInt8(ascii: "\\")) {
-                    guard let decoded = try? decoder.decode(String.self, from: Data(quoted)) else { return nil }
-                    key = decoded
-                } else {
-                    key = String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)
-                }
-                var end = nextLine()
-                while let current = end, !current.elementsEqual("    }".utf8), !current.elementsEqual("    },".utf8) { end = nextLine() }
-                guard let end else { return nil }
-                if keep(key) {
-                    let object = Data(bytes[(header.endIndex - 1)..<(end.startIndex + 5)])
-                    guard let held = try? decoder.decode(Held.self, from: object) else { return nil }
-                    files.set(held, for: key)
-                }
-                line = nextLine()
-            }
-            if files.isEmpty, line?.isEmpty == true { line = nextLine() }  // an empty cache's blank line
-            guard line?.elementsEqual("  },".utf8) == true, nextLine()?.elementsEqual("  \"version\" : 1".utf8) == true,
-                  nextLine()?.elementsEqual("}".utf8) == true, nextLine() == nil else { return nil }
-            return files
+        /// Whether `other` describes the same, unchanged file. The device number is recorded but
+        /// not compared: NFS clients number a mount's device anew on each machine and each mount,
+        /// and a sharded run's task lands on any node, so a shared `output_dir` would be
+        /// re-hashed on every run. Inode, size and mtime to the nanosecond still change with any
+        /// write or replacement.
+        func sameFile(as other: Entry) -> Bool {
+            inode == other.inode && size == other.size && mtimeNanoseconds == other.mtimeNanoseconds
         }
     }
 
-    private let directory: SafeDirectory?
-    /// The cache file's name in the output directory.
-    private let fileName: String
-    /// Entries by dest, and whether any changed since the load.
-    private let stored: NIOLockedValueBox<(files: Table, changed: Bool)>
+    /// Where a new store starts from besides its own JSON predecessor: the whole manifest's
+    /// store (or its JSON predecessor), for the dests of a shard's jobs — splitting a manifest
+    /// that was run whole then costs no re-hashing.
+    public struct Seed: Sendable {
+        public var fileName = ToolFiles.stateStore
+        public var legacyFileName = ToolFiles.stateCache
+        public var dests: Set<String>
 
-    /// Loads the cache `fileName` of the output directory; a missing or unreadable file is an
-    /// empty cache. When it is missing and `seed` names another cache file, the entries of that
-    /// one for the given dests are the start (a shard's first run after whole-manifest runs).
-    /// `capacity`: how many entries the run may hold (its jobs), so the table is made once.
-    public init(directory: SafeDirectory?, fileName: String = ToolFiles.stateCache,
-                seed: (fileName: String, dests: Set<String>)? = nil, capacity: Int = 0) {
-        self.directory = directory
-        self.fileName = fileName
-        func load(_ name: String, keeping keep: (String) -> Bool) -> Table? {
-            directory?.contents(name).flatMap { Self.read($0, capacity: capacity, keeping: keep) }
+        public init(dests: Set<String>) {
+            self.dests = dests
         }
-        var files = load(fileName, keeping: { _ in true })
-            ?? seed.flatMap { seed in load(seed.fileName, keeping: seed.dests.contains) } ?? Table()
-        // Made once at its full size: grown by doubling, the old and the new table were both
-        // resident, and glibc kept the freed one (bench/results/history.md).
-        files.reserveCapacity(capacity)
-        self.stored = NIOLockedValueBox((files, false))
+    }
+
+    /// Rows written per transaction.
+    static let batchSize = 1024
+    /// `PRAGMA application_id` of a batchfetch store ("bfst"), and `PRAGMA user_version`.
+    static let applicationID: Int32 = 0x6266_7374
+    static let schemaVersion = 1
+
+    private struct Rows {
+        /// Recorded and not yet written, by dest.
+        var pending: [String: Entry] = [:]
+        /// Being written now (still answered from memory until the transaction commits).
+        var writing: [String: Entry] = [:]
+    }
+
+    /// Nil when there is no output directory or no store could be opened there: entries then
+    /// live only in memory, for this run.
+    private let database: DatabaseQueue?
+    private let rows = NIOLockedValueBox(Rows())
+    /// One batch written at a time.
+    private let flushing = NIOLock()
+    /// What went wrong opening the store (set aside, migrated badly, not writable), to print.
+    public let warnings: [String]
+
+    /// Opens (or makes) the store `fileName` in the output directory. A new store takes the
+    /// entries of the JSON file `legacyFileName` of earlier versions (which is then removed), or
+    /// else of `seed`. `readOnly` (a dry run) changes nothing on disk: a store that is there is
+    /// read, and nothing else is (files are then hashed).
+    public init(directory: SafeDirectory?, fileName: String = ToolFiles.stateStore,
+                legacyFileName: String = ToolFiles.stateCache, seed: Seed? = nil, readOnly: Bool = false) {
+        guard let directory else {
+            database = nil
+            warnings = []
+            return
+        }
+        if readOnly {
+            database = Self.openExisting(fileName, in: directory)
+            warnings = []
+            return
+        }
+        var warnings: [String] = []
+        let opened = Self.open(fileName, in: directory, warnings: &warnings)
+        if let opened, opened.isNew {
+            Self.migrate(into: opened.database, from: legacyFileName, seed: seed, in: directory, warnings: &warnings)
+        }
+        database = opened?.database
+        self.warnings = warnings
     }
 
     /// The entry for `dest` (relative to the output directory) if the file, whose `lstat` is
     /// `status`, is still the one it describes.
     func entry(for dest: String, status: stat?) -> Entry? {
-        guard let identity = status.map(Self.identity) else { return nil }
-        let held: Held? = stored.withLockedValue {
-            guard let held = $0.files[dest], held.sameFile(as: identity) else { return nil }
-            return held
-        }
-        return held?.entry
+        guard let identity = status.map(Self.identity), let entry = recorded(dest), entry.sameFile(as: identity) else { return nil }
+        return entry
+    }
+
+    /// What is recorded for `dest`, whatever the file is now.
+    func recorded(_ dest: String) -> Entry? {
+        rows.withLockedValue { $0.pending[dest] ?? $0.writing[dest] } ?? stored(dest)
     }
 
     /// Records a verified file; `digests` must cover it as it is now (`status`).
@@ -147,58 +129,238 @@ public final class StateCache: Sendable {
         entry.urlSHA256 = urlSHA256
         entry.etag = etag
         entry.lastModified = lastModified
-        let held = Held(entry)
-        stored.withLockedValue {
-            if $0.files.set(held, for: dest) { $0.changed = true }
-        }
+        record(dest, entry)
     }
 
-    /// Writes the cache if anything changed: a temporary file renamed over the old one, so a
-    /// kill leaves the old or the new cache (no fsync: it is a hint).
+    /// Records `entry` for `dest`; a full batch is written.
+    func record(_ dest: String, _ entry: Entry) {
+        let full = rows.withLockedValue { rows -> Bool in
+            rows.pending[dest] = entry
+            return rows.pending.count >= Self.batchSize
+        }
+        if full { flush() }
+    }
+
+    /// Writes what is recorded and not yet written, and folds the write-ahead log into the
+    /// database file, so `sqlite3` and the next run find everything in one file.
     public func save() {
-        let files: Table? = stored.withLockedValue {
-            guard $0.changed else { return nil }
-            $0.changed = false
-            return $0.files
-        }
-        guard let files, let directory else { return }
-        try? directory.writeAtomically(fileName) { (writer: inout FileWriter) throws(DownloadFailure) in
-            try Self.write(files, to: &writer)
+        flush()
+        _ = try? database?.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+    }
+
+    /// Writes the pending rows in one transaction. In memory only (no store), they stay.
+    private func flush() {
+        guard let database else { return }
+        flushing.withLock {
+            let batch = rows.withLockedValue { rows -> [String: Entry] in
+                rows.writing = rows.pending
+                rows.pending = [:]
+                return rows.writing
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                try database.write { db in
+                    let insert = try db.cachedStatement(sql: """
+                        INSERT OR REPLACE INTO files (dest, device, inode, size, mtime_ns, sha256, sha512, sha1, md5,
+                                                      url_sha256, etag, last_modified)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """)
+                    for (dest, entry) in batch { try insert.execute(arguments: Self.arguments(dest, entry)) }
+                }
+            } catch {
+                // A hint that could not be written (disk full, the file gone): the next run hashes.
+            }
+            rows.withLockedValue { $0.writing = [:] }
         }
     }
 
-    /// The cache file's text (``Stored``) written one entry at a time, dests in UTF-8 order, in
-    /// ``StableJSON``'s layout: the cache of a large manifest is never encoded whole in memory
-    /// (20,000 entries took tens of MiB at once). Each entry by ``EntryTextWriter``, the bytes
-    /// `JSONEncoder` makes of it (`JSONEncoder` was 3% of the CPU of 20,000 small files, at the
-    /// end of the run where nothing else runs beside it).
-    static func write(_ files: Table, to writer: inout FileWriter) throws(DownloadFailure) {
-        try writer.write("{\n  \"files\" : {")
-        let dests = files.dests.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        for (position, dest) in dests.enumerated() {
-            var text = EntryTextWriter()
-            text.raw(position == 0 ? "\n    " : ",\n    ")
-            text.string(dest)
-            text.raw(" : {")
-            let entry = files[dest]!.entry
-            // In the order of the keys' names (`.sortedKeys`).
-            text.field("device", entry.device)
-            text.field("digests", entry.digests)
-            text.field("etag", entry.etag)
-            text.field("inode", entry.inode)
-            text.field("last_modified", entry.lastModified)
-            text.field("mtime_ns", entry.mtimeNanoseconds)
-            text.field("size", entry.size)
-            text.field("url_sha256", entry.urlSHA256)
-            text.raw("\n    }")
-            try writer.write(text.bytes)
+    /// The stored row for `dest`, if any.
+    private func stored(_ dest: String) -> Entry? {
+        guard let database else { return nil }
+        return try? database.read { db in
+            let select = try db.cachedStatement(sql: """
+                SELECT device, inode, size, mtime_ns, sha256, sha512, sha1, md5, url_sha256, etag, last_modified
+                FROM files WHERE dest = ?
+                """)
+            return try Row.fetchOne(select, arguments: [dest]).map(Self.entry)
         }
-        try writer.write(files.isEmpty ? "\n\n  },\n  \"version\" : 1\n}" : "\n  },\n  \"version\" : 1\n}")
     }
 
-    /// Whether two `stat`s are of the same, unchanged file (as the cache compares them).
+    // MARK: - Rows
+
+    /// The digest columns, by algorithm (the closed set a manifest may pin).
+    private static let algorithms = ["sha256", "sha512", "sha1", "md5"]
+
+    private static func arguments(_ dest: String, _ entry: Entry) -> StatementArguments {
+        var values: [(any DatabaseValueConvertible)?] = [
+            dest, Int64(bitPattern: entry.device), Int64(bitPattern: entry.inode), entry.size, entry.mtimeNanoseconds,
+        ]
+        values += algorithms.map { entry.digests[$0] }
+        values += [entry.urlSHA256, entry.etag, entry.lastModified]
+        return StatementArguments(values)
+    }
+
+    private static func entry(_ row: Row) -> Entry {
+        var digests: [String: String] = [:]
+        for (index, algorithm) in algorithms.enumerated() {
+            if let hex: String = row[4 + index] { digests[algorithm] = hex }
+        }
+        return Entry(device: UInt64(bitPattern: row[0]), inode: UInt64(bitPattern: row[1]), size: row[2], mtimeNanoseconds: row[3],
+                     digests: digests, urlSHA256: row[8], etag: row[9], lastModified: row[10])
+    }
+
+    // MARK: - Opening
+
+    /// The store, made if missing; a file that is not one is set aside first.
+    private static func open(_ fileName: String, in directory: SafeDirectory,
+                             warnings: inout [String]) -> (database: DatabaseQueue, isNew: Bool)? {
+        if let status = directory.status(fileName), status.st_mode & S_IFMT != S_IFREG {
+            setAside(fileName, in: directory, because: "it is not a regular file", warnings: &warnings)
+        }
+        let path = directory.path + "/" + fileName
+        do {
+            return try connect(path)
+        } catch StoreProblem.foreign(let why) {
+            setAside(fileName, in: directory, because: why, warnings: &warnings)
+        } catch {
+            setAside(fileName, in: directory, because: "\(error)", warnings: &warnings)
+        }
+        do {
+            return try connect(path)
+        } catch {
+            warnings.append("cannot use the state store \(path) (\(error)); this run keeps its state in memory")
+            return nil
+        }
+    }
+
+    /// A store that is there and of this version, opened read-only; nil otherwise.
+    private static func openExisting(_ fileName: String, in directory: SafeDirectory) -> DatabaseQueue? {
+        guard directory.regularFileStatus(fileName) != nil else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        guard let database = try? DatabaseQueue(path: directory.path + "/" + fileName, configuration: configuration),
+              let identity = try? database.read({ db in
+                  (try Int32.fetchOne(db, sql: "PRAGMA application_id"), try Int.fetchOne(db, sql: "PRAGMA user_version"))
+              }),
+              identity.0 == applicationID, identity.1 == schemaVersion else { return nil }
+        return database
+    }
+
+    private enum StoreProblem: Error {
+        case foreign(String)
+    }
+
+    /// Opens the database at `path`, in WAL mode, and makes its schema when it is new.
+    private static func connect(_ path: String) throws -> (database: DatabaseQueue, isNew: Bool) {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        let database = try DatabaseQueue(path: path, configuration: configuration)
+        let isNew = try database.writeWithoutTransaction { db -> Bool in
+            let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+            if application == applicationID && version == schemaVersion {
+                _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+                return false
+            }
+            guard application == 0 && version == 0 && tables == 0 else {
+                throw StoreProblem.foreign(application == applicationID
+                    ? "it is a batchfetch store of another version (\(version))" : "it is not a batchfetch state store")
+            }
+            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            try db.inTransaction {
+                try db.execute(sql: """
+                    CREATE TABLE files (
+                        dest TEXT NOT NULL PRIMARY KEY,
+                        device INTEGER NOT NULL,
+                        inode INTEGER NOT NULL,
+                        size INTEGER NOT NULL,
+                        mtime_ns INTEGER NOT NULL,
+                        sha256 TEXT,
+                        sha512 TEXT,
+                        sha1 TEXT,
+                        md5 TEXT,
+                        url_sha256 TEXT,
+                        etag TEXT,
+                        last_modified TEXT
+                    ) WITHOUT ROWID;
+                    PRAGMA application_id = \(applicationID);
+                    PRAGMA user_version = \(schemaVersion);
+                    """)
+                return .commit
+            }
+            return true
+        }
+        return (database, isNew)
+    }
+
+    /// Renames a file that is not a usable store to `<name>.unusable` (replacing an older one),
+    /// and its WAL and shared-memory files with it, and says so.
+    private static func setAside(_ fileName: String, in directory: SafeDirectory, because why: String,
+                                 warnings: inout [String]) {
+        try? directory.rename(fileName, to: fileName + ".unusable")
+        for suffix in ["-wal", "-shm", "-journal"] { directory.unlink(fileName + suffix) }
+        warnings.append("the state store \(directory.path)/\(fileName) was set aside as \(fileName).unusable: \(why); "
+            + "files already there are hashed again")
+    }
+
+    /// Fills a new store from the JSON file of earlier versions (removed once migrated), or
+    /// else from `seed`.
+    private static func migrate(into database: DatabaseQueue, from legacyFileName: String, seed: Seed?,
+                                in directory: SafeDirectory, warnings: inout [String]) {
+        func insert(_ fill: ((String, Entry) -> Void) -> Bool) -> Bool {
+            (try? database.write { db -> Bool in
+                let statement = try db.cachedStatement(sql: """
+                    INSERT OR REPLACE INTO files (dest, device, inode, size, mtime_ns, sha256, sha512, sha1, md5,
+                                                  url_sha256, etag, last_modified)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+                var failure: (any Error)?
+                let read = fill { dest, entry in
+                    guard failure == nil else { return }
+                    do { try statement.execute(arguments: arguments(dest, entry)) } catch { failure = error }
+                }
+                if let failure { throw failure }
+                return read
+            }) ?? false
+        }
+        if let legacy = directory.contents(legacyFileName, limit: .max) {
+            if insert({ each in LegacyStateFile.read(legacy, keeping: { _ in true }, each) }) {
+                directory.unlink(legacyFileName)
+            } else {
+                warnings.append("the old state cache \(directory.path)/\(legacyFileName) could not be read and was left as it is")
+            }
+            return
+        }
+        guard let seed else { return }
+        if directory.regularFileStatus(seed.fileName) != nil {
+            guard let source = openExisting(seed.fileName, in: directory) else { return }
+            _ = insert { each in
+                (try? source.read { db in
+                    let rows = try Row.fetchCursor(db, sql: """
+                        SELECT device, inode, size, mtime_ns, sha256, sha512, sha1, md5, url_sha256, etag, last_modified, dest
+                        FROM files
+                        """)
+                    while let row = try rows.next() {
+                        let dest: String = row[11]
+                        if seed.dests.contains(dest) { each(dest, entry(row)) }
+                    }
+                    return true
+                }) ?? false
+            }
+        } else if let legacy = directory.contents(seed.legacyFileName, limit: .max) {
+            _ = insert { each in LegacyStateFile.read(legacy, keeping: seed.dests.contains, each) }
+        }
+    }
+
+    // MARK: - Identity
+
+    /// Whether two `stat`s are of the same, unchanged file (as the store compares them).
     static func sameFile(_ a: stat, _ b: stat) -> Bool {
-        Held(identity(a)).sameFile(as: identity(b))
+        identity(a).sameFile(as: identity(b))
     }
 
     private static func identity(_ info: stat) -> Entry {
@@ -209,100 +371,5 @@ public final class StateCache: Sendable {
         #endif
         return Entry(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
                      mtimeNanoseconds: mtime, digests: [:])
-    }
-}
-
-private extension StateCache.Held {
-    /// The device number is recorded but not compared: NFS clients number a mount's device
-    /// anew on each machine and each mount, and a sharded run's task lands on any node, so a
-    /// shared `output_dir` would be re-hashed on every run. Inode, size and mtime to the
-    /// nanosecond still change with any write or replacement.
-    func sameFile(as other: StateCache.Entry) -> Bool {
-        inode == other.inode && size == other.size && mtimeNanoseconds == other.mtimeNanoseconds
-    }
-}
-
-extension StateCache {
-    /// An entry as held in memory: the two sha256 digests as 32 bytes instead of 64-character
-    /// strings and a dictionary around one of them, and an IMF-fixdate `Last-Modified` as its
-    /// seconds (``HTTPDateText``): about a quarter of the memory of an ``Entry`` (bench/results/history.md).
-    struct Held: Equatable, Decodable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var mtimeNanoseconds: Int64
-        /// `digests["sha256"]` when it is 64 lowercase hex digits, as bytes.
-        var sha256: HexDigest?
-        /// Every other digest (and a sha256 that is not such hex, from a hand-edited file).
-        var otherDigests: [String: String]
-        var urlSHA256: HexDigest?
-        /// `urlSHA256` when it is not 64 lowercase hex digits.
-        var urlSHA256Text: String?
-        var etag: String?
-        var lastModified: HTTPDateText?
-
-        init(_ entry: Entry) {
-            device = entry.device
-            inode = entry.inode
-            size = entry.size
-            mtimeNanoseconds = entry.mtimeNanoseconds
-            sha256 = entry.digests["sha256"].flatMap(HexDigest.init(hex:))
-            // Filtered, not copied and then removed from: an emptied copy keeps its storage.
-            otherDigests = sha256 == nil ? entry.digests
-                : entry.digests.count == 1 ? [:] : entry.digests.filter { $0.key != "sha256" }
-            urlSHA256 = entry.urlSHA256.flatMap(HexDigest.init(hex:))
-            urlSHA256Text = urlSHA256 == nil ? entry.urlSHA256 : nil
-            etag = entry.etag
-            lastModified = entry.lastModified.map(HTTPDateText.init)
-        }
-
-        init(from decoder: any Decoder) throws {
-            self.init(try Entry(from: decoder))
-        }
-
-        var entry: Entry {
-            var digests = otherDigests
-            if let sha256 { digests["sha256"] = sha256.hex }
-            return Entry(device: device, inode: inode, size: size, mtimeNanoseconds: mtimeNanoseconds, digests: digests,
-                         urlSHA256: urlSHA256?.hex ?? urlSHA256Text, etag: etag, lastModified: lastModified?.text)
-        }
-    }
-
-    /// 32 bytes written as 64 lowercase hex digits (a sha256), kept as the bytes.
-    struct HexDigest: Equatable {
-        private var words: (UInt64, UInt64, UInt64, UInt64)
-
-        /// Nil unless `hex` is exactly 64 lowercase hex digits (so ``hex`` gives it back).
-        init?(hex: String) {
-            var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-            var digits = 0
-            for byte in hex.utf8 {
-                let value: UInt64
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt64(byte - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = UInt64(byte - UInt8(ascii: "a") + 10)
-                default: return nil
-                }
-                switch digits / 16 {
-                case 0: words.0 = words.0 << 4 | value
-                case 1: words.1 = words.1 << 4 | value
-                case 2: words.2 = words.2 << 4 | value
-                case 3: words.3 = words.3 << 4 | value
-                default: return nil
-                }
-                digits += 1
-            }
-            guard digits == 64 else { return nil }
-            self.words = words
-        }
-
-        var hex: String {
-            var bytes = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
-            return withUnsafeBytes(of: &bytes) { Digester.hex($0) }
-        }
-
-        static func == (left: Self, right: Self) -> Bool {
-            left.words == right.words
-        }
     }
 }

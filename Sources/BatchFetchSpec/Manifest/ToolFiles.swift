@@ -10,12 +10,16 @@ public enum ToolFiles {
     public static let checkReport = "batchfetch-check.json"
     /// The report of `verify`.
     public static let verifyReport = "batchfetch-verify.json"
-    /// What earlier runs verified (`StateCache`).
+    /// What earlier runs verified: the SQLite store (`StateCache`), its write-ahead log and
+    /// shared memory, and the JSON file of earlier versions it is migrated from.
+    public static let stateStore = ".batchfetch-state.sqlite"
+    public static let stateStoreLog = ".batchfetch-state.sqlite-wal"
+    public static let stateStoreMemory = ".batchfetch-state.sqlite-shm"
     public static let stateCache = ".batchfetch-state.json"
     /// The run lock (`RunLock`).
     public static let runLock = ".batchfetch.lock"
 
-    public static let all = [runReport, checkReport, verifyReport, stateCache, runLock]
+    public static let all = [runReport, checkReport, verifyReport, stateStore, stateStoreLog, stateStoreMemory, stateCache, runLock]
 
     /// Whether `name` is one of these files of a shard (``Shard/fileName(_:)``, e.g.
     /// `batchfetch-report.shard-0-of-4.json`), for any K and N. Cheap for other names: it runs

@@ -76,7 +76,7 @@ import TestOrigin
             case .jobStarted(let id, _, _): kinds.append("started \(id)")
             case .jobFinished(let job): kinds.append("finished \(job.id) \(job.status.rawValue)")
             case .runFinished(let report): kinds.append("run \(report.status.rawValue)")
-            case .progress: break
+            case .progress, .warning: break
             }
         }
         let report = await run.report

@@ -42,7 +42,7 @@ import TestOrigin
         #expect(inFlight >= 2)
         #expect(served == Self.size)
         #expect(job.bytesTransferred == Self.size)
-        #expect(leftovers.sorted() == [".batchfetch-state.json", "out.bin"])
+        #expect(leftovers.sorted() == [".batchfetch-state.sqlite", "out.bin"])
     }
 
     @Test func aDroppedRangeIsRetriedFromWhereItStoppedAndA503RangeIsRetried() async throws {

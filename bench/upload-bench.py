@@ -57,11 +57,12 @@ def main() -> None:
     stored = www / "dav" / "big.bin"
     manifest = WORK / "upload.yaml"
     manifest.write_text(f"version: 1\noutput_dir: data\njobs:\n  - {{id: push, upload: big.bin, url: \"{url}\", refresh: always}}\n")
-    state = data / ".batchfetch-state.json"
+    state = data / ".batchfetch-state.sqlite"
     try:
         def batchfetch(transport: str, warm: bool) -> list[str]:
             if not warm:
-                state.unlink(missing_ok=True)
+                for suffix in ("", "-wal", "-shm"):
+                    state.with_name(state.name + suffix).unlink(missing_ok=True)
             return ["env", f"BATCHFETCH_TRANSPORT={transport}", str(BIN), "run", str(manifest), "--progress", "none"]
 
         tools = {

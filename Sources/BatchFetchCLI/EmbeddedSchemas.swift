@@ -131,6 +131,12 @@ enum EmbeddedSchemas {
               "description": "Total time allowed per job.",
               "$ref": "#/$defs/duration"
             },
+            "requests_per_second": {
+              "description": "At most this many requests to the job's host start in any one-second window (shared by every job to that host).",
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 100000
+            },
             "segments": {
               "description": "Parallel range requests for one file: 1..16, or auto.",
               "oneOf": [

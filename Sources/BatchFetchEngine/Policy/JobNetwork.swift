@@ -20,6 +20,8 @@ struct JobNetwork: Sendable {
     let method: String
     let body: Data?
     let timeout: Double
+    /// The job's `requests_per_second`, carried by every request it makes.
+    let requestsPerSecond: Int?
 
     /// `transport` is the run's; a job with an https mirror and its own TLS trust or a client
     /// certificate (or with `CURL_CA_BUNDLE`, `SSL_CERT_FILE` or `SSL_CERT_DIR` naming other
@@ -56,6 +58,7 @@ struct JobNetwork: Sendable {
         method = job.method.rawValue
         body = job.body.map { Data($0.resolved.utf8) }
         timeout = job.settings.timeout
+        requestsPerSecond = job.settings.requestsPerSecond
     }
 
     /// Sent unless the job sets its own.
@@ -80,6 +83,8 @@ struct JobNetwork: Sendable {
                  body: Data? = nil, timeout: Double) -> TransportRequest {
         let mirror = mirrors.indices.contains(mirrorIndex) ? mirrors[mirrorIndex]?.url : nil
         let (url, headers) = credentials.request(to: target, forMirror: mirror)
-        return TransportRequest(url: url, method: method, headers: headers + extra, body: body, timeout: timeout + 30)
+        var request = TransportRequest(url: url, method: method, headers: headers + extra, body: body, timeout: timeout + 30)
+        request.requestsPerSecond = requestsPerSecond
+        return request
     }
 }

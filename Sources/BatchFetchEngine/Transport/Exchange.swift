@@ -11,9 +11,9 @@ protocol WatchedHandler: TransportResponseHandler {
 }
 
 /// One request on the wire, the same way for a download, a segment's range and a mirror probe:
-/// take a `per_host` slot for the host, register with the run's interruption, start the
-/// transfer, wait for its end (cancelling it when idle for `idleTimeout` seconds or past the
-/// deadline), then give everything back.
+/// take a `per_host` slot for the host (and a start in its `requests_per_second` window),
+/// register with the run's interruption, start the transfer, wait for its end (cancelling it
+/// when idle for `idleTimeout` seconds or past the deadline), then give everything back.
 enum Exchange {
     /// The handler's outcome, or nil when the request never started: the run was interrupted, or
     /// `proceed` (asked once the host slot is held) said no.
@@ -22,7 +22,7 @@ enum Exchange {
         interruption: Interruption?, idleTimeout: Duration, deadline: ContinuousClock.Instant? = nil, proceed: () -> Bool = { true }
     ) async -> Handler.Outcome? {
         let host = request.url.host ?? ""
-        await hosts.acquire(host)
+        await hosts.acquire(host, requestsPerSecond: request.requestsPerSecond)
         var outcome: Handler.Outcome?
         if interruption?.register(handler) ?? true {
             if proceed() {

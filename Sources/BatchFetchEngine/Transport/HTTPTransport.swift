@@ -11,6 +11,10 @@ public struct TransportRequest: Sendable {
     public var upload: UploadBody?
     /// The transport's own timeout, a safety net behind the engine's idle watchdog.
     public var timeout: TimeInterval
+    /// At most this many requests to the host start in any one-second window (the job's
+    /// `requests_per_second`): the engine waits before starting it (``HostLimiter``); transports
+    /// ignore it.
+    public var requestsPerSecond: Int?
 
     public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
                 upload: UploadBody? = nil, timeout: TimeInterval = 60) {

@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 
-/// Keeps the requests in flight to one host at or below `per_host`, across all jobs.
+/// Keeps the requests in flight to one host at or below `per_host`, across all jobs, and paces
+/// their starts when a job asks for it (`requests_per_second`, ``StartWindow``).
 ///
 /// URLSession would queue extra tasks itself, but queued tasks plus redirects can trap in
 /// FoundationNetworking 6.3.1 (Docs/Contracts.md §5), so the engine never hands it more than the limit.
@@ -24,9 +25,28 @@ public final class HostLimiter: Sendable {
 
     private let limit: Int
     private let state = NIOLockedValueBox(State())
+    /// Each host's recent starts, for `requests_per_second`.
+    private let windows = NIOLockedValueBox([String: StartWindow]())
+    private let time: any TimeSource
 
-    public init(limit: Int) {
+    public convenience init(limit: Int) {
+        self.init(limit: limit, time: SystemTime())
+    }
+
+    /// A limiter whose pacing waits on `time` (tests advance a manual clock).
+    init(limit: Int, time: any TimeSource) {
         self.limit = max(1, limit)
+        self.time = time
+    }
+
+    /// Takes a slot for `host` and, with `requestsPerSecond`, waits until a start fits in the
+    /// host's one-second window: the request may start when this returns.
+    func acquire(_ host: String, requestsPerSecond: Int?) async {
+        await acquire(host)
+        guard let requestsPerSecond else { return }
+        while let wait = windows.withLockedValue({ $0[host, default: StartWindow()].admit(at: time.now, limit: requestsPerSecond) }) {
+            await time.sleep(for: wait)
+        }
     }
 
     /// Takes a slot for `host`, waiting (first come, first served) while all are taken.

@@ -141,6 +141,7 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
         var crossOriginHeaders: [String] = []
         var netrc = false
         var tls = TLSSettings()
+        var requestsPerSecond: Int?
     }
 
     /// Immutable, so sharing it across threads needs no lock: a write makes a new box.
@@ -225,6 +226,12 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
     public var crossOriginHeaders: [String] {
         get { box.values.crossOriginHeaders }
         set { values.crossOriginHeaders = newValue }
+    }
+    /// At most this many requests to the job's host start in any one-second window (all jobs
+    /// to that host share the window); nil: no pacing beyond `per_host`.
+    public var requestsPerSecond: Int? {
+        get { box.values.requestsPerSecond }
+        set { values.requestsPerSecond = newValue }
     }
     /// Look up Basic credentials for the mirrors' hosts in `.netrc` (`NETRC`, else `~/.netrc`).
     public var netrc: Bool {

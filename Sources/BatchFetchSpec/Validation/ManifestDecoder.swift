@@ -9,7 +9,7 @@ struct ManifestDecoder {
     static let topLevelKeys = ["version", "output_dir", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs"]
     static let settingKeys = [
         "retries", "backoff", "backoff_max", "retry_after_max", "timeout", "deadline", "segments", "refresh",
-        "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls",
+        "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls", "requests_per_second",
     ]
     static let tlsKeys = ["ca_file", "client_cert", "client_key"]
     static let defaultsKeys = settingKeys + ["headers"]
@@ -653,6 +653,9 @@ struct ManifestDecoder {
         }
         if let entry = fields["netrc"], let value = boolean(entry, context: context) {
             settings.netrc = value
+        }
+        if let entry = fields["requests_per_second"], let value = integer(entry, context: context, range: 1...100_000) {
+            settings.requestsPerSecond = value
         }
         if let entry = fields["tls"] {
             decodeTLS(entry, into: &settings.tls, context: context)

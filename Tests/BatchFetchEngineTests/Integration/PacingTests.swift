@@ -1,0 +1,23 @@
+@testable import BatchFetchEngine
+import Foundation
+import Testing
+import TestOrigin
+
+/// `requests_per_second` on a real run: every job is fetched, and five requests at two per
+/// second take at least two seconds (a lower bound, which no load can break; the window's
+/// exact rule is `StartWindowTests`).
+@Suite struct PacingTests {
+    @Test func requestsToAHostArePacedAcrossJobs() async throws {
+        let world = try await Harness()
+        for index in 0..<5 { world.origin.serve("/p\(index)", .generated(size: 1000, seed: UInt64(index))) }
+        let jobs = (0..<5).map { "  - {id: p\($0), url: '{origin}/p\($0)', size: 1000}" }.joined(separator: "\n")
+        let started = ContinuousClock.now
+        let report = try await world.run("version: 1\nconcurrency: 5\nper_host: 5\ndefaults: {requests_per_second: 2}\njobs:\n\(jobs)\n")
+        let elapsed = ContinuousClock.now - started
+        let requests = world.origin.allRequests.count
+        await world.close()
+        #expect(report.status == .succeeded && report.summary.downloaded == 5)
+        #expect(requests == 5)
+        #expect(elapsed >= .seconds(2), "\(elapsed)")
+    }
+}

@@ -134,7 +134,7 @@ struct ShardingEndToEndTests {
         defer { slow.terminate() }
         let lockFile = directory.url.appendingPathComponent("data/.batchfetch.shard-\(bigShard)-of-2.lock").path
         let pid = "\(slow.processIdentifier)\n"
-        let holding = await BinaryRunner.wait(timeout: 20) { (try? String(contentsOfFile: lockFile, encoding: .utf8)) == pid }
+        let holding = await BinaryRunner.wait { (try? String(contentsOfFile: lockFile, encoding: .utf8)) == pid }
         #expect(holding, "the slow shard never took its lock")
         let whole = try BinaryRunner.run(["run", manifest], in: directory.url)
         #expect(whole.status == 4 && whole.stderr.contains("the runs of shards (of a split manifest) holds"), "\(whole.stderr)")

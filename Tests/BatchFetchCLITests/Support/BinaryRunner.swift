@@ -57,7 +57,7 @@ struct BinaryRunner {
     /// (they wait for processes), and a test task woken seconds late saw the download finish
     /// before its kill. Returns whether the condition held; the signal is sent either way, `times`
     /// times 100 ms apart.
-    static func signal(_ signal: Int32, to process: Process, times: Int = 1, timeout: Double = 20,
+    static func signal(_ signal: Int32, to process: Process, times: Int = 1, timeout: Double = 120,
                        when condition: @escaping @Sendable () -> Bool) async -> Bool {
         let pid = process.processIdentifier
         return await onThreadOfItsOwn {
@@ -72,7 +72,7 @@ struct BinaryRunner {
 
     /// Waits until `condition` holds, from a thread of its own (see ``signal(_:to:times:timeout:when:)``);
     /// returns false when it did not within `timeout` seconds, for the test to fail on.
-    static func wait(timeout: Double = 20, until condition: @escaping @Sendable () -> Bool) async -> Bool {
+    static func wait(timeout: Double = 120, until condition: @escaping @Sendable () -> Bool) async -> Bool {
         await onThreadOfItsOwn { poll(timeout: timeout, until: condition) }
     }
 

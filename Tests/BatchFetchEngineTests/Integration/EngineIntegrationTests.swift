@@ -432,7 +432,7 @@ import TestOrigin
               - {id: d, url: "{origin}/d"}
             """)
         let arrived = { paths.reduce(0) { $0 + world.origin.arrivals($1) } }
-        let two = await eventually(within: 120) { arrived() >= 2 }
+        let two = await eventually { arrived() >= 2 }
         let heldTogether = arrived()
         for path in paths { world.origin.update(path) { $0.held = false } }
         let report = await run.report

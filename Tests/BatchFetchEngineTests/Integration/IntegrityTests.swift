@@ -262,7 +262,7 @@ import TestOrigin
         world.origin.serve("/p.bin", file)
         let run = try world.start(Self.replacedPartManifest(world, extra: extra))
         // The first megabyte is out and the origin waits: the job has its part open.
-        let midBody = await eventually(within: 10) { world.origin.bytesServed("/p.bin") >= 1 << 20 }
+        let midBody = await eventually { world.origin.bytesServed("/p.bin") >= 1 << 20 }
         try Data("theirs".utf8).write(to: URL(fileURLWithPath: world.path("theirs.tmp")))
         let replaced = midBody && rename(world.path("theirs.tmp"), world.path("p.bin.part")) == 0
         world.origin.update("/p.bin") { $0.paused = false }

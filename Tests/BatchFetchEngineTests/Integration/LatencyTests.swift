@@ -22,7 +22,7 @@ import TestOrigin
         let started = ContinuousClock.now
         let run = try world.start("version: 1\nconcurrency: 16\nper_host: 16\njobs:\n\(jobs)\n")
         let arrived = { paths.reduce(0) { $0 + world.origin.arrivals($1) } }
-        let side = await eventually(within: 120) { arrived() >= 2 }
+        let side = await eventually { arrived() >= 2 }
         let together = arrived()
         for path in paths { world.origin.update(path) { $0.held = false } }
         let report = await run.report

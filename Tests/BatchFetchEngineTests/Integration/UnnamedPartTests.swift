@@ -82,7 +82,7 @@ import TestOrigin
         world.origin.serve("/l.bin", file)
         let run = try world.start(world.single("/l.bin", dest: "l.bin"))
         // The request is at the origin: the job's part is open, without a name.
-        let waiting = await eventually(within: 10) { world.origin.arrivals("/l.bin") > 0 }
+        let waiting = await eventually { world.origin.arrivals("/l.bin") > 0 }
         try Data("theirs".utf8).write(to: URL(fileURLWithPath: world.path("l.bin.part")))
         world.origin.update("/l.bin") { $0.held = false }
         let report = await run.report

@@ -1,9 +1,7 @@
 /// What a response status means for any request batchfetch sends — a download, a segment's
 /// range, a mirror probe for `check` and `pin`, an upload: the one table of which answers are
-/// worth asking again. Each driver keeps only its own special cases (206, 304 and 416 for
-/// downloads, 404 and a refused HEAD for probes, a POST's answer for uploads) and asks this for
-/// the rest, so a new retry rule is one line here, obeyed by every command
-/// (`ResponseClassTests` and the drivers' tests show it).
+/// worth asking again, read by ``AttemptVerdict`` (the attempt core), so a new retry rule is one
+/// line here, obeyed by every command (`ResponseClassTests` and the drivers' tests show it).
 public enum ResponseClass: Sendable, Equatable {
     /// 2xx: the answer the request asked for.
     case success
@@ -23,10 +21,5 @@ public enum ResponseClass: Sendable, Equatable {
         case 408, 425, 429, 500...599: self = .retryable
         default: self = .refused
         }
-    }
-
-    /// Whether `status` is worth asking again.
-    public static func isRetryable(_ status: Int) -> Bool {
-        ResponseClass(status: status) == .retryable
     }
 }

@@ -50,10 +50,16 @@ import TestOrigin
         origin.resetCounters()
         let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         let served = origin.bytesServed("/big.bin")
+        let asked = origin.requests("/big.bin").compactMap { $0.header("range") }.compactMap(Self.byteRange)
         try await origin.shutdown()
 
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        #expect(served <= Self.size - partSize + (1 << 20))
+        // Only the remainder was asked for. (What the origin wrote can exceed it: a transfer
+        // URLSession shed for a starved process, asked again from where it stopped, was partly
+        // written into socket buffers — so the requests are counted, not the bytes.)
+        #expect(served >= Self.size - partSize)
+        #expect(!asked.isEmpty && asked.allSatisfy { $0.lowerBound >= partSize }, "\(asked)")
+        #expect(Self.covered(asked) == Self.size - partSize)
         let bytes = try Data(contentsOf: directory.url.appendingPathComponent("data/big.bin"))
         #expect(Self.hex(SHA256.hash(data: bytes)) == Self.hex(SHA256.hash(data: content.allBytes)))
         let report = try JSONSerialization.jsonObject(
@@ -110,10 +116,22 @@ import TestOrigin
     }
 
     /// The bytes a `Range: bytes=first-last` header asks for.
+    /// How many distinct bytes `ranges` cover together.
+    private static func covered(_ ranges: [Range<Int64>]) -> Int64 {
+        var total: Int64 = 0, end: Int64 = .min
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            let start = max(range.lowerBound, end)
+            if range.upperBound > start { total += range.upperBound - start }
+            end = max(end, range.upperBound)
+        }
+        return total
+    }
+
+    /// The bytes a `Range` header asks for; `bytes=N-` runs to the end of the test's file.
     private static func byteRange(_ header: String) -> Range<Int64>? {
-        let bounds = header.dropFirst("bytes=".count).split(separator: "-").compactMap { Int64($0) }
-        guard header.hasPrefix("bytes="), bounds.count == 2 else { return nil }
-        return bounds[0]..<(bounds[1] + 1)
+        let bounds = header.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false).map { Int64($0) }
+        guard header.hasPrefix("bytes="), bounds.count == 2, let first = bounds[0] else { return nil }
+        return first..<((bounds[1] ?? Self.size - 1) + 1)
     }
 
     /// Bytes the sidecar of a segmented part lists as written.
@@ -146,13 +164,14 @@ import TestOrigin
         // Only the gaps were asked for, each range validated by If-Range (no probe this time), and
         // served about once (the killed run's draining connections no longer count: TestOrigin
         // counts a response only in the counter epoch it began in).
-        #expect(served >= Self.size - done && served <= Self.size - done + (1 << 20),
-                "served \(served) for \(Self.size - done) missing bytes")
+        // (Counted by the requests, not the bytes written: see the test above.)
+        #expect(served >= Self.size - done, "served \(served) for \(Self.size - done) missing bytes")
         #expect(requests.allSatisfy { $0.header("range") != nil && $0.header("if-range") != nil })
         let asked = requests.compactMap { $0.header("range") }.compactMap(Self.byteRange)
         #expect(asked.count == requests.count)
         let overlapping = asked.filter { range in ranges.contains { range.overlaps($0[0]..<$0[1]) } }
         #expect(overlapping.isEmpty, "asked again for written bytes: \(overlapping), written: \(ranges)")
+        #expect(Self.covered(asked) == Self.size - done, "asked \(asked) for \(Self.size - done) missing bytes")
         let bytes = try Data(contentsOf: directory.url.appendingPathComponent("data/big.bin"))
         #expect(Self.hex(SHA256.hash(data: bytes)) == Self.hex(SHA256.hash(data: content.allBytes)))
         let report = try JSONSerialization.jsonObject(

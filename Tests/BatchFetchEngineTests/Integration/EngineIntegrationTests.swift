@@ -173,7 +173,13 @@ import TestOrigin
         let digest = try world.sha256(ofFile: "out.bin")
         await world.close()
         let job = report.jobs[0]
-        #expect(job.status == .downloaded && job.attempts == 2)
+        // Every attempt but the last ended in the idle timeout, and a retry resumed. How many
+        // there were is the machine's business: under load the first megabyte itself can take
+        // longer than the timeout, and that attempt times out too (it failed once so, with two
+        // attempts expected, beside two CPU hogs).
+        let log = job.attemptLog ?? []
+        #expect(job.status == .downloaded && (job.attempts ?? 0) >= 2 && log.count == job.attempts, "\(log)")
+        #expect(log.dropLast().allSatisfy { $0.code == .timeout } && log.last?.code == nil, "\(log)")
         #expect(job.resumedFrom ?? 0 > 0)
         #expect(digest == Harness.sha256(content))
     }

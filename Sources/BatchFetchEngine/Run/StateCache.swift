@@ -17,9 +17,9 @@ import NIOConcurrencyHelpers
 /// `<name>.unusable` with a warning and a new store is made.
 ///
 /// Rows are written in batches of ``batchSize`` as jobs finish, each in one transaction, in WAL
-/// mode: a kill loses at most the rows not yet written, and only hints. Nothing is held in memory
-/// but the batch being filled, so a million-job rerun costs no table of a million entries. The
-/// JSON file of earlier versions (`.batchfetch-state.json`) is migrated into a new store once and
+/// mode: a kill loses at most the rows not yet written, and only hints. The rows are read once,
+/// in one scan, when the store is opened, and a run's lookups are made in memory. The JSON file
+/// of earlier versions (`.batchfetch-state.json`) is migrated into a new store once and
 /// then removed. Why SQLite, and why GRDB: Docs/StateStore.md.
 public final class StateCache: Sendable {
     public struct Entry: Codable, Sendable, Equatable {
@@ -78,6 +78,11 @@ public final class StateCache: Sendable {
     /// Nil when there is no output directory or no store could be opened there: entries then
     /// live only in memory, for this run.
     private let database: DatabaseQueue?
+    /// The rows as the store held them when it was opened, read in one scan: the lookups of a
+    /// run. A row recorded since is in `rows` until it is written, and then only in the
+    /// database — where no lookup of this run needs it (each job looks its dest up before it
+    /// records it; a twin that misses hashes the file).
+    private let loaded: [String: Entry]
     private let rows = NIOLockedValueBox(Rows())
     /// One batch written at a time.
     private let flushing = NIOLock()
@@ -92,11 +97,13 @@ public final class StateCache: Sendable {
                 legacyFileName: String = ToolFiles.stateCache, seed: Seed? = nil, readOnly: Bool = false) {
         guard let directory else {
             database = nil
+            loaded = [:]
             warnings = []
             return
         }
         if readOnly {
             database = Self.openExisting(fileName, in: directory)
+            loaded = database.map(Self.load) ?? [:]
             warnings = []
             return
         }
@@ -106,6 +113,7 @@ public final class StateCache: Sendable {
             Self.migrate(into: opened.database, from: legacyFileName, seed: seed, in: directory, warnings: &warnings)
         }
         database = opened?.database
+        loaded = opened.map { Self.load($0.database) } ?? [:]
         self.warnings = warnings
     }
 
@@ -116,9 +124,10 @@ public final class StateCache: Sendable {
         return entry
     }
 
-    /// What is recorded for `dest`, whatever the file is now.
+    /// What is recorded for `dest`, whatever the file is now: recorded in this run and not yet
+    /// written, else as the store held it when opened.
     func recorded(_ dest: String) -> Entry? {
-        rows.withLockedValue { $0.pending[dest] ?? $0.writing[dest] } ?? stored(dest)
+        rows.withLockedValue { $0.pending[dest] ?? $0.writing[dest] } ?? loaded[dest]
     }
 
     /// Records a verified file; `digests` must cover it as it is now (`status`).
@@ -174,16 +183,18 @@ public final class StateCache: Sendable {
         }
     }
 
-    /// The stored row for `dest`, if any.
-    private func stored(_ dest: String) -> Entry? {
-        guard let database else { return nil }
-        return try? database.read { db in
-            let select = try db.cachedStatement(sql: """
-                SELECT device, inode, size, mtime_ns, sha256, sha512, sha1, md5, url_sha256, etag, last_modified
-                FROM files WHERE dest = ?
+    /// Every row of the store, in one scan (an up-to-date rerun then looks each file up in
+    /// memory: a statement per lookup cost it about four times as long).
+    private static func load(_ database: DatabaseQueue) -> [String: Entry] {
+        (try? database.inDatabase { db in
+            var entries: [String: Entry] = [:]
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT device, inode, size, mtime_ns, sha256, sha512, sha1, md5, url_sha256, etag, last_modified, dest
+                FROM files
                 """)
-            return try Row.fetchOne(select, arguments: [dest]).map(Self.entry)
-        }
+            while let row = try rows.next() { entries[row[11]] = entry(row) }
+            return entries
+        }) ?? [:]
     }
 
     // MARK: - Rows

@@ -169,11 +169,7 @@ public final class StateCache: Sendable {
             guard !batch.isEmpty else { return }
             do {
                 try database.write { db in
-                    let insert = try db.cachedStatement(sql: """
-                        INSERT OR REPLACE INTO files (dest, device, inode, size, mtime_ns, sha256, sha512, sha1, md5,
-                                                      url_sha256, etag, last_modified)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """)
+                    let insert = try db.cachedStatement(sql: Self.insertRow)
                     for (dest, entry) in batch { try insert.execute(arguments: Self.arguments(dest, entry)) }
                 }
             } catch {
@@ -188,16 +184,25 @@ public final class StateCache: Sendable {
     private static func load(_ database: DatabaseQueue) -> [String: Entry] {
         (try? database.inDatabase { db in
             var entries: [String: Entry] = [:]
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT device, inode, size, mtime_ns, sha256, sha512, sha1, md5, url_sha256, etag, last_modified, dest
-                FROM files
-                """)
+            let rows = try Row.fetchCursor(db, sql: Self.selectRows)
             while let row = try rows.next() { entries[row[11]] = entry(row) }
             return entries
         }) ?? [:]
     }
 
     // MARK: - Rows
+
+    /// Writes one row (``arguments(_:_:)``), for a batch and for a migration alike.
+    private static let insertRow = """
+        INSERT OR REPLACE INTO files (dest, device, inode, size, mtime_ns, sha256, sha512, sha1, md5,
+                                      url_sha256, etag, last_modified)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    /// Every row, in the column order ``entry(_:)`` reads, the dest last (column 11).
+    private static let selectRows = """
+        SELECT device, inode, size, mtime_ns, sha256, sha512, sha1, md5, url_sha256, etag, last_modified, dest
+        FROM files
+        """
 
     /// The digest columns, by algorithm (the closed set a manifest may pin).
     private static let algorithms = ["sha256", "sha512", "sha1", "md5"]
@@ -324,11 +329,7 @@ public final class StateCache: Sendable {
                                 in directory: SafeDirectory, warnings: inout [String]) {
         func insert(_ fill: ((String, Entry) -> Void) -> Bool) -> Bool {
             (try? database.write { db -> Bool in
-                let statement = try db.cachedStatement(sql: """
-                    INSERT OR REPLACE INTO files (dest, device, inode, size, mtime_ns, sha256, sha512, sha1, md5,
-                                                  url_sha256, etag, last_modified)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
+                let statement = try db.cachedStatement(sql: Self.insertRow)
                 var failure: (any Error)?
                 let read = fill { dest, entry in
                     guard failure == nil else { return }
@@ -351,10 +352,7 @@ public final class StateCache: Sendable {
             guard let source = openExisting(seed.fileName, in: directory) else { return }
             _ = insert { each in
                 (try? source.read { db in
-                    let rows = try Row.fetchCursor(db, sql: """
-                        SELECT device, inode, size, mtime_ns, sha256, sha512, sha1, md5, url_sha256, etag, last_modified, dest
-                        FROM files
-                        """)
+                    let rows = try Row.fetchCursor(db, sql: selectRows)
                     while let row = try rows.next() {
                         let dest: String = row[11]
                         if seed.dests.contains(dest) { each(dest, entry(row)) }

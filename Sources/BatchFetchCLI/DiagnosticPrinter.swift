@@ -10,7 +10,10 @@ enum DiagnosticPrinter {
         case .invalid(let diagnostics):
             for diagnostic in diagnostics { Console.error(diagnostic.description) }
             let count = diagnostics.filter { $0.severity == .error }.count
-            Console.error("\(count) error\(count == 1 ? "" : "s") in \(diagnostics.first?.file ?? "manifest")")
+            // The manifest and any of its job lists that have problems, in the order printed.
+            var files: [String] = []
+            for diagnostic in diagnostics where !files.contains(diagnostic.file) { files.append(diagnostic.file) }
+            Console.error("\(count) error\(count == 1 ? "" : "s") in \(files.isEmpty ? "manifest" : files.joined(separator: ", "))")
         }
     }
 }

@@ -9,7 +9,8 @@ enum EmbeddedSchemas {
       "title": "batchfetch manifest, version 1",
       "description": "A batch of files to download: URLs, destinations, sizes, checksums, mirrors and dependencies. See Docs/ManifestSpec.md.",
       "type": "object",
-      "required": ["version", "jobs"],
+      "required": ["version"],
+      "anyOf": [{ "required": ["jobs"] }, { "required": ["jobs_from"] }],
       "additionalProperties": false,
       "properties": {
         "version": {
@@ -55,10 +56,40 @@ enum EmbeddedSchemas {
           "unevaluatedProperties": false
         },
         "jobs": {
-          "description": "The files to fetch.",
+          "description": "The files to fetch. May be empty or absent when jobs_from gives jobs.",
+          "type": "array",
+          "items": { "$ref": "#/$defs/job" }
+        },
+        "jobs_from": {
+          "description": "Job lists: files of rows (csv or tsv with a header row, ndjson, plain URL lines), each row a download job that takes the defaults. See Docs/JobLists.md.",
           "type": "array",
           "minItems": 1,
-          "items": { "$ref": "#/$defs/job" }
+          "maxItems": 255,
+          "items": {
+            "oneOf": [
+              { "type": "string", "minLength": 1, "description": "The list's path, relative to the manifest; format auto." },
+              {
+                "type": "object",
+                "required": ["file"],
+                "additionalProperties": false,
+                "properties": {
+                  "file": { "type": "string", "minLength": 1, "description": "The list's path, relative to the manifest." },
+                  "format": {
+                    "description": "auto: by extension (.csv, .tsv/.tab, .ndjson/.jsonl, .txt/.urls/.list), then by the first line.",
+                    "enum": ["auto", "csv", "tsv", "ndjson", "lines"],
+                    "default": "auto"
+                  },
+                  "id_prefix": { "$ref": "#/$defs/id", "description": "Every row's id becomes id_prefix/id (given, or derived from dest)." },
+                  "dest": {
+                    "description": "A row's dest when it gives none: {path} is the URL's path (percent-decoded, without the leading /), {name} its last segment.",
+                    "type": "string",
+                    "pattern": "\\{(path|name)\\}",
+                    "default": "{path}"
+                  }
+                }
+              }
+            ]
+          }
         }
       },
       "$defs": {

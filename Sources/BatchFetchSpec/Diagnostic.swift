@@ -1,29 +1,42 @@
-/// A 1-based position in a manifest file, as editors count lines and columns.
+/// A 1-based position in a manifest file or one of its job lists, as editors count lines and
+/// columns.
 ///
 /// Kept in 32 bits each, as the YAML tree keeps them: every job carries four or more
 /// (``JobSource``) for the whole run, 32 bytes a job more with 64-bit fields (30 MiB at a
-/// million jobs). A value past `UInt32.max` (a line over 4 GiB long) is held as `UInt32.max`.
+/// million jobs). A line past `UInt32.max` is held as `UInt32.max`.
+///
+/// ``file`` says which file: 0 is the manifest, `k` its `k`-th `jobs_from` list. It lives in the
+/// top byte of the column (columns beyond 16,777,215 are held as that), so a list job's
+/// locations cost no more than a YAML job's.
 public struct SourceLocation: Hashable, Sendable, Comparable, Codable {
     private var storedLine: UInt32
     private var storedColumn: UInt32
 
+    /// The most files a location can name: the manifest and 255 lists.
+    public static let maximumFileCount = 256
+    private static let columnMask: UInt32 = (1 << 24) - 1
+
     public var line: Int {
         get { Int(storedLine) }
-        set { storedLine = Self.stored(newValue) }
+        set { storedLine = UInt32(clamping: newValue) }
     }
 
     public var column: Int {
-        get { Int(storedColumn) }
-        set { storedColumn = Self.stored(newValue) }
+        get { Int(storedColumn & Self.columnMask) }
+        set { storedColumn = (storedColumn & ~Self.columnMask) | min(UInt32(clamping: newValue), Self.columnMask) }
     }
 
-    public init(line: Int, column: Int) {
-        storedLine = Self.stored(line)
-        storedColumn = Self.stored(column)
+    /// 0: the manifest; `k`: the manifest's `k`-th job list (``Manifest/lists``).
+    public var file: Int {
+        get { Int(storedColumn >> 24) }
+        set { storedColumn = (storedColumn & Self.columnMask) | (UInt32(clamping: min(newValue, 255)) << 24) }
     }
 
-    private static func stored(_ value: Int) -> UInt32 {
-        UInt32(clamping: value)
+    public init(line: Int, column: Int, file: Int = 0) {
+        storedLine = UInt32(clamping: line)
+        storedColumn = 0
+        self.column = column
+        self.file = file
     }
 
     enum CodingKeys: String, CodingKey {
@@ -44,8 +57,9 @@ public struct SourceLocation: Hashable, Sendable, Comparable, Codable {
     /// The start of the file; used for problems that concern the file as a whole.
     public static let start = SourceLocation(line: 1, column: 1)
 
+    /// File order, then line and column.
     public static func < (lhs: SourceLocation, rhs: SourceLocation) -> Bool {
-        (lhs.line, lhs.column) < (rhs.line, rhs.column)
+        (lhs.file, lhs.line, lhs.column) < (rhs.file, rhs.line, rhs.column)
     }
 }
 
@@ -111,10 +125,15 @@ struct ProblemCollector {
 
     var isEmpty: Bool { problems.isEmpty }
 
-    /// The problems as diagnostics of `file`, in file order (stable for equal positions).
-    func diagnostics(file: String) -> [Diagnostic] {
+    /// The problems as diagnostics, in file order (stable for equal positions): `files[0]` is
+    /// the manifest, `files[k]` its `k`-th job list (``SourceLocation/file``).
+    func diagnostics(files: [String]) -> [Diagnostic] {
         problems.enumerated()
             .sorted { ($0.element.location, $0.offset) < ($1.element.location, $1.offset) }
-            .map { Diagnostic(file: file, location: $0.element.location, message: $0.element.message) }
+            .map { problem in
+                let location = problem.element.location
+                let file = location.file < files.count ? files[location.file] : files[0]
+                return Diagnostic(file: file, location: location, message: problem.element.message)
+            }
     }
 }

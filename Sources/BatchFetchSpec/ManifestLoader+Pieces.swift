@@ -77,6 +77,7 @@ extension ManifestLoader {
             var manifest = first.top.manifest
             manifest.jobs = jobs
             first.decoder.problems = ProblemCollector()
+            first.decoder.appendListJobs(to: &manifest, defaults: first.top.defaults)
             first.decoder.fitPerHost(&manifest)
             return (manifest, problems + first.decoder.problems.problems)
         }

@@ -109,7 +109,7 @@ public struct ManifestLoader: Sendable {
             for problem in parsed.problems { problems.error(problem.message, at: problem.location) }
             guard let root = parsed.root else {
                 if problems.isEmpty { problems.error("the manifest is empty; it needs 'version: 1' and 'jobs'", at: .start) }
-                throw .invalid(problems.diagnostics(file: displayPath))
+                throw .invalid(problems.diagnostics(files: [displayPath]))
             }
             var decoder = ManifestDecoder(environment: environment)
             decoded.manifest = decoder.decode(consume root, path: displayPath, baseDirectory: baseDirectory)
@@ -123,7 +123,7 @@ public struct ManifestLoader: Sendable {
             problems.error(problem.message, at: problem.location)
         }
         guard problems.isEmpty, let manifest = decoded.manifest else {
-            throw .invalid(problems.diagnostics(file: displayPath))
+            throw .invalid(problems.diagnostics(files: decoded.manifest?.sourceFiles ?? [displayPath]))
         }
         return manifest
     }

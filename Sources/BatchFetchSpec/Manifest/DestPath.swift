@@ -16,6 +16,20 @@ public enum DestPath {
         case invalidCharacter
         /// A component longer than ``nameMax`` bytes.
         case nameTooLong
+
+        /// What is wrong with `shown`, the value of `key` as it may be printed.
+        public func message(key: String, shown: String) -> String {
+            switch self {
+            case .empty: return "'\(key)' is empty"
+            case .absolute: return "\(key) '\(shown)' is an absolute path; \(key) is relative to output_dir"
+            case .escapes: return "\(key) '\(shown)' escapes output_dir through '..'"
+            case .directory: return "\(key) '\(shown)' ends with '/'; \(key) names a file"
+            case .invalidCharacter:
+                return "\(key) '\(shown.debugDescription.dropFirst().dropLast())' contains a control character (such as NUL or a newline)"
+            case .nameTooLong:
+                return "\(key) '\(shown)' has a component longer than \(DestPath.nameMax) bytes, which no file system accepts"
+            }
+        }
     }
 
     /// Normalises `a/./b//c` to `a/b/c`; rejects paths that are absolute, climb out with `..`,
@@ -64,6 +78,20 @@ public enum DestPath {
         }
         guard pathStart != nil, let slash = bytes[..<end].lastIndex(of: UInt8(ascii: "/")) else { return nil }
         return String(url[bytes.index(after: slash)..<end])
+    }
+
+    /// A URL's path, percent-decoded, without its leading `/`, query and fragment: the default
+    /// dest of a job list's row. Nil when the URL has no path.
+    public static func decodedPath(ofURL url: String) -> String? {
+        let bytes = url.utf8
+        guard let scheme = url.range(of: "://") else { return nil }
+        let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        guard scheme.upperBound <= end, let slash = bytes[scheme.upperBound..<end].firstIndex(of: UInt8(ascii: "/")) else {
+            return nil
+        }
+        let raw = url[bytes.index(after: slash)..<end]
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return String(raw) }
+        return raw.removingPercentEncoding ?? String(raw)
     }
 
     /// True when no component is empty, only dots or longer than ``nameMax``: the common case,

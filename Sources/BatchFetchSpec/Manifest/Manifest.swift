@@ -14,8 +14,10 @@ public struct Manifest: Sendable {
     /// How many shards `--shard auto` splits the manifest into when the environment gives only
     /// an index (a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX`).
     public var shardCount: Int?
-    /// Jobs in manifest order.
+    /// Jobs in manifest order: those of `jobs`, then each list's rows in list order.
     public var jobs: [Job]
+    /// `jobs_from`, in order; a location's ``SourceLocation/file`` `k` is `lists[k - 1]`.
+    public var lists: [JobList] = []
 
     public init(
         path: String, version: Int = 1, outputDirectory: String, concurrency: Int = 4, perHost: Int = 6,
@@ -28,6 +30,11 @@ public struct Manifest: Sendable {
         self.perHost = perHost
         self.rateLimit = rateLimit
         self.jobs = jobs
+    }
+
+    /// The files locations point into: the manifest, then each list as written in it.
+    public var sourceFiles: [String] {
+        [path] + lists.map(\.file)
     }
 
     /// The default path of one of the tool's own files (``ToolFiles``) in the output directory.

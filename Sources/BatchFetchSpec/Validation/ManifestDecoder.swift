@@ -6,7 +6,10 @@ import Foundation
 /// the next key, so one `validate` run lists everything to fix. Cross-job rules (unique ids,
 /// dependencies, cycles, shared destinations) are checked afterwards by ``ManifestValidator``.
 struct ManifestDecoder {
-    static let topLevelKeys = ["version", "output_dir", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs"]
+    static let topLevelKeys = [
+        "version", "output_dir", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
+    ]
+    static let listKeys = ["file", "format", "id_prefix", "dest"]
     static let settingKeys = [
         "retries", "backoff", "backoff_max", "retry_after_max", "timeout", "deadline", "segments", "refresh",
         "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls", "requests_per_second",
@@ -60,7 +63,9 @@ struct ManifestDecoder {
         var jobs: [Job] = []
         jobs.reserveCapacity(top.items.count)
         decodeJobs(top.items, firstNumber: 1, defaults: top.defaults) { jobs.append($0) }
+        top.items = []
         top.manifest.jobs = jobs
+        appendListJobs(to: &top.manifest, defaults: top.defaults)
         fitPerHost(&top.manifest)
         return top.manifest
     }
@@ -131,9 +136,14 @@ struct ManifestDecoder {
             }
         }
 
+        if let entry = fields["jobs_from"] { manifest.lists = decodeLists(entry) }
+
         var top = TopLevel(manifest: manifest, items: [], defaults: defaults)
         guard let jobsEntry = fields["jobs"] else {
-            problems.error("missing required key 'jobs' (a list of jobs)", at: root.location)
+            if fields["jobs_from"] == nil {
+                problems.error("missing required key 'jobs' (a list of jobs, or 'jobs_from' naming lists of them)",
+                               at: root.location)
+            }
             return top
         }
         guard let items = jobsEntry.value.sequence else {
@@ -141,11 +151,106 @@ struct ManifestDecoder {
                            at: jobsEntry.value.location)
             return top
         }
-        if items.isEmpty {
+        if items.isEmpty && fields["jobs_from"] == nil {
             problems.error("'jobs' is empty; a manifest needs at least one job", at: jobsEntry.value.location)
         }
         top.items = items
         return top
+    }
+
+    // MARK: - Job lists
+
+    /// `jobs_from`: a list of `{file, format, id_prefix, dest}` (or of file names). The files are
+    /// read later, by ``appendListJobs(to:defaults:)``, once the YAML jobs are decoded.
+    private mutating func decodeLists(_ entry: YAMLMappingEntry) -> [JobList] {
+        guard let items = entry.value.sequence, !items.isEmpty else {
+            problems.error("'jobs_from' must be a list of job lists such as [{file: urls.csv}], found "
+                + (entry.value.sequence == nil ? entry.value.kindDescription : "an empty list"), at: entry.value.location)
+            return []
+        }
+        if items.count >= SourceLocation.maximumFileCount {
+            problems.error("'jobs_from' names \(items.count) lists; at most \(SourceLocation.maximumFileCount - 1) are read "
+                + "(join them into fewer files)", at: entry.value.location)
+            return []
+        }
+        var lists: [JobList] = []
+        for (index, item) in items.enumerated() {
+            let context = ProblemContext(stringLiteral: "jobs_from #\(index + 1): ")
+            let fileEntry: YAMLMappingEntry
+            var fields = Fields([])
+            if item.scalar != nil && !item.isNull {
+                fileEntry = YAMLMappingEntry(key: "file", keyLocation: item.location, value: item)
+            } else if let mapping = item.mapping {
+                checkKeys(mapping, allowed: Self.listKeys, context: context)
+                fields = Fields(mapping)
+                guard let entry = fields["file"] else {
+                    problems.error("\(context)missing required key 'file' (the list's path, relative to the manifest)",
+                                   at: item.location)
+                    continue
+                }
+                fileEntry = entry
+            } else {
+                problems.error("\(context)must be a file name or a mapping with 'file', found \(item.kindDescription)",
+                               at: item.location)
+                continue
+            }
+            guard let file = templated(fileEntry, context: context)?.resolved else { continue }
+            let url = URL(fileURLWithPath: file, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
+            var list = JobList(file: file, path: url.standardizedFileURL.path, location: fileEntry.value.location)
+            if let entry = fields["format"], let text = string(entry, context: context), text != "auto" {
+                if let format = JobList.Format(rawValue: text) {
+                    list.format = format
+                } else {
+                    let names = ["auto"] + JobList.Format.allCases.map(\.rawValue)
+                    problems.error("\(context)'format' must be one of \(names.joined(separator: ", ")), found '\(text)'"
+                        + Suggestion.hint(for: text, in: names), at: entry.value.location)
+                }
+            }
+            if let entry = fields["id_prefix"], let text = string(entry, context: context) {
+                if Self.isValidID(text) {
+                    list.idPrefix = text
+                } else {
+                    problems.error("\(context)invalid id_prefix '\(text)'; it uses only letters, digits, '.', '_' and '-'",
+                                   at: entry.value.location)
+                }
+            }
+            if let entry = fields["dest"], let text = string(entry, context: context) {
+                let rest = text.replacingOccurrences(of: "{path}", with: "p").replacingOccurrences(of: "{name}", with: "n")
+                if rest.contains("{") || rest.contains("}") {
+                    problems.error("\(context)'dest' may use {path} (the URL's path) and {name} (its last segment), "
+                        + "found '\(text)'", at: entry.value.location)
+                } else if !text.contains("{path}") && !text.contains("{name}") {
+                    problems.error("\(context)'dest' must use {path} or {name}, or every row would write '\(text)'",
+                                   at: entry.value.location)
+                } else {
+                    list.destTemplate = text
+                }
+            }
+            lists.append(list)
+        }
+        return lists
+    }
+
+    /// Reads every list of `manifest.lists` and appends its rows' jobs, with `defaults`; each
+    /// problem is reported at the list's `file:line:col`.
+    mutating func appendListJobs(to manifest: inout Manifest, defaults: JobDefaults) {
+        for (index, list) in manifest.lists.enumerated() {
+            let reader = ListReader(list: list, file: index + 1)
+            let decoder = ListJobDecoder(list: list, defaults: defaults)
+            var jobs = manifest.jobs
+            manifest.jobs = []
+            do {
+                try reader.read(problems: &problems) { row, problems in
+                    if let job = decoder.job(row, problems: &problems) { jobs.append(job) }
+                }
+            } catch {
+                switch error {
+                case .unreadable(let reason):
+                    problems.error("jobs_from: cannot read '\(list.file)': \(reason)", at: list.location)
+                }
+            }
+            manifest.jobs = jobs
+        }
     }
 
     /// Decodes job items numbered from `firstNumber` (for "job #N" in messages), handing each
@@ -474,16 +579,7 @@ struct ManifestDecoder {
             // Keep the parts (and so the redaction) unless normalisation changed the text.
             return path == dest.resolved ? dest : TemplatedString(literal: path)
         case .failure(let problem):
-            let shown = dest.redacted
-            let message: String
-            switch problem {
-            case .empty: message = "'\(key)' is empty"
-            case .absolute: message = "\(key) '\(shown)' is an absolute path; \(key) is relative to output_dir"
-            case .escapes: message = "\(key) '\(shown)' escapes output_dir through '..'"
-            case .directory: message = "\(key) '\(shown)' ends with '/'; \(key) names a file"
-            case .invalidCharacter: message = "\(key) '\(shown.debugDescription.dropFirst().dropLast())' contains a control character (such as NUL or a newline)"
-            case .nameTooLong: message = "\(key) '\(shown)' has a component longer than \(DestPath.nameMax) bytes, which no file system accepts"
-            }
+            let message = problem.message(key: key, shown: dest.redacted)
             problems.error("\(context)\(message)", at: location)
             return nil
         }

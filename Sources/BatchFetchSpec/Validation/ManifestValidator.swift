@@ -7,15 +7,19 @@ import Foundation
 /// checked in a few tens of milliseconds that way, instead of copying every job several times.
 struct ManifestValidator {
     var problems = ProblemCollector()
+    /// The manifest and its job lists (``Manifest/sourceFiles``), for messages that point at a
+    /// second place.
+    var files: [String] = []
 
     /// Runs every rule. The rules share nothing, so they run in two groups side by side (on a
     /// million jobs they take about a second each); each group returns its rules' problems in
     /// two parts, put back together in the order of running them one after another.
     mutating func validate(_ manifest: Manifest) {
         let budget = suggestionBudget
+        let files = manifest.sourceFiles
         let groups = concurrentMap(2) { group in
-            var first = ManifestValidator(suggestionBudget: budget)
-            var second = ManifestValidator()
+            var first = ManifestValidator(files: files, suggestionBudget: budget)
+            var second = ManifestValidator(files: files)
             if group == 0 {
                 let index = first.checkIDs(manifest.jobs)
                 first.checkDependencies(manifest.jobs, index: index)
@@ -72,6 +76,13 @@ struct ManifestValidator {
         }
     }
 
+    /// A second place named in a message: `line 12` in the manifest, `urls.csv line 12` in a list.
+    private func place(_ location: SourceLocation, column: Bool = false) -> String {
+        let position = "line \(location.line)" + (column ? ", column \(location.column)" : "")
+        guard location.file > 0, location.file < files.count else { return position }
+        return "\(files[location.file]) \(position)"
+    }
+
     private static func label(_ jobs: [Job], _ position: Int) -> String {
         jobs[position].id.isEmpty ? "job #\(position + 1)" : "job '\(jobs[position].id)'"
     }
@@ -86,7 +97,7 @@ struct ManifestValidator {
             if let first = index.updateValue(position, forKey: id) {
                 index[id] = first
                 let at = jobs[first].source.id
-                problems.error("duplicate job id '\(id)' (first used at line \(at.line), column \(at.column))",
+                problems.error("duplicate job id '\(id)' (first used at \(place(at, column: true)))",
                                at: jobs[position].source.id)
             }
         }
@@ -149,7 +160,7 @@ struct ManifestValidator {
                 owners[dest] = first
                 problems.error(
                     "job '\(jobs[position].id)': dest '\(jobs[position].dest.redacted)' is also written by job "
-                        + "'\(jobs[first].id)' (line \(jobs[first].source.dest.line))",
+                        + "'\(jobs[first].id)' (\(place(jobs[first].source.dest)))",
                     at: jobs[position].source.dest)
                 continue
             }
@@ -205,7 +216,7 @@ struct ManifestValidator {
                 targets[url] = first
                 problems.error(
                     "job '\(job.id)': PUT to '\(job.urls[0].redacted)', which job '\(jobs[first].id)' also uploads to "
-                        + "(line \(jobs[first].source.job.line)); one would overwrite the other",
+                        + "(\(place(jobs[first].source.job))); one would overwrite the other",
                     at: job.source.job)
             }
         }

@@ -39,5 +39,8 @@ import Testing
         #expect(Self.properties(settings?["tls"]) == Set(ManifestDecoder.tlsKeys))
         let job = (Self.definition("job") as? [String: Any])?["properties"] as? [String: Any]
         #expect(Self.properties(job?["form"]) == Set(ManifestDecoder.formKeys))
+        let lists = ((Self.schema["properties"] as? [String: Any])?["jobs_from"] as? [String: Any])?["items"] as? [String: Any]
+        let listForms = lists?["oneOf"] as? [Any] ?? []
+        #expect(listForms.count == 2 && Self.properties(listForms.last) == Set(ManifestDecoder.listKeys))
     }
 }

@@ -82,16 +82,34 @@ public enum DestPath {
 
     /// A URL's path, percent-decoded, without its leading `/`, query and fragment: the default
     /// dest of a job list's row. Nil when the URL has no path.
+    ///
+    /// Scanned as bytes, like ``rawLastSegment(ofURL:)``: Foundation's `range(of:)` for the
+    /// `://` was a tenth of validating a million-row list.
     public static func decodedPath(ofURL url: String) -> String? {
-        let bytes = url.utf8
-        guard let scheme = url.range(of: "://") else { return nil }
-        let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
-        guard scheme.upperBound <= end, let slash = bytes[scheme.upperBound..<end].firstIndex(of: UInt8(ascii: "/")) else {
-            return nil
+        var url = url
+        return url.withUTF8 { bytes -> String? in
+            let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")
+            var index = 0
+            while index + 2 < bytes.count, !(bytes[index] == colon && bytes[index + 1] == slash && bytes[index + 2] == slash) {
+                index += 1
+            }
+            guard index + 2 < bytes.count else { return nil }
+            index += 3
+            while index < bytes.count, bytes[index] != slash {
+                if bytes[index] == UInt8(ascii: "?") || bytes[index] == UInt8(ascii: "#") { return nil }
+                index += 1
+            }
+            guard index < bytes.count else { return nil }
+            let start = index + 1
+            var end = start
+            var escaped = false
+            while end < bytes.count, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
+                if bytes[end] == UInt8(ascii: "%") { escaped = true }
+                end += 1
+            }
+            let raw = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            return escaped ? raw.removingPercentEncoding ?? raw : raw
         }
-        let raw = url[bytes.index(after: slash)..<end]
-        guard raw.utf8.contains(UInt8(ascii: "%")) else { return String(raw) }
-        return raw.removingPercentEncoding ?? String(raw)
     }
 
     /// True when no component is empty, only dots or longer than ``nameMax``: the common case,

@@ -29,4 +29,15 @@ import Testing
         #expect(DestPath.lastSegment(ofURL: "http:/h.example/x.bin") == nil)
         #expect(DestPath.rawLastSegment(ofURL: "https://h.example/a%20b.txt?q") == "a%20b.txt")
     }
+
+    /// A job list row's default dest: the whole path, decoded, without the leading `/`.
+    @Test func decodedPathOfAURL() {
+        #expect(DestPath.decodedPath(ofURL: "https://h.example/n01/a%20b.jpg?x=/y#z") == "n01/a b.jpg")
+        #expect(DestPath.decodedPath(ofURL: "http://u:p@h.example:8080/d/\u{e4}.bin") == "d/\u{e4}.bin")
+        #expect(DestPath.decodedPath(ofURL: "https://h.example/") == "")
+        #expect(DestPath.decodedPath(ofURL: "https://h.example") == nil)
+        #expect(DestPath.decodedPath(ofURL: "https://h.example?q=/a") == nil)
+        #expect(DestPath.decodedPath(ofURL: "h.example/a") == nil)
+        #expect(DestPath.decodedPath(ofURL: "https://h.example/a%2") == "a%2")  // not decodable: kept as written
+    }
 }

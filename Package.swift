@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.0"),
         // The state store (SQLite; Docs/StateStore.md).
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // RFC 9651 structured fields: the rate-limit headers (Policy/RateLimitHint.swift).
+        .package(url: "https://github.com/apple/swift-http-structured-headers", from: "1.7.0"),
     ],
     targets: [
         // libyaml through the system's headers and library (Debian: libyaml-dev).
@@ -48,6 +50,7 @@ let package = Package(
                 "BatchFetchSpec",
                 "CBatchFetchSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -144,6 +144,19 @@ public final class TestOrigin: Sendable {
         state.withLock { $0.requests }
     }
 
+    /// Puts every file under one request quota (nil: none), counted from now.
+    public func limitRequests(_ quota: OriginQuota?) {
+        state.withLock { state in
+            state.quota = quota
+            state.quotaUsage = OriginQuota.Usage()
+        }
+    }
+
+    /// Requests the quota refused with 429.
+    public var refusedByQuota: Int {
+        state.withLock { $0.quotaUsage.refused }
+    }
+
     public func resetCounters() {
         state.withLock { state in
             state.bytesServed = [:]
@@ -189,6 +202,9 @@ final class OriginState: Sendable {
         var headDelay: Duration = .zero
         var receivers: [String: OriginReceiver] = [:]
         var uploads: [String: [ReceivedUpload]] = [:]
+        /// A request quota over all files, and what it used (``TestOrigin/limitRequests(_:)``).
+        var quota: OriginQuota?
+        var quotaUsage = OriginQuota.Usage()
     }
 
     /// How an upload request starts: its body is received, or it is answered at once.
@@ -252,6 +268,13 @@ final class OriginState: Sendable {
                 file.rangesHonoured = left - 1
                 file.ignoresRange = left <= 0
                 values.files[path] = file
+            }
+            if let quota = values.quota, values.files[path] != nil {
+                let (admitted, quotaHeaders) = values.quotaUsage.admit(quota, at: .now)
+                var response = OriginResponse.make(
+                    for: values.files[path], method: method, uri: uri, requestHeaders: headers, fault: admitted ? fault : .status(429))
+                response.headers += quotaHeaders
+                return response
             }
             return OriginResponse.make(for: values.files[path], method: method, uri: uri, requestHeaders: headers, fault: fault)
         }

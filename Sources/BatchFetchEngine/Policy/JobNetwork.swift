@@ -22,6 +22,8 @@ struct JobNetwork: Sendable {
     let timeout: Double
     /// The job's `requests_per_second`, carried by every request it makes.
     let requestsPerSecond: Int?
+    /// The job's `retry_after_max`: also the longest wait for a host's quota to reset.
+    let longestPace: Double
 
     /// `transport` is the run's; a job with an https mirror and its own TLS trust or a client
     /// certificate (or with `CURL_CA_BUNDLE`, `SSL_CERT_FILE` or `SSL_CERT_DIR` naming other
@@ -59,6 +61,7 @@ struct JobNetwork: Sendable {
         body = job.body.map { Data($0.resolved.utf8) }
         timeout = job.settings.timeout
         requestsPerSecond = job.settings.requestsPerSecond
+        longestPace = job.settings.retryAfterMax
     }
 
     /// Sent unless the job sets its own.
@@ -85,6 +88,7 @@ struct JobNetwork: Sendable {
         let (url, headers) = credentials.request(to: target, forMirror: mirror)
         var request = TransportRequest(url: url, method: method, headers: headers + extra, body: body, timeout: timeout + 30)
         request.requestsPerSecond = requestsPerSecond
+        request.longestPace = longestPace
         return request
     }
 }

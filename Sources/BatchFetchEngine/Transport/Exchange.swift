@@ -22,11 +22,12 @@ enum Exchange {
         interruption: Interruption?, idleTimeout: Duration, deadline: ContinuousClock.Instant? = nil, proceed: () -> Bool = { true }
     ) async -> Handler.Outcome? {
         let host = request.url.host ?? ""
-        await hosts.acquire(host, requestsPerSecond: request.requestsPerSecond)
+        await hosts.acquire(host, requestsPerSecond: request.requestsPerSecond, longestWait: request.longestPace)
         var outcome: Handler.Outcome?
         if interruption?.register(handler) ?? true {
             if proceed() {
-                handler.watch.attach(transport.start(request, handler: handler))
+                let paced = QuotaReader(handler, host: host, hosts: hosts)
+                handler.watch.attach(transport.start(request, handler: paced))
                 outcome = await handler.watch.outcome(idleTimeout: idleTimeout, deadline: deadline)
             }
             interruption?.unregister(handler)
@@ -34,6 +35,30 @@ enum Exchange {
         hosts.release(host)
         return outcome
     }
+}
+
+/// Passes a request's events to its handler, and what the response head says about the host's
+/// quota (``RateLimitHint``) to the ``HostLimiter``, for every kind of request alike.
+private final class QuotaReader: TransportResponseHandler {
+    private let handler: any TransportResponseHandler
+    private let host: String
+    private let hosts: HostLimiter
+
+    init(_ handler: any TransportResponseHandler, host: String, hosts: HostLimiter) {
+        self.handler = handler
+        self.host = host
+        self.hosts = hosts
+    }
+
+    func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+        if let hint = RateLimitHint(head, now: Date()) { hosts.observe(hint, from: host) }
+        return handler.didReceiveHead(head)
+    }
+
+    func didReceiveBody(_ data: Data) { handler.didReceiveBody(data) }
+    func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) { handler.didReceiveBody(data, ready: ready) }
+    func didComplete(_ failure: TransportFailure?) { handler.didComplete(failure) }
+    var allowsShedding: Bool { handler.allowsShedding }
 }
 
 /// The life of one request, shared by its handler and its waiter: the transport task (to

@@ -15,6 +15,9 @@ public struct TransportRequest: Sendable {
     /// `requests_per_second`): the engine waits before starting it (``HostLimiter``); transports
     /// ignore it.
     public var requestsPerSecond: Int?
+    /// The longest wait, in seconds, for a host's quota to reset (rate-limit headers,
+    /// ``ServerPace``) before the request starts anyway: the job's `retry_after_max`.
+    public var longestPace: Double = 300
 
     public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
                 upload: UploadBody? = nil, timeout: TimeInterval = 60) {

@@ -1,7 +1,8 @@
 import NIOConcurrencyHelpers
 
 /// Keeps the requests in flight to one host at or below `per_host`, across all jobs, and paces
-/// their starts when a job asks for it (`requests_per_second`, ``StartWindow``).
+/// their starts when a job asks for it (`requests_per_second`, ``StartWindow``) and when the
+/// host's answers say its quota is spent (rate-limit headers, ``ServerPace``).
 ///
 /// URLSession would queue extra tasks itself, but queued tasks plus redirects can trap in
 /// FoundationNetworking 6.3.1 (Docs/Contracts.md §5), so the engine never hands it more than the limit.
@@ -25,8 +26,12 @@ public final class HostLimiter: Sendable {
 
     private let limit: Int
     private let state = NIOLockedValueBox(State())
-    /// Each host's recent starts, for `requests_per_second`.
-    private let windows = NIOLockedValueBox([String: StartWindow]())
+    /// Each host's recent starts, for `requests_per_second`, and what its quota allows.
+    private let pacing = NIOLockedValueBox([String: Pacing]())
+    private struct Pacing {
+        var window = StartWindow()
+        var server = ServerPace()
+    }
     private let time: any TimeSource
 
     public convenience init(limit: Int) {
@@ -39,14 +44,35 @@ public final class HostLimiter: Sendable {
         self.time = time
     }
 
-    /// Takes a slot for `host` and, with `requestsPerSecond`, waits until a start fits in the
-    /// host's one-second window: the request may start when this returns.
-    func acquire(_ host: String, requestsPerSecond: Int?) async {
+    /// Takes a slot for `host` and waits until a start fits in the host's one-second window
+    /// (with `requestsPerSecond`) and in its quota (after an answer with rate-limit headers): the
+    /// request may start when this returns. A quota reset further away than `longestWait`
+    /// seconds is not waited for: the request starts, and the retry policy deals with the 429
+    /// as with any `Retry-After` beyond `retry_after_max`.
+    func acquire(_ host: String, requestsPerSecond: Int?, longestWait: Double = .infinity) async {
         await acquire(host)
-        guard let requestsPerSecond else { return }
-        while let wait = windows.withLockedValue({ $0[host, default: StartWindow()].admit(at: time.now, limit: requestsPerSecond) }) {
+        while let wait = pacing.withLockedValue({ pacing -> Duration? in
+            let now = time.now
+            var entry = pacing[host, default: Pacing()]
+            defer { pacing[host] = entry }
+            if let wait = entry.server.wait(at: now) {
+                guard wait > .milliseconds(Int64(min(longestWait, 1e12) * 1000)) else { return wait }
+                entry.server.forget()  // not worth waiting for: unknown until the next answer
+            }
+            if let requestsPerSecond, let wait = entry.window.admit(at: now, limit: requestsPerSecond) { return wait }
+            entry.server.start(at: now)
+            return nil
+        }) {
             await time.sleep(for: wait)
         }
+    }
+
+    /// Takes in what an answer from `host` said about its quota (rate-limit headers), while its
+    /// request still holds its slot.
+    func observe(_ hint: RateLimitHint, from host: String) {
+        let inFlight = state.withLockedValue { $0.inUse[host, default: 1] }
+        let now = time.now
+        pacing.withLockedValue { $0[host, default: Pacing()].server.observe(hint, inFlight: inFlight, at: now) }
     }
 
     /// Takes a slot for `host`, waiting (first come, first served) while all are taken.

@@ -1,0 +1,40 @@
+@testable import BatchFetchEngine
+import Foundation
+import Testing
+import TestOrigin
+
+/// A server with a request quota that says what is left: a run reads it and never needs the
+/// 429, in each header form; the same server saying nothing gets 429s, which `Retry-After` then
+/// handles. No timing is asserted: the quota counts what the client did.
+@Suite struct QuotaPacingTests {
+    static let files = 16
+
+    private func run(_ style: OriginQuota.Style) async throws -> (report: RunReport, refused: Int, requests: Int) {
+        let world = try await Harness()
+        for index in 0..<Self.files { world.origin.serve("/q\(index)", .generated(size: 2000, seed: UInt64(index))) }
+        // Five requests in two seconds, three at a time: a run that does not read the quota asks
+        // more often than that on any machine (sixteen small files take milliseconds each).
+        world.origin.limitRequests(OriginQuota(limit: 5, window: 2, style: style))
+        let jobs = (0..<Self.files).map { "  - {id: q\($0), url: '{origin}/q\($0)', size: 2000}" }.joined(separator: "\n")
+        let report = try await world.run("version: 1\nconcurrency: 3\nper_host: 3\ndefaults: {backoff: 100ms}\njobs:\n\(jobs)\n")
+        let refused = world.origin.refusedByQuota
+        let requests = world.origin.allRequests.count
+        await world.close()
+        return (report, refused, requests)
+    }
+
+    @Test(arguments: [OriginQuota.Style.current, .draft07, .xRateLimitEpoch])
+    func aPacedRunNeverHearsTooManyRequests(style: OriginQuota.Style) async throws {
+        let (report, refused, requests) = try await run(style)
+        #expect(report.status == .succeeded && report.summary.downloaded == Self.files)
+        #expect(refused == 0)
+        #expect(requests == Self.files)
+    }
+
+    @Test func withoutTheHeadersTheServerHasToRefuse() async throws {
+        let (report, refused, requests) = try await run(.silent)
+        #expect(report.status == .succeeded && report.summary.downloaded == Self.files)
+        #expect(refused > 0)
+        #expect(requests == Self.files + refused)
+    }
+}

@@ -387,6 +387,26 @@ enum EmbeddedSchemas {
             },
             "sha256": {
               "$ref": "#/$defs/sha256"
+            },
+            "lists": {
+              "description": "The manifest's jobs_from lists, in order, with the sha256 of each as read; absent when it has none.",
+              "type": "array",
+              "items": {
+                "type": "object",
+                "required": [
+                  "path",
+                  "sha256"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "path": {
+                    "type": "string"
+                  },
+                  "sha256": {
+                    "$ref": "#/$defs/sha256"
+                  }
+                }
+              }
             }
           }
         },
@@ -582,8 +602,10 @@ enum EmbeddedSchemas {
           "additionalProperties": false,
           "properties": {
             "id": {
+              "description": "The job's id: letters, digits, '.', '_' and '-' for a job of the manifest's 'jobs'; a job list's row may also have '/' and any character but a control character (its id defaults to its dest).",
               "type": "string",
-              "pattern": "^[A-Za-z0-9._-]+$"
+              "minLength": 1,
+              "pattern": "^[^\\u0000-\\u001f\\u007f]+$"
             },
             "status": {
               "description": "run: downloaded, uploaded, up_to_date, failed, skipped or interrupted. check (the worst mirror verdict) and verify: ok, drift, missing, or (check) unreachable.",

@@ -113,6 +113,61 @@ struct ShardingEndToEndTests {
         #expect(try BinaryRunner.run(["merge-reports"] + verifyReports, in: directory.url).status == 0)
     }
 
+    /// Jobs from a csv list are jobs like any other: planned, split into shards, merged, pinned
+    /// from the shards' reports, rerun locked and verified; a changed list makes the reports
+    /// another manifest's.
+    @Test func jobListsShardMergeAndPinLikeAnyJob() throws {
+        let nginx = try NginxServer()
+        defer { nginx.stop() }
+        let directory = try TemporaryDirectory()
+        var rows = ["url,sha256,size,caption"]
+        for index in 0..<12 {
+            let data = Self.data(5_000 + 700 * index, seed: UInt64(300 + index))
+            try nginx.write("set/n\(index % 3)/img-\(index).jpg", data)
+            rows.append("\(nginx.url("/set/n\(index % 3)/img-\(index).jpg")),\(Self.hex(data)),\(data.count),\"a, \"\"quoted\"\" caption\"")
+        }
+        try nginx.write("labels.txt", Data("cat\ndog\n".utf8))
+        try directory.write("lists/images.csv", rows.joined(separator: "\r\n") + "\r\n")
+        let manifest = try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs_from:
+              - {file: lists/images.csv, id_prefix: img}
+            jobs:
+              - {id: labels, url: '\(nginx.url("/labels.txt"))', depends_on: [img/set/n0/img-0.jpg]}
+            """).path
+        let plan = try BinaryRunner.run(["plan", manifest, "--format", "json"], in: directory.url)
+        let order = ((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["order"] as? [[String: Any]])?
+            .compactMap { $0["id"] as? String } ?? []
+        #expect(order.count == 13 && order.contains("img/set/n2/img-11.jpg") && order.last == "labels", "\(plan.stdout.prefix(400))")
+
+        let runs = try Self.runShards(3, { ["run", manifest, "--shard", "\($0)/3", "--progress", "line"] }, in: directory.url)
+        #expect(runs.allSatisfy { $0.status == 0 }, "\(runs)")
+        let data = directory.url.appendingPathComponent("data")
+        #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("set/n2/img-11.jpg").path))
+        let reports = (0..<3).map { data.appendingPathComponent("batchfetch-report.shard-\($0)-of-3.json").path }
+        let merged = try BinaryRunner.run(["merge-reports"] + reports + ["--report", "merged.json"], in: directory.url)
+        #expect(merged.status == 0 && merged.stderr.contains("13 jobs: 13 downloaded"), "\(merged.stderr)")
+        let mergedPath = directory.url.appendingPathComponent("merged.json").path
+        let (valid, text) = try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", mergedPath])
+        #expect(valid == 0, "\(text)")
+        let lists = (try Self.json(URL(fileURLWithPath: mergedPath))["manifest"] as? [String: Any])?["lists"] as? [[String: Any]]
+        #expect(lists?.first?["path"] as? String == "lists/images.csv" && (lists?.first?["sha256"] as? String)?.count == 64)
+
+        let pin = try BinaryRunner.run(["pin", manifest, "--from-report", mergedPath], in: directory.url)
+        #expect(pin.status == 0 && pin.stderr.contains("pinned 13 jobs"), "\(pin.stderr)")
+        let rerun = try BinaryRunner.run(["run", manifest, "--locked", "--progress", "line"], in: directory.url)
+        #expect(rerun.status == 0 && rerun.stderr.contains(" 0 downloaded, "), "\(rerun.stderr)")
+        #expect(try BinaryRunner.run(["verify", manifest], in: directory.url).status == 0)
+
+        // Another row in the list: the reports are of other jobs now.
+        try nginx.write("set/new.jpg", Self.data(100, seed: 1))
+        try directory.write("lists/images.csv", rows.joined(separator: "\r\n") + "\r\n\(nginx.url("/set/new.jpg")),,,\r\n")
+        let stale = try BinaryRunner.run(["pin", manifest, "--from-report", mergedPath], in: directory.url)
+        #expect(stale.status == 2 && stale.stderr.contains("it is for other job lists than the manifest's now: lists/images.csv (sha256 "),
+                "\(stale.stderr)")
+    }
+
     @Test func aShardRunKeepsTheWholeManifestsRunOutAndSaysWhoHoldsTheLock() async throws {
         let nginx = try NginxServer(slowRate: "64k")
         defer { nginx.stop() }

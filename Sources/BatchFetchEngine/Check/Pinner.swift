@@ -32,10 +32,13 @@ public final class Pinner: Sendable {
     /// sharded team pins: the shards' reports, merged, hold every job's verified size and sha256,
     /// so no machine has to hold the whole dataset (Docs/Contracts.md §7).
     public func problems(pinning report: RunReport) -> [String] {
-        let sha256 = options.manifestSHA256 ?? Runner.fileSHA256(manifest.path)
+        let current = RunReport.ManifestInfo(manifest, sha256: options.manifestSHA256)
         guard report.command == .run else { return ["it is a \(report.command.rawValue) report, not a run report"] }
-        guard report.manifest.sha256 == sha256 else {
-            return ["it is for another manifest (sha256 \(report.manifest.sha256.prefix(12))…, this one is \(sha256.prefix(12))…)"]
+        guard report.manifest.sha256 == current.sha256 else {
+            return ["it is for another manifest (sha256 \(report.manifest.sha256.prefix(12))…, this one is \(current.sha256.prefix(12))…)"]
+        }
+        guard report.manifest.identity == current.identity else {
+            return ["it is for other job lists than the manifest's now: " + report.manifest.listChanges(to: current)]
         }
         if let scope = report.shard, scope.shard.count > 1 {
             return ["it covers shard \(scope.shard) only: give every shard's report, or their merge-reports"]

@@ -21,8 +21,9 @@ public enum ReportMerge {
         guard let (firstName, first) = reports.first else { return .failure(Problems(messages: ["no reports to merge"])) }
         // The manifest most reports are for is the one: a stray report is named, not the others.
         var votes: [String: Int] = [:]
-        for (_, report) in reports { votes[report.manifest.sha256, default: 0] += 1 }
-        let manifest = reports.map(\.report.manifest.sha256).max { votes[$0]! < votes[$1]! }!
+        for (_, report) in reports { votes[report.manifest.identity, default: 0] += 1 }
+        let manifest = reports.map(\.report.manifest.identity).max { votes[$0]! < votes[$1]! }!
+        let majority = reports.first { $0.report.manifest.identity == manifest }!.report.manifest
         var byShard: [Int: [String]] = [:]
         for (name, report) in reports {
             guard let scope = report.shard else {
@@ -32,10 +33,13 @@ public enum ReportMerge {
             if report.command != first.command {
                 problems.append("\(name) is a \(report.command.rawValue) report; \(firstName) is a \(first.command.rawValue) report")
             }
-            if report.manifest.sha256 != manifest {
+            if report.manifest.sha256 != majority.sha256 {
                 problems.append("\(name) (shard \(scope.shard)) is for another manifest: sha256 "
                     + "\(report.manifest.sha256.prefix(12))…, where \(votes[manifest]!) of the \(reports.count) reports have "
-                    + "\(manifest.prefix(12))…")
+                    + "\(majority.sha256.prefix(12))…")
+            } else if report.manifest.identity != manifest {
+                problems.append("\(name) (shard \(scope.shard)) is for other job lists than \(votes[manifest]!) of the "
+                    + "\(reports.count) reports: " + majority.listChanges(to: report.manifest))
             }
             if let expected = first.shard, scope.shard.count != expected.shard.count || scope.manifestJobs != expected.manifestJobs {
                 problems.append("\(name) is shard \(scope.shard) of a manifest of \(scope.manifestJobs) jobs; \(firstName) is "

@@ -19,7 +19,7 @@ extension RunReport {
         let summary = summary ?? Self.summary(of: jobs, command: command)
         self.init(
             tool: .init(version: ToolVersion.current), command: command,
-            manifest: .init(path: manifest.path, sha256: options.manifestSHA256 ?? Runner.fileSHA256(manifest.path)),
+            manifest: ManifestInfo(manifest, sha256: options.manifestSHA256),
             startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(Date()),
             durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,
             status: Self.status(of: summary, command: command, interrupted: interrupted), summary: summary,

@@ -1,4 +1,5 @@
 import Foundation
+import BatchFetchSpec
 
 /// Report v1 (Docs/Contracts.md §2, `schemas/report.schema.json`): what a run did, per job.
 public struct RunReport: Codable, Sendable {
@@ -7,9 +8,51 @@ public struct RunReport: Codable, Sendable {
         public var version: String
     }
 
+    /// Which manifest, and which job lists, a report is for.
     public struct ManifestInfo: Codable, Sendable {
         public var path: String
+        /// The manifest file's sha256.
         public var sha256: String
+        /// Its `jobs_from` lists, in order, as written in it; nil when it has none.
+        public var lists: [ListInfo]?
+
+        public struct ListInfo: Codable, Sendable, Equatable {
+            public var path: String
+            public var sha256: String
+        }
+
+        public init(path: String, sha256: String, lists: [ListInfo]? = nil) {
+            self.path = path
+            self.sha256 = sha256
+            self.lists = lists
+        }
+
+        /// The manifest's file and lists as read now (`sha256`: the manifest's, when the caller
+        /// already has it).
+        init(_ manifest: Manifest, sha256: String?) {
+            self.init(path: manifest.path, sha256: sha256 ?? Runner.fileSHA256(manifest.path),
+                      lists: manifest.lists.isEmpty ? nil
+                          : manifest.lists.map { ListInfo(path: $0.file, sha256: Runner.fileSHA256($0.path)) })
+        }
+
+        /// What two reports must share to be of the same jobs: the manifest's sha256 and each
+        /// list's (a changed list is other jobs under the same manifest).
+        public var identity: String {
+            ([sha256] + (lists ?? []).map(\.sha256)).joined(separator: "+")
+        }
+
+        /// Which lists differ from `other`'s, as `file (sha256 old… → new…)`.
+        func listChanges(to other: ManifestInfo) -> String {
+            let before = lists ?? [], after = other.lists ?? []
+            var changes: [String] = []
+            for index in 0..<max(before.count, after.count) {
+                let was = index < before.count ? before[index] : nil, now = index < after.count ? after[index] : nil
+                guard was != now else { continue }
+                changes.append("\(now?.path ?? was?.path ?? "?") (sha256 \(was.map { $0.sha256.prefix(12) + "…" } ?? "none") → "
+                    + "\(now.map { $0.sha256.prefix(12) + "…" } ?? "none"))")
+            }
+            return changes.joined(separator: ", ")
+        }
     }
 
     public enum Status: String, Codable, Sendable {

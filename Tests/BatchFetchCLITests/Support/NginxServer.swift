@@ -81,6 +81,7 @@ final class NginxServer {
     /// from it), so a test can change them without waiting for the clock's next second.
     func write(_ path: String, _ data: Data, modified: Date? = nil) throws {
         let url = root.appendingPathComponent(path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try data.write(to: url)
         if let modified { try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path) }
     }

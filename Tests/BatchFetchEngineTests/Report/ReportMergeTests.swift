@@ -66,6 +66,19 @@ import Testing
         let foreign = Self.report(2, of: 3, jobs: [Self.job("c", .downloaded)], manifestJobs: 3, sha: "cd")
         #expect(problems([("a.json", a), ("b.json", b), ("c.json", foreign)]).first
             == "c.json (shard 2/3) is for another manifest: sha256 cd…, where 2 of the 3 reports have ab…")
+        // The same manifest with another version of its job list is other jobs.
+        var otherList = Self.report(2, of: 3, jobs: [Self.job("c", .downloaded)], manifestJobs: 3)
+        otherList.manifest.lists = [.init(path: "urls.csv", sha256: "ef")]
+        var listed = [a, b].map { report -> RunReport in
+            var report = report
+            report.manifest.lists = [.init(path: "urls.csv", sha256: "12")]
+            return report
+        }
+        #expect(problems([("a.json", listed[0]), ("b.json", listed[1]), ("c.json", otherList)]).first
+            == "c.json (shard 2/3) is for other job lists than 2 of the 3 reports: urls.csv (sha256 12… → ef…)")
+        listed.append(otherList)
+        listed[2].manifest.lists = listed[0].manifest.lists
+        #expect(problems([("a.json", listed[0]), ("b.json", listed[1]), ("c.json", listed[2])]).isEmpty)
         // The stray report is named even when it comes first.
         #expect(problems([("c.json", foreign), ("a.json", a), ("b.json", b)]).first?.hasPrefix("c.json (shard 2/3)") == true)
         let otherSplit = Self.report(2, of: 4, jobs: [Self.job("c", .downloaded)], manifestJobs: 3)

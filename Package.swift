@@ -86,6 +86,7 @@ let package = Package(
             dependencies: [
                 "BatchFetchSpec",
                 "BatchFetchEngine",
+                "CBatchFetchSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -517,6 +517,13 @@ enum EmbeddedSchemas {
             "type": "string"
           }
         },
+        "jobs_reported": {
+          "description": "Absent when jobs lists every job. 'changed': every job but up_to_date ones; 'failed': failed, skipped and interrupted jobs (run --report-jobs). The summary counts every job either way.",
+          "enum": [
+            "changed",
+            "failed"
+          ]
+        },
         "jobs": {
           "type": "array",
           "items": {

@@ -59,6 +59,12 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Write a JUnit XML file with one testcase per job.", completion: .file(extensions: ["xml"]))
     var junit: String?
 
+    @Option(name: .customLong("report-jobs"),
+            help: ArgumentHelp("Jobs the report (and JUnit file) lists: all, changed (all but up_to_date) or failed "
+                + "(failed, skipped, interrupted). The summary counts every job.", valueName: "all|changed|failed"),
+            completion: .list(["all", "changed", "failed"]))
+    var reportJobs: ReportJobsArgument = .all
+
     @Option(help: "Jobs transferring at once (overrides the manifest's concurrency).")
     var concurrency: Int?
 
@@ -99,6 +105,10 @@ struct RunCommand: AsyncParsableCommand {
 
     enum ProgressArgument: String, ExpressibleByArgument, CaseIterable {
         case auto, bar, line, none
+    }
+
+    enum ReportJobsArgument: String, ExpressibleByArgument, CaseIterable {
+        case all, changed, failed
     }
 
     func validate() throws {
@@ -193,6 +203,7 @@ struct RunCommand: AsyncParsableCommand {
         options.transportKind = transportOption.kind
         options.concurrency = concurrency
         options.failFast = failFast
+        options.reportJobs = RunReport.JobsReported(rawValue: reportJobs.rawValue)
         options.durability = Durability(rawValue: durability.rawValue) ?? .batch
         // Undocumented on purpose in --help: bench/ uses it to show memory stays bounded when the
         // disk is slower than the network (see Docs/Architecture.md).

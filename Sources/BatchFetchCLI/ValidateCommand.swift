@@ -1,6 +1,9 @@
 import ArgumentParser
 import BatchFetchEngine
 import BatchFetchSpec
+#if os(Linux)
+import CBatchFetchSystem
+#endif
 import Foundation
 
 /// `batchfetch validate`: checks a manifest and reports every problem with its location.
@@ -44,6 +47,7 @@ struct ValidateCommand: ParsableCommand {
                 keepUntilExit(graph)
                 print("\(manifest.manifest): valid (\(loaded.jobs.count) job\(loaded.jobs.count == 1 ? "" : "s"), "
                     + "\(graph.levelCount) level\(graph.levelCount == 1 ? "" : "s"))")
+                Self.printHeapInUse(jobs: loaded.jobs.count)
             case .failure(let error):
                 DiagnosticPrinter.print(error)
             }
@@ -51,6 +55,19 @@ struct ValidateCommand: ParsableCommand {
             print(String(decoding: try StableJSON.encode(ValidationOutput(file: manifest.manifest, result: result)), as: UTF8.self))
         }
         if case .failure = result { throw ExitStatus.invalid.exitCode }
+    }
+}
+
+extension ValidateCommand {
+    /// With `BATCHFETCH_HEAP_STATS=1` (for bench/scale-bench.py): the heap in use once the
+    /// manifest is loaded and validated — what its jobs cost for the rest of a run, without the
+    /// parser's and the validator's temporaries, which peak RSS counts.
+    static func printHeapInUse(jobs: Int) {
+        #if os(Linux)
+        guard ProcessInfo.processInfo.environment["BATCHFETCH_HEAP_STATS"] == "1" else { return }
+        let bytes = Int(batchfetch_heap_in_use())
+        Console.error("heap in use after validation: \(bytes) bytes (\(jobs > 0 ? bytes / jobs : 0) per job)")
+        #endif
     }
 }
 

@@ -16,5 +16,8 @@ static inline int batchfetch_syncfs(int descriptor) { return syncfs(descriptor);
 
 /* Caps glibc's malloc arenas (mallopt(3) with M_ARENA_MAX). */
 static inline int batchfetch_set_arena_max(int arenas) { return mallopt(M_ARENA_MAX, arenas); }
+
+/* Bytes malloc has handed out and not taken back, over all arenas (mallinfo2(3)). */
+static inline unsigned long batchfetch_heap_in_use(void) { struct mallinfo2 info = mallinfo2(); return info.uordblks + info.hblkhd; }
 #endif
 #endif

@@ -117,6 +117,44 @@ import TestOrigin
         #expect(report?["status"] as? String == "failed")
     }
 
+    /// `--report-jobs`: the report lists only the jobs asked for and still counts every one; it
+    /// validates, says what it lists, and cannot be pinned from.
+    @Test func theReportCanListOnlyTheChangedOrFailedJobs() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("m.yaml", """
+            version: 1
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))"}
+              - {id: gone, url: "\(origin.url("/missing.txt"))", retries: 0}
+              - {id: after, url: "\(origin.url("/ok.txt"))", dest: after.txt, depends_on: [gone]}
+            """)
+        func report(_ name: String) throws -> [String: Any] {
+            try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent(name))) as? [String: Any] ?? [:]
+        }
+        let first = try BinaryRunner.run(["run", "m.yaml", "--report", "changed.json", "--report-jobs", "changed"], in: directory.url)
+        let second = try BinaryRunner.run(["run", "m.yaml", "--report", "failed.json", "--report-jobs", "failed",
+                                           "--junit", "failed.xml"], in: directory.url)
+        let third = try BinaryRunner.run(["run", "m.yaml", "--report", "rerun.json", "--report-jobs", "changed"], in: directory.url)
+        try await origin.shutdown()
+        #expect(first.status == 1 && second.status == 1 && third.status == 1, "\(first.stderr)")
+        for name in ["changed.json", "failed.json", "rerun.json"] {
+            let (status, text) = try validateReport(directory.url.appendingPathComponent(name).path)
+            #expect(status == 0, "\(name): \(text)")
+        }
+        let ids = { (report: [String: Any]) in (report["jobs"] as? [[String: Any]])?.compactMap { $0["id"] as? String } }
+        let changed = try report("changed.json"), failed = try report("failed.json"), rerun = try report("rerun.json")
+        #expect(changed["jobs_reported"] as? String == "changed" && ids(changed) == ["ok", "gone", "after"])
+        #expect(failed["jobs_reported"] as? String == "failed" && ids(failed) == ["gone", "after"])
+        // The rerun changed nothing but still could not fetch 'gone': 'ok' is up to date, unlisted, counted.
+        #expect(ids(rerun) == ["gone", "after"])
+        #expect((rerun["summary"] as? [String: Any])?["up_to_date"] as? Int == 1)
+        #expect((rerun["summary"] as? [String: Any])?["jobs"] as? Int == 3)
+        let junit = try String(contentsOf: directory.url.appendingPathComponent("failed.xml"), encoding: .utf8)
+        #expect(junit.contains("tests=\"2\""), "\(junit.prefix(300))")
+        let pin = try BinaryRunner.run(["pin", "m.yaml", "--from-report", "rerun.json"], in: directory.url)
+        #expect(pin.status == 2 && pin.stderr.contains("it lists only the changed jobs (--report-jobs changed)"), "\(pin.stderr)")
+    }
+
     /// A symlink planted at the run lock is refused, not truncated through.
     @Test func aSymlinkAtTheRunLockIsRefused() async throws {
         let (origin, directory) = try await world()

@@ -40,6 +40,9 @@ public final class Pinner: Sendable {
         guard report.manifest.identity == current.identity else {
             return ["it is for other job lists than the manifest's now: " + report.manifest.listChanges(to: current)]
         }
+        if let listed = report.jobsReported {
+            return ["it lists only the \(listed.rawValue) jobs (--report-jobs \(listed.rawValue)): pin from a report of every job"]
+        }
         if let scope = report.shard, scope.shard.count > 1 {
             return ["it covers shard \(scope.shard) only: give every shard's report, or their merge-reports"]
         }

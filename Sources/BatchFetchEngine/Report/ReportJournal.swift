@@ -22,6 +22,8 @@ struct ReportJournal {
         enum Entry: Sendable {
             case file(offset: Int64, length: Int)
             case memory([UInt8])
+            /// Finished, and not listed (``RunReport/JobsReported``).
+            case unlisted
         }
 
         private let file: JournalFile?
@@ -43,6 +45,8 @@ struct ReportJournal {
             switch entries[position]! {
             case .memory(let text):
                 return text
+            case .unlisted:
+                preconditionFailure("an unlisted job's entry was asked for")
             case .file(let offset, let length):
                 return try block.withLockedValue { fileText(offset: offset, length: length, block: &$0) }.get()
             }
@@ -104,14 +108,18 @@ struct ReportJournal {
     /// The report's counts of the jobs recorded so far.
     private(set) var summary = RunReport.Summary()
 
+    /// Which jobs the report lists; nil: every one. The others are counted, not kept.
+    private let listing: RunReport.JobsReported?
+
     /// A journal for `count` jobs, in an unnamed file in `directory` (memory when nil or when
     /// the file cannot be made).
-    init(count: Int, directory: SafeDirectory?) {
-        self.init(count: count, file: directory.flatMap(JournalFile.init(in:)))
+    init(count: Int, directory: SafeDirectory?, listing: RunReport.JobsReported? = nil) {
+        self.init(count: count, file: directory.flatMap(JournalFile.init(in:)), listing: listing)
     }
 
-    init(count: Int, file: JournalFile?) {
+    init(count: Int, file: JournalFile?, listing: RunReport.JobsReported? = nil) {
         self.file = file
+        self.listing = listing
         entries = Array(repeating: nil, count: count)
         summary.jobs = count
     }
@@ -125,6 +133,10 @@ struct ReportJournal {
     mutating func record(_ encoded: Encoded, at index: Int) {
         assert(entries[index] == nil, "job \(index) recorded twice")
         summary.count(encoded.job, command: .run)
+        if let listing, !listing.lists(encoded.job.status) {
+            entries[index] = .unlisted
+            return
+        }
         let text = encoded.text
         guard file != nil, !fileFailed else {
             entries[index] = .memory(text)
@@ -158,7 +170,11 @@ struct ReportJournal {
     mutating func finished() -> Entries {
         precondition(!entries.contains { $0 == nil }, "a job has no report entry")
         writePending()
-        return Entries(file: file, entries: entries)
+        guard listing != nil else { return Entries(file: file, entries: entries) }
+        return Entries(file: file, entries: entries.filter {
+            if case .unlisted? = $0 { return false }
+            return true
+        })
     }
 }
 

@@ -24,6 +24,7 @@ public enum ReportMerge {
         for (_, report) in reports { votes[report.manifest.identity, default: 0] += 1 }
         let manifest = reports.map(\.report.manifest.identity).max { votes[$0]! < votes[$1]! }!
         let majority = reports.first { $0.report.manifest.identity == manifest }!.report.manifest
+        let listing = reports.reduce(nil) { RunReport.JobsReported.narrower($0, $1.report.jobsReported) }
         var byShard: [Int: [String]] = [:]
         for (name, report) in reports {
             guard let scope = report.shard else {
@@ -66,15 +67,19 @@ public enum ReportMerge {
                         }
                     }
                 }
-                if problems.isEmpty && seen.count != scope.manifestJobs {
+                if problems.isEmpty && listing == nil && seen.count != scope.manifestJobs {
                     problems.append("the shard reports list \(seen.count) jobs, but the manifest has \(scope.manifestJobs)")
                 }
             }
         }
         guard problems.isEmpty else { return .failure(Problems(messages: problems)) }
 
-        let jobs = reports.flatMap(\.report.jobs).sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
-        let summary = RunReport.summary(of: jobs, command: first.command)
+        // Reports that list only some jobs merge into one that lists what all of them list;
+        // their summaries, which count every job, are added up.
+        let jobs = reports.flatMap(\.report.jobs).filter { listing?.lists($0.status) ?? true }
+            .sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        let summary = listing == nil ? RunReport.summary(of: jobs, command: first.command)
+            : reports.dropFirst().reduce(first.summary) { $0.adding($1.report.summary) }
         let interrupted = reports.contains { $0.report.status == .interrupted }
         let startedAt = reports.map(\.report.startedAt).min()!
         let finishedAt = reports.map(\.report.finishedAt).max()!
@@ -85,6 +90,6 @@ public enum ReportMerge {
             startedAt: startedAt, finishedAt: finishedAt,
             durationSeconds: span ?? reports.map(\.report.durationSeconds).max()!,
             status: RunReport.status(of: summary, command: first.command, interrupted: interrupted), summary: summary,
-            shard: nil, mergedFrom: reports.map(\.name), jobs: ReportJobs(jobs)))
+            shard: nil, mergedFrom: reports.map(\.name), jobsReported: listing, jobs: ReportJobs(jobs)))
     }
 }

@@ -3,13 +3,16 @@ import Foundation
 extension RunReport {
     /// The run as JUnit XML (`run --junit`), for CI systems that show test results: one
     /// testcase per job; failed and interrupted jobs carry a `<failure>` with the error code and
-    /// message, skipped ones a `<skipped>` with the reason.
+    /// message, skipped ones a `<skipped>` with the reason. A report that lists only some jobs
+    /// (`--report-jobs`) has a testcase for each of those, and `tests` counts them: CI viewers
+    /// count the testcases they show.
     public func junitXML() -> String {
         let failures = summary.failed + summary.interrupted
+        let tests = jobsReported == nil ? summary.jobs : jobs.count
         var xml = """
             <?xml version="1.0" encoding="UTF-8"?>
-            <testsuites name="batchfetch" tests="\(summary.jobs)" failures="\(failures)" skipped="\(summary.skipped)" time="\(durationSeconds)">
-              <testsuite name="\(Self.escape(manifest.path))" tests="\(summary.jobs)" failures="\(failures)" skipped="\(summary.skipped)" time="\(durationSeconds)" timestamp="\(startedAt)">
+            <testsuites name="batchfetch" tests="\(tests)" failures="\(failures)" skipped="\(summary.skipped)" time="\(durationSeconds)">
+              <testsuite name="\(Self.escape(manifest.path))" tests="\(tests)" failures="\(failures)" skipped="\(summary.skipped)" time="\(durationSeconds)" timestamp="\(startedAt)">
 
             """
         for job in jobs {

@@ -23,7 +23,7 @@ extension RunReport {
             startedAt: RunReport.timestamp(startDate), finishedAt: RunReport.timestamp(Date()),
             durationSeconds: (DispatchTime.now().seconds(since: started) * 1000).rounded() / 1000,
             status: Self.status(of: summary, command: command, interrupted: interrupted), summary: summary,
-            shard: options.shard, jobs: jobs)
+            shard: options.shard, jobsReported: command == .run ? options.reportJobs : nil, jobs: jobs)
     }
 
     /// The counts of a report's jobs (``Summary/count(_:command:)``).
@@ -48,6 +48,27 @@ extension RunReport {
 }
 
 extension RunReport.Summary {
+    /// This summary and `other`'s added up: the summary of shard reports that do not list
+    /// every job (``RunReport/JobsReported``), which cannot be counted again from their jobs.
+    func adding(_ other: RunReport.Summary) -> RunReport.Summary {
+        func sum(_ a: Int?, _ b: Int?) -> Int? { a == nil && b == nil ? nil : (a ?? 0) + (b ?? 0) }
+        var total = self
+        total.jobs += other.jobs
+        total.downloaded += other.downloaded
+        total.uploaded = sum(uploaded, other.uploaded)
+        total.upToDate += other.upToDate
+        total.failed += other.failed
+        total.skipped += other.skipped
+        total.interrupted += other.interrupted
+        total.bytesTransferred += other.bytesTransferred
+        total.bytesTotal += other.bytesTotal
+        total.ok = sum(ok, other.ok)
+        total.drift = sum(drift, other.drift)
+        total.missing = sum(missing, other.missing)
+        total.unreachable = sum(unreachable, other.unreachable)
+        return total
+    }
+
     /// Counts one job of a report of `command` (all but `jobs`, the number of jobs): for `run`
     /// by status, bytes moved, and bytes of every file the run leaves in place; for `check`
     /// verdicts per mirror, for `verify` per job.

@@ -142,6 +142,29 @@ public struct RunReport: Codable, Sendable {
         }
     }
 
+    /// Which jobs a report lists (`--report-jobs`; `jobs_reported` in report v1): a nightly
+    /// rerun of a million files listed every one of them, up to date, in a 380 MB report
+    /// (bench/results/scale.md); its summary still counts every job.
+    public enum JobsReported: String, Codable, Sendable, CaseIterable {
+        /// Every job that is not `up_to_date`: what the run changed or could not do.
+        case changed
+        /// Jobs that `failed`, were `skipped` or `interrupted`.
+        case failed
+
+        /// Whether a job with `status` is listed.
+        public func lists(_ status: JobResult.Status) -> Bool {
+            switch self {
+            case .changed: return status != .upToDate
+            case .failed: return status == .failed || status == .skipped || status == .interrupted
+            }
+        }
+
+        /// Of two reports' forms, the one that lists fewer jobs (`failed` lists a subset of `changed`).
+        static func narrower(_ a: JobsReported?, _ b: JobsReported?) -> JobsReported? {
+            a == .failed || b == .failed ? .failed : (a ?? b)
+        }
+    }
+
     /// The command that made a report (`command` in report v1).
     public enum Command: String, Codable, Sendable {
         case run, check, verify
@@ -160,12 +183,14 @@ public struct RunReport: Codable, Sendable {
     public var shard: ShardScope?
     /// The shard reports a `merge-reports` report was made from, as named on its command line.
     public var mergedFrom: [String]?
+    /// Absent when `jobs` lists every job; else which ones it lists (``JobsReported``).
+    public var jobsReported: JobsReported?
     public var jobs: ReportJobs
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version", tool, command, manifest, startedAt = "started_at"
         case finishedAt = "finished_at", durationSeconds = "duration_seconds", status, summary, shard
-        case mergedFrom = "merged_from", jobs
+        case mergedFrom = "merged_from", jobsReported = "jobs_reported", jobs
     }
 }
 

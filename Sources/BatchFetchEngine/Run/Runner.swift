@@ -148,7 +148,7 @@ public final class Runner: Sendable {
     private func schedule(context: JobDownloader.Context, active: ActiveJobs, interruption: Interruption,
                           emit: @escaping @Sendable (RunEvent) -> Void) async -> ReportJournal {
         let jobs = manifest.jobs
-        var journal = ReportJournal(count: jobs.count, directory: context.root)
+        var journal = ReportJournal(count: jobs.count, directory: context.root, listing: options.reportJobs)
         var waitingOn = graph.dependencies.map(\.count)
         var rank = [Int](repeating: 0, count: jobs.count)
         for (position, job) in graph.order.enumerated() { rank[job] = position }

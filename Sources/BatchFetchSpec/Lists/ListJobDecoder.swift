@@ -8,14 +8,15 @@ import Foundation
 /// the manifest, which ``ManifestValidator`` checks with the YAML jobs.
 struct ListJobDecoder {
     let list: JobList
-    let defaults: ManifestDecoder.JobDefaults
     /// The `id_prefix` with its slash (`img/`), or "".
     private let prefix: String
+    /// Every row's job starts as a copy of this one (``ManifestDecoder/JobDefaults/prototype()``).
+    private let prototype: Job
 
     init(list: JobList, defaults: ManifestDecoder.JobDefaults) {
         self.list = list
-        self.defaults = defaults
         prefix = list.idPrefix.map { $0 + "/" } ?? ""
+        prototype = defaults.prototype()
     }
 
     /// The row's job, or nil when a value it needs is wrong (each problem reported).
@@ -87,11 +88,14 @@ struct ListJobDecoder {
         }
 
         guard usable, let dest else { return nil }
-        return Job(
-            id: id, urls: urls, dest: TemplatedString(literal: dest), size: size, checksums: checksums, checksumsFrom: nil,
-            dependsOn: [], method: .get, body: nil, headers: defaults.headers, settings: defaults.settings, upload: nil,
-            source: JobSource(job: row.location, id: row.id?.location ?? row.location, dest: destLocation,
-                              dependsOn: [], checksumsFrom: nil))
+        var job = prototype
+        job.id = id
+        job.urls = urls
+        job.dest = TemplatedString(literal: dest)
+        job.size = size
+        job.checksums = checksums
+        job.source = JobSource(job: row.location, id: row.id?.location ?? row.location, dest: destLocation, dependsOn: [], checksumsFrom: nil)
+        return job
     }
 
     /// The dest a row without one gets: the list's template with `{path}` and `{name}` filled

@@ -52,6 +52,23 @@ struct ListReader {
         }
     }
 
+    /// About how many rows the list has, from its size and the lines of its first 64 KiB: the
+    /// jobs array is reserved once instead of doubling (at a million jobs the last doubling
+    /// held 100 MB and 200 MB of jobs at once).
+    func estimatedRows() -> Int {
+        let descriptor = open(list.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return 0 }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_size > 0 else { return 0 }
+        var sample = [UInt8](repeating: 0, count: 1 << 16)
+        let got = sample.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress, $0.count) }
+        guard got > 0 else { return 0 }
+        let lines = sample[..<got].reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        guard lines > 0 else { return 1 }
+        return Int(Double(info.st_size) * Double(lines) / Double(got) * 1.02) + 1
+    }
+
     // MARK: - csv, tsv
 
     private func readDelimited(

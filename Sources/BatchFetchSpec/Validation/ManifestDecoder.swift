@@ -43,6 +43,13 @@ struct ManifestDecoder {
     struct JobDefaults {
         var settings = JobSettings()
         var headers: [Job.Header] = []
+
+        /// A job with only the defaults: decoded jobs start as copies of one, so they share its
+        /// settings and its headers' box instead of each making its own (``Job``).
+        func prototype() -> Job {
+            Job(id: "", urls: [], dest: TemplatedString(literal: ""), headers: headers, settings: settings,
+                source: JobSource(job: .start, id: .start, dest: .start, dependsOn: [], checksumsFrom: nil))
+        }
     }
 
     /// The top level of a manifest, decoded; its `jobs` items are still to be decoded.
@@ -239,6 +246,7 @@ struct ManifestDecoder {
             let decoder = ListJobDecoder(list: list, defaults: defaults)
             var jobs = manifest.jobs
             manifest.jobs = []
+            jobs.reserveCapacity(jobs.count + reader.estimatedRows())
             do {
                 try reader.read(problems: &problems) { row, problems in
                     if let job = decoder.job(row, problems: &problems) { jobs.append(job) }
@@ -256,8 +264,9 @@ struct ManifestDecoder {
     /// Decodes job items numbered from `firstNumber` (for "job #N" in messages), handing each
     /// job to `emit`; an item that is not a mapping is a problem and no job.
     mutating func decodeJobs(_ items: [YAMLNode], firstNumber: Int, defaults: JobDefaults, emit: (Job) -> Void) {
+        let prototype = defaults.prototype()
         for (index, item) in items.enumerated() {
-            if let job = decodeJob(item, number: firstNumber + index, defaults: defaults.settings, defaultHeaders: defaults.headers) {
+            if let job = decodeJob(item, number: firstNumber + index, prototype: prototype) {
                 emit(job)
             }
         }
@@ -291,7 +300,7 @@ struct ManifestDecoder {
     // MARK: - Jobs
 
     private mutating func decodeJob(
-        _ node: YAMLNode, number: Int, defaults: JobSettings, defaultHeaders: [Job.Header]
+        _ node: YAMLNode, number: Int, prototype: Job
     ) -> Job? {
         guard let entries = node.mapping else {
             problems.error("job #\(number) must be a mapping with 'id' and 'url', found \(node.kindDescription)",
@@ -392,25 +401,34 @@ struct ManifestDecoder {
             }
         }
 
-        var headers = defaultHeaders
+        var job = prototype
         if let entry = fields["headers"] {
+            var headers = prototype.headers
             for header in decodeHeaders(entry, context: context) {
                 headers.removeAll { $0.name.lowercased() == header.name.lowercased() }
                 headers.append(header)
             }
+            job.headers = headers
         }
-        var settings = defaults
-        decodeSettings(fields, into: &settings, context: context)
+        decodeSettings(fields, into: &job.settings, context: context)
 
         // A job with problems is still returned, so cross-job rules see its id and dependencies;
-        // an empty dest marks one that could not be decoded.
-        return Job(
-            id: id, urls: urls, dest: dest ?? TemplatedString(literal: ""), size: size, checksums: checksums, checksumsFrom: checksumsFrom,
-            dependsOn: dependsOn, method: method, body: body, headers: headers, settings: settings, upload: upload,
-            source: JobSource(
-                job: node.location, id: fields["id"]?.value.location ?? node.location, dest: destLocation,
-                dependsOn: dependsOnLocations, checksumsFrom: checksumsFromLocation)
-        )
+        // an empty dest marks one that could not be decoded. Only what differs from the
+        // prototype is written, so a plain job keeps its shared boxes.
+        job.id = id
+        job.urls = urls
+        job.dest = dest ?? TemplatedString(literal: "")
+        job.size = size
+        job.checksums = checksums
+        if checksumsFrom != nil { job.checksumsFrom = checksumsFrom }
+        if !dependsOn.isEmpty { job.dependsOn = dependsOn }
+        if method != .get { job.method = method }
+        if body != nil { job.body = body }
+        if upload != nil { job.upload = upload }
+        job.source = JobSource(
+            job: node.location, id: fields["id"]?.value.location ?? node.location, dest: destLocation,
+            dependsOn: dependsOnLocations, checksumsFrom: checksumsFromLocation)
+        return job
     }
 
     /// The upload part of a job: `form` (POST only), `content_md5`, `retry_post` (POST only);

@@ -97,4 +97,17 @@ import TestOrigin
         withTimesOf.durationSeconds = fromJournal.durationSeconds
         #expect(try Self.written(fromJournal) == Self.written(withTimesOf))
     }
+
+    /// A journal that lists only some jobs keeps only their entries, in report order, and counts
+    /// every job.
+    @Test(arguments: [RunReport.JobsReported.changed, .failed])
+    func aJournalListingSomeJobsCountsThemAll(listing: RunReport.JobsReported) throws {
+        let statuses: [JobResult.Status] = [.upToDate, .downloaded, .failed, .upToDate, .skipped, .interrupted]
+        let jobs = statuses.enumerated().map { RunReport.Job(RunReportTests.result("j\($0.offset)", $0.element)) }
+        var journal = ReportJournal(count: jobs.count, directory: nil, listing: listing)
+        for index in jobs.indices.reversed() { journal.record(ReportJournal.Encoded(jobs[index]), at: index) }
+        let listed = ReportJobs(journal: journal.finished())
+        #expect(listed.map(\.id) == (listing == .changed ? ["j1", "j2", "j4", "j5"] : ["j2", "j4", "j5"]))
+        #expect(try StableJSON.encode(journal.summary) == StableJSON.encode(RunReport.summary(of: jobs, command: .run)))
+    }
 }

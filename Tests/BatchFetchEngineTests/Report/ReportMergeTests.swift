@@ -107,4 +107,23 @@ import Testing
         #expect(shardObject?["shard"] as? [String: Int] == ["index": 0, "count": 1, "manifest_jobs": 1])
         #expect(try JSONDecoder().decode(RunReport.self, from: try StableJSON.encode(a)).shard == a.shard)
     }
+
+    /// Shard reports that list only some jobs merge into one that lists what every one of them
+    /// lists, with their summaries added up (not counted again from the listed jobs), and no
+    /// complaint that jobs are missing.
+    @Test func reportsListingSomeJobsMergeByTheirSummaries() throws {
+        let all = [Self.job("a", .downloaded), Self.job("b", .upToDate)]
+        let rest = [Self.job("c", .failed), Self.job("d", .upToDate)]
+        var changed = Self.report(0, of: 2, jobs: all.filter { $0.status != .upToDate }, manifestJobs: 4)
+        changed.summary = RunReport.summary(of: all, command: .run)
+        changed.jobsReported = .changed
+        var failed = Self.report(1, of: 2, jobs: rest.filter { $0.status == .failed }, manifestJobs: 4)
+        failed.summary = RunReport.summary(of: rest, command: .run)
+        failed.jobsReported = .failed
+        let merged = try ReportMerge.merge([("a", changed), ("b", failed)]).get()
+        #expect(merged.jobsReported == .failed)
+        #expect(merged.jobs.map(\.id) == ["c"])
+        #expect(merged.summary.jobs == 4 && merged.summary.upToDate == 2 && merged.summary.downloaded == 1 && merged.summary.failed == 1)
+        #expect(merged.status == .failed)
+    }
 }

@@ -90,6 +90,7 @@ import Testing
     @Test func theReportsKeysAreTheSchemas() throws {
         var report = try ReportJournalTests.report([Self.fullJob()])
         report.mergedFrom = ["a.json"]
+        report.jobsReported = .changed
         report.manifest.lists = [.init(path: "urls.csv", sha256: String(repeating: "c", count: 64))]
         report.summary.uploaded = 1
         report.summary.ok = 1

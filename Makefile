@@ -48,6 +48,7 @@ bench: release
 	bench/download-bench.py --scenarios latency
 	bench/hostile-bench.py
 	bench/upload-bench.py
+	bench/scale-bench.py
 	bench/urlsession-probe.sh
 
 schemas:

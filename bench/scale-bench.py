@@ -66,6 +66,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--transports", default="nio,urlsession")
+    parser.add_argument("--kill-transports", default="nio", help="transports of the kill -9 check (it is the store's, not the transport's)")
+    parser.add_argument("--rerun-files", type=int, default=200_000, help="the issue's 200,000-file rerun")
     parser.add_argument("--bin", default=str(ROOT / ".build/release/batchfetch"))
     parser.add_argument("--skip-validate", action="store_true")
     args = parser.parse_args()
@@ -109,10 +111,12 @@ def main() -> None:
         nginx, port = start_nginx(www, prefix, locations=f"access_log {prefix}/access.log;")
         try:
             write_list(tmp / "files.csv", port, args.files)
+            write_list(tmp / "rerun.csv", port, min(args.rerun_files, args.files))
             lines += [f"## {args.files:,} files of 1 KiB from nginx on loopback (`jobs_from` csv, concurrency 16)", "",
-                      "| transport | first run | files/s | peak RSS | rerun, all up to date | peak RSS | report | state store |",
-                      "|---|---|---|---|---|---|---|---|"]
-            kills = []
+                      "| transport | first run | files/s | peak RSS | rerun, all up to date | peak RSS | report | "
+                      "rerun with `--report-jobs changed` | its report | state store |",
+                      "|---|---|---|---|---|---|---|---|---|---|"]
+            kills, reruns = [], []
             for transport in args.transports.split(","):
                 out = tmp / f"out-{transport}"
                 manifest = tmp / f"{transport}.yaml"
@@ -122,11 +126,29 @@ def main() -> None:
                 first = timed(command)
                 rerun = timed(command)
                 report = out / "batchfetch-report.json"
+                full_report = report.stat().st_size
+                changed = timed(command + ["--report-jobs", "changed"])
                 store = sum(p.stat().st_size for p in out.glob(".batchfetch-state.sqlite*"))
                 lines.append(f"| {transport} | {first[0]:.1f} s | {args.files / first[0]:,.0f} | {first[1]:.0f} MiB | "
-                             f"{rerun[0]:.2f} s | {rerun[1]:.0f} MiB | {report.stat().st_size / 1048576:.0f} MiB | "
+                             f"{rerun[0]:.2f} s | {rerun[1]:.0f} MiB | {full_report / 1048576:.0f} MiB | "
+                             f"{changed[0]:.2f} s, {changed[1]:.0f} MiB | {report.stat().st_size / 1024:.1f} KiB | "
                              f"{store / 1048576:.0f} MiB |")
                 print(lines[-1], flush=True)
+                subprocess.run(["rm", "-rf", str(out)], check=True)
+
+                # The 200,000-file rerun.
+                small = tmp / f"small-{transport}"
+                (tmp / f"small-{transport}.yaml").write_text(f"version: 1\noutput_dir: {small}\nconcurrency: 16\nper_host: 16\n"
+                                                            f"jobs_from: [{tmp / 'rerun.csv'}]\n")
+                small_command = [binary, "run", str(tmp / f"small-{transport}.yaml"), "--progress", "none", "--transport", transport]
+                small_first = timed(small_command)
+                small_reruns = [timed(small_command) for _ in range(args.runs)]
+                reruns.append(f"| {transport} | {small_first[0]:.1f} s | {statistics.median(r[0] for r in small_reruns):.2f} s | "
+                              f"{max(r[1] for r in small_reruns):.0f} MiB |")
+                print(reruns[-1], flush=True)
+                subprocess.run(["rm", "-rf", str(small)], check=True)
+                if transport not in args.kill_transports.split(","):
+                    continue
 
                 # Killed part-way: the rerun asks for exactly what was not published.
                 subprocess.run(["rm", "-rf", str(out)], check=True)
@@ -144,6 +166,8 @@ def main() -> None:
                              f"{'ok' if requests == args.files - done else 'RE-FETCHED ' + str(requests - (args.files - done))} |")
                 print(kills[-1], flush=True)
                 subprocess.run(["rm", "-rf", str(out)], check=True)
+            lines += ["", f"### {min(args.rerun_files, args.files):,} files: the rerun with everything up to date (median of {args.runs})", "",
+                      "| transport | first run | rerun | peak RSS |", "|---|---|---|---|"] + reruns
             lines += ["", "### kill -9 at 40% of the first run's time, then a rerun", "",
                       "| transport | published when killed | not published | rerun's requests (access log) | verdict |",
                       "|---|---|---|---|---|"] + kills

@@ -45,6 +45,11 @@ public struct OriginFile: Sendable {
     public var held = false
     /// A body with a ``Fault/pause(afterBytes:)`` waits there while this is true.
     public var paused = false
+    /// While ``paused`` is true, no response for the path sends more once this many of its body
+    /// bytes were served, over all requests: a test stops a download part-way whatever ranges
+    /// the client asks for and however loaded the machine (a trickle alone let a download finish
+    /// between two looks of a starved test).
+    public var pauseAfterServed: Int64?
     /// Honour only this many Range requests; later ones get 200 and the whole body, like a
     /// server (or a proxy in front of it) that stops honouring ranges mid-way.
     public var rangesHonoured: Int?

@@ -192,6 +192,18 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             if let dropAt = transfer.dropAt { limit = min(limit, dropAt) }
             if let stall = transfer.stall { limit = min(limit, stall.at) }
             if let pauseAt = transfer.pauseAt { limit = min(limit, pauseAt) }
+            if let budget = state.servedBudget(transfer.path) {
+                guard budget > 0 else {
+                    waitingForTimer = true
+                    let path = transfer.path, state = state
+                    afterHold({ (state.servedBudget(path) ?? 1) <= 0 }, context: context) { handler, context in
+                        handler.waitingForTimer = false
+                        handler.pump(context: context)
+                    }
+                    return
+                }
+                limit = min(limit, transfer.offset + budget)
+            }
             var count = min(Self.chunkSize, limit - transfer.offset)
             if let rate = transfer.bytesPerSecond { count = min(count, Int64(max(1, rate / 20))) }
             if count > 0 {

@@ -280,6 +280,15 @@ final class OriginState: Sendable {
         }
     }
 
+    /// Body bytes the path may still serve before its ``OriginFile/pauseAfterServed`` gate
+    /// holds it; nil when no gate is closed.
+    func servedBudget(_ path: String) -> Int64? {
+        withLock { values in
+            guard let file = values.files[path], file.paused, let limit = file.pauseAfterServed else { return nil }
+            return limit - values.bytesServed[path, default: 0]
+        }
+    }
+
     func content(_ path: String) -> OriginContent? {
         withLock { $0.files[path]?.content }
     }

@@ -7,16 +7,32 @@ import TestOrigin
 @Suite(.serialized) struct ResumeEndToEndTests {
     static let size: Int64 = 32 << 20
 
-    /// Starts a trickled download, SIGKILLs the binary once the part holds half the file, and
-    /// returns the part's size at that moment.
+    /// Starts a download, SIGKILLs the binary once the part holds half the file, and returns the
+    /// part's size at that moment. The origin stops serving a little past half until the kill
+    /// (``gateHalfway(_:)``): the run cannot finish between two looks.
     private func killHalfway(_ directory: TemporaryDirectory, origin: TestOrigin) async throws -> Int64 {
+        Self.gateHalfway(origin)
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let part = directory.url.appendingPathComponent("data/big.bin.part").path
         let held = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Self.size / 2 }
         #expect(held, "the process never got there within the timeout")
         await BinaryRunner.exit(of: process)
         #expect(process.terminationReason == .uncaughtSignal)
+        Self.openGate(origin)
         return BinaryRunner.fileSize(part)
+    }
+
+    /// `/big.bin` serves at most half the file and 6 MiB more (what a sink may still hold in
+    /// memory over four connections, and then some) until ``openGate(_:)``.
+    private static func gateHalfway(_ origin: TestOrigin) {
+        origin.update("/big.bin") {
+            $0.pauseAfterServed = Self.size / 2 + (6 << 20)
+            $0.paused = true
+        }
+    }
+
+    private static func openGate(_ origin: TestOrigin) {
+        origin.update("/big.bin") { $0.paused = false }
     }
 
     /// A trickled origin serving `/big.bin` (`size` bytes) and a one-job manifest for it (`job`
@@ -83,11 +99,13 @@ import TestOrigin
             }
         }
         if segmented {
+            Self.gateHalfway(origin)
             let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
             let url = directory.url
             let held = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
             #expect(held, "the process never got there within the timeout")
             await BinaryRunner.exit(of: process)
+            Self.openGate(origin)
             #expect(!Self.rangesDone(directory.url).isEmpty)
         } else {
             _ = try await killHalfway(directory, origin: origin)
@@ -144,11 +162,13 @@ import TestOrigin
 
     @Test func segmentedRerunAfterKillResumesEverySegment() async throws {
         let (directory, origin, content) = try await setUp(seed: 23, trickle: 3 << 20, job: ", size: \(Self.size), segments: 4")
+        Self.gateHalfway(origin)
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
         let url = directory.url
         let held = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
         #expect(held, "the process never got there within the timeout")
         await BinaryRunner.exit(of: process)
+        Self.openGate(origin)
         let ranges = Self.rangesDone(directory.url)
         let done = ranges.reduce(0) { $0 + $1[1] - $1[0] }
         #expect(!ranges.isEmpty && done >= Self.size / 2 && done < Self.size)

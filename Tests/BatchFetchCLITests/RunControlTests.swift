@@ -9,11 +9,15 @@ import TestOrigin
 @Suite(.serialized) struct RunControlTests {
     static let size: Int64 = 16 << 20
 
-    /// A trickled 16 MiB file (4 MiB/s) and a manifest for it.
+    /// A trickled 16 MiB file (4 MiB/s) that stops at half until the test lets it go on (no
+    /// run can finish before the test's signal, however loaded the machine), and a manifest for
+    /// it.
     private func slowWorld() async throws -> (TestOrigin, TemporaryDirectory) {
         let origin = try await TestOrigin.start()
         var file = OriginFile.generated(size: Self.size, seed: 31)
         file.trickleBytesPerSecond = 4 << 20
+        file.pauseAfterServed = Self.size / 2
+        file.paused = true
         origin.serve("/slow.bin", file)
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", """
@@ -60,7 +64,10 @@ import TestOrigin
         #expect(FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data/slow.bin.part.json").path))
         #expect(log.contains(signal == SIGINT ? "SIGINT: stopping" : "SIGTERM: stopping"))
 
-        origin.update("/slow.bin") { $0.trickleBytesPerSecond = nil }
+        origin.update("/slow.bin") {
+            $0.trickleBytesPerSecond = nil
+            $0.paused = false
+        }
         let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(rerun.status == 0, "\(rerun.stderr)")
@@ -94,7 +101,10 @@ import TestOrigin
         #expect(origin.requests("/slow.bin").isEmpty)
 
         // --wait-lock waits for the holder instead.
-        origin.update("/slow.bin") { $0.trickleBytesPerSecond = nil }
+        origin.update("/slow.bin") {
+            $0.trickleBytesPerSecond = nil
+            $0.paused = false
+        }
         let waiting = try BinaryRunner.start(["run", "m.yaml", "--wait-lock"], in: directory.url)
         let log = directory.url.appendingPathComponent("stderr.log")
         let said = await BinaryRunner.wait {

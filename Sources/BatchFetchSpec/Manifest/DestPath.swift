@@ -57,59 +57,42 @@ public enum DestPath {
     }
 
     /// The last path segment as written (not decoded), without query and fragment.
-    ///
-    /// Scanned as bytes (the delimiters are ASCII, which UTF-8 never uses inside a character):
-    /// the scan by characters was a tenth of loading a 20,000-job manifest.
     public static func rawLastSegment(ofURL url: String) -> String? {
         let bytes = url.utf8
-        let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
-        var index = bytes.startIndex
-        var pathStart: String.Index?
-        var slashes = 0
-        // The authority follows the first "://"; the path starts at the next "/".
-        while index < end, pathStart == nil {
-            let byte = bytes[index]
-            switch slashes {
-            case 0: slashes = byte == UInt8(ascii: ":") ? 1 : 0
-            case 1, 2: slashes = byte == UInt8(ascii: "/") ? slashes + 1 : (byte == UInt8(ascii: ":") ? 1 : 0)
-            default: if byte == UInt8(ascii: "/") { pathStart = index }
-            }
-            index = bytes.index(after: index)
-        }
-        guard pathStart != nil, let slash = bytes[..<end].lastIndex(of: UInt8(ascii: "/")) else { return nil }
-        return String(url[bytes.index(after: slash)..<end])
+        guard let path = pathBounds(ofURL: url), let slash = bytes[path].lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        return String(url[bytes.index(after: slash)..<path.upperBound])
     }
 
     /// A URL's path, percent-decoded, without its leading `/`, query and fragment: the default
     /// dest of a job list's row. Nil when the URL has no path.
-    ///
-    /// Scanned as bytes, like ``rawLastSegment(ofURL:)``: Foundation's `range(of:)` for the
-    /// `://` was a tenth of validating a million-row list.
     public static func decodedPath(ofURL url: String) -> String? {
-        var url = url
-        return url.withUTF8 { bytes -> String? in
-            let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")
-            var index = 0
-            while index + 2 < bytes.count, !(bytes[index] == colon && bytes[index + 1] == slash && bytes[index + 2] == slash) {
-                index += 1
+        guard let path = pathBounds(ofURL: url) else { return nil }
+        let raw = url[url.utf8.index(after: path.lowerBound)..<path.upperBound]
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return String(raw) }
+        return raw.removingPercentEncoding ?? String(raw)
+    }
+
+    /// Where a URL's path is: from the first `/` after the authority (which follows the first
+    /// `://`) to the query, the fragment or the end; nil when it has none.
+    ///
+    /// Scanned as bytes (the delimiters are ASCII, which UTF-8 never uses inside a character):
+    /// the scan by characters was a tenth of loading a 20,000-job manifest, and Foundation's
+    /// `range(of:)` a tenth of validating a million-row list.
+    private static func pathBounds(ofURL url: String) -> Range<String.Index>? {
+        let bytes = url.utf8
+        let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        var index = bytes.startIndex
+        var slashes = 0
+        while index < end {
+            let byte = bytes[index]
+            switch slashes {
+            case 0: slashes = byte == UInt8(ascii: ":") ? 1 : 0
+            case 1, 2: slashes = byte == UInt8(ascii: "/") ? slashes + 1 : (byte == UInt8(ascii: ":") ? 1 : 0)
+            default: if byte == UInt8(ascii: "/") { return index..<end }
             }
-            guard index + 2 < bytes.count else { return nil }
-            index += 3
-            while index < bytes.count, bytes[index] != slash {
-                if bytes[index] == UInt8(ascii: "?") || bytes[index] == UInt8(ascii: "#") { return nil }
-                index += 1
-            }
-            guard index < bytes.count else { return nil }
-            let start = index + 1
-            var end = start
-            var escaped = false
-            while end < bytes.count, bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
-                if bytes[end] == UInt8(ascii: "%") { escaped = true }
-                end += 1
-            }
-            let raw = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-            return escaped ? raw.removingPercentEncoding ?? raw : raw
+            index = bytes.index(after: index)
         }
+        return nil
     }
 
     /// True when no component is empty, only dots or longer than ``nameMax``: the common case,

@@ -65,10 +65,9 @@ struct ListJobDecoder {
 
         var size: Int64?
         if let field = row.size {
-            switch field.text.hasPrefix("-") ? .failure(.malformed) : Quantity.bytes(field.text) {
+            switch ManifestDecoder.size(field.text) {
             case .success(let value): size = value
-            case .failure(let error):
-                fail("'size': \(ManifestDecoder.describe(error, kind: .size, text: field.text))", at: field.location)
+            case .failure(let problem): fail(problem.message, at: field.location)
             }
         }
 

@@ -12,6 +12,17 @@ extension ManifestDecoder {
         }
     }
 
+    /// Why a `size` value is refused: its message, without the job's context.
+    struct SizeProblem: Error {
+        let message: String
+    }
+
+    /// A `size` value (`123`, `1.5GiB`), of a YAML job or of a job list's row alike.
+    static func size(_ text: String) -> Result<Int64, SizeProblem> {
+        if text.hasPrefix("-") { return .failure(SizeProblem(message: "'size' must not be negative, found '\(text)'")) }
+        return Quantity.bytes(text).mapError { SizeProblem(message: "'size': \(describe($0, kind: .size, text: text))") }
+    }
+
     /// Thirty days: longer durations are mistakes, and would overflow nanosecond timers.
     static let longestDuration = 30.0 * 86_400
 

@@ -349,15 +349,9 @@ struct ManifestDecoder {
 
         var size: Int64?
         if let entry = fields["size"], let text = scalarText(entry, context: context, expected: "a size such as 123 or 1.5GiB") {
-            if text.hasPrefix("-") {
-                problems.error("\(context)'size' must not be negative, found '\(text)'", at: entry.value.location)
-            } else {
-                switch Quantity.bytes(text) {
-                case .success(let value): size = value
-                case .failure(let error):
-                    problems.error("\(context)'size': \(Self.describe(error, kind: .size, text: text))",
-                                   at: entry.value.location)
-                }
+            switch Self.size(text) {
+            case .success(let value): size = value
+            case .failure(let problem): problems.error("\(context)\(problem.message)", at: entry.value.location)
             }
         }
 

@@ -127,7 +127,7 @@ import Testing
             "l.csv:1:17: unknown column 'sha265' (did you mean 'sha256'?); columns are url, id, dest, size, checksum, sha256, "
                 + "sha512, sha1, md5, mirrors (others are ignored)",
             "l.csv:3:1: unsupported URL scheme 'ftp' in 'ftp://h.example/x' (expected http or https)",
-            "l.csv:3:19: 'size': expected a size such as 123, 10KB or 1.5GiB, found '-1'",
+            "l.csv:3:19: 'size' must not be negative, found '-1'",
             "l.csv:3:22: 'sha256': sha256 checksum must be hexadecimal digits (0-9, a-f)",
             "l.csv:4:25: dest '../escape' escapes output_dir through '..'",
             "l.csv:5:22: text after the closing quote of a field; a quote inside a quoted field is written twice (\"\")",

@@ -79,14 +79,19 @@ struct ReportJournal {
         }
     }
 
-    /// A finished job with its report text, encoded where the job ran (``init(_:)``), so the
-    /// scheduler, which records every job one after another, only counts and copies.
+    /// A finished job with its report text, encoded where the job ran (``init(_:listing:)``), so
+    /// the scheduler, which records every job one after another, only counts and copies.
     struct Encoded: Sendable {
         let job: RunReport.Job
-        let text: [UInt8]
+        /// Nil for a job the report does not list (`listing`): counted, never encoded.
+        let text: [UInt8]?
 
-        init(_ job: RunReport.Job) {
+        init(_ job: RunReport.Job, listing: RunReport.JobsReported? = nil) {
             self.job = job
+            guard listing?.lists(job.status) ?? true else {
+                text = nil
+                return
+            }
             do {
                 text = try ReportText.entry(job, encoder: StableJSON.prettyEncoder())
             } catch {
@@ -108,18 +113,17 @@ struct ReportJournal {
     /// The report's counts of the jobs recorded so far.
     private(set) var summary = RunReport.Summary()
 
-    /// Which jobs the report lists; nil: every one. The others are counted, not kept.
-    private let listing: RunReport.JobsReported?
+    /// Jobs recorded without an entry (``Encoded/text`` nil): the report does not list them.
+    private var unlisted = 0
 
     /// A journal for `count` jobs, in an unnamed file in `directory` (memory when nil or when
     /// the file cannot be made).
-    init(count: Int, directory: SafeDirectory?, listing: RunReport.JobsReported? = nil) {
-        self.init(count: count, file: directory.flatMap(JournalFile.init(in:)), listing: listing)
+    init(count: Int, directory: SafeDirectory?) {
+        self.init(count: count, file: directory.flatMap(JournalFile.init(in:)))
     }
 
-    init(count: Int, file: JournalFile?, listing: RunReport.JobsReported? = nil) {
+    init(count: Int, file: JournalFile?) {
         self.file = file
-        self.listing = listing
         entries = Array(repeating: nil, count: count)
         summary.jobs = count
     }
@@ -133,11 +137,11 @@ struct ReportJournal {
     mutating func record(_ encoded: Encoded, at index: Int) {
         assert(entries[index] == nil, "job \(index) recorded twice")
         summary.count(encoded.job, command: .run)
-        if let listing, !listing.lists(encoded.job.status) {
+        guard let text = encoded.text else {
             entries[index] = .unlisted
+            unlisted += 1
             return
         }
-        let text = encoded.text
         guard file != nil, !fileFailed else {
             entries[index] = .memory(text)
             return
@@ -170,7 +174,7 @@ struct ReportJournal {
     mutating func finished() -> Entries {
         precondition(!entries.contains { $0 == nil }, "a job has no report entry")
         writePending()
-        guard listing != nil else { return Entries(file: file, entries: entries) }
+        guard unlisted > 0 else { return Entries(file: file, entries: entries) }
         return Entries(file: file, entries: entries.filter {
             if case .unlisted? = $0 { return false }
             return true

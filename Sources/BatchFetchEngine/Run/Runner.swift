@@ -148,7 +148,7 @@ public final class Runner: Sendable {
     private func schedule(context: JobDownloader.Context, active: ActiveJobs, interruption: Interruption,
                           emit: @escaping @Sendable (RunEvent) -> Void) async -> ReportJournal {
         let jobs = manifest.jobs
-        var journal = ReportJournal(count: jobs.count, directory: context.root, listing: options.reportJobs)
+        var journal = ReportJournal(count: jobs.count, directory: context.root)
         var waitingOn = graph.dependencies.map(\.count)
         var rank = [Int](repeating: 0, count: jobs.count)
         for (position, job) in graph.order.enumerated() { rank[job] = position }
@@ -203,7 +203,7 @@ public final class Runner: Sendable {
                                 result = JobResult(failed: job, failure)
                             }
                         }
-                        return (next, result, ReportJournal.Encoded(RunReport.Job(result)))
+                        return (next, result, ReportJournal.Encoded(RunReport.Job(result), listing: self.options.reportJobs))
                     }
                     running += 1
                 }
@@ -274,7 +274,7 @@ public final class Runner: Sendable {
             var result = JobResult(id: manifest.jobs[job].id, status: .skipped, dest: manifest.jobs[job].dest.redacted)
             result.skippedBecause = why
             result.isUpload = manifest.jobs[job].isUpload
-            journal.record(ReportJournal.Encoded(RunReport.Job(result)), at: job)
+            journal.record(ReportJournal.Encoded(RunReport.Job(result), listing: options.reportJobs), at: job)
             emit(.jobFinished(result))
             for dependent in graph.dependents[job] {
                 stack.append((dependent, "dependency '\(manifest.jobs[job].id)' was skipped"))

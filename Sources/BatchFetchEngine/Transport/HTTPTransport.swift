@@ -1,3 +1,4 @@
+import BatchFetchSpec
 import Foundation
 
 /// One HTTP request as the engine asks for it. Redirects are never followed by a transport: the
@@ -17,7 +18,7 @@ public struct TransportRequest: Sendable {
     public var requestsPerSecond: Int?
     /// The longest wait, in seconds, for a host's quota to reset (rate-limit headers,
     /// ``ServerPace``) before the request starts anyway: the job's `retry_after_max`.
-    public var longestPace: Double = 300
+    public var longestPace = JobSettings().retryAfterMax
 
     public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
                 upload: UploadBody? = nil, timeout: TimeInterval = 60) {

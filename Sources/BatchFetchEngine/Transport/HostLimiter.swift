@@ -52,11 +52,13 @@ public final class HostLimiter: Sendable {
     func acquire(_ host: String, requestsPerSecond: Int?, longestWait: Double = .infinity) async {
         await acquire(host)
         while let wait = pacing.withLockedValue({ pacing -> Duration? in
+            // A host that never sent a quota, for a job without `requests_per_second`: nothing
+            // to check or to record (nearly every request of a run).
+            guard var entry = pacing[host] ?? (requestsPerSecond == nil ? nil : Pacing()) else { return nil }
             let now = time.now
-            var entry = pacing[host, default: Pacing()]
             defer { pacing[host] = entry }
             if let wait = entry.server.wait(at: now) {
-                guard wait > .milliseconds(Int64(min(longestWait, 1e12) * 1000)) else { return wait }
+                guard wait > .seconds(min(longestWait, 1e9)) else { return wait }
                 entry.server.forget()  // not worth waiting for: unknown until the next answer
             }
             if let requestsPerSecond, let wait = entry.window.admit(at: now, limit: requestsPerSecond) { return wait }

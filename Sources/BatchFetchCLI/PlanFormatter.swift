@@ -21,7 +21,7 @@ enum PlanFormatter {
             if let upload = job.upload {
                 out.write("  \(job.id) sends \(job.dest.redacted)  [\(describe(step.local))]\n")
                 let form = upload.form.map { " (multipart form, file field '\($0.fileField)')" } ?? ""
-                out.write("      \(job.method.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(job.urls.first?.redacted ?? "")\(form)\n")
+                out.write("      \(job.method.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(job.url?.redacted ?? "")\(form)\n")
                 if !job.dependencies.isEmpty { out.write("      after    \(job.dependencies.joined(separator: ", "))\n") }
                 continue
             }

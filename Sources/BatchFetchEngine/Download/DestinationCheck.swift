@@ -60,7 +60,7 @@ struct DestinationCheck {
         // the server, conditionally when the state cache has the validators it served.
         guard job.settings.refresh == .ifChanged, job.checksums.isEmpty else { return .upToDate(result) }
         guard let cached, cached.etag ?? cached.lastModified != nil,
-              cached.urlSHA256 == job.urls.first.map({ Mirror.identity(of: $0.resolved) }) else { return .fetch }
+              cached.urlSHA256 == job.url.map({ Mirror.identity(of: $0.resolved) }) else { return .fetch }
         result.etag = cached.etag
         result.lastModified = cached.lastModified
         return .revalidate(result, etag: cached.etag, lastModified: cached.lastModified)

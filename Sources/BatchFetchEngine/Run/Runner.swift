@@ -73,7 +73,7 @@ public final class Runner: Sendable {
             } else {
                 upToDate = false
             }
-            return DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? "", upToDate: upToDate,
+            return DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? "", upToDate: upToDate,
                                isUpload: job.isUpload)
         }
     }
@@ -82,10 +82,11 @@ public final class Runner: Sendable {
     /// whole manifest's entries for the shard's jobs so that splitting a manifest that was run
     /// whole costs no re-hashing (and shards sharing `output_dir` never write one file).
     private func stateCache(_ root: SafeDirectory, readOnly: Bool = false) -> StateCache {
-        guard let shard = options.shard else { return StateCache(directory: root, readOnly: readOnly) }
+        let dests = manifest.jobs.map(\.dest.resolved)
+        guard let shard = options.shard else { return StateCache(directory: root, readOnly: readOnly, dests: dests) }
         return StateCache(directory: root, fileName: shard.shard.fileName(ToolFiles.stateStore),
                           legacyFileName: shard.shard.fileName(ToolFiles.stateCache),
-                          seed: StateCache.Seed(dests: Set(manifest.jobs.map(\.dest.resolved))), readOnly: readOnly)
+                          seed: StateCache.Seed(dests: Set(dests)), readOnly: readOnly, dests: dests)
     }
 
     private func context(root: SafeDirectory, transport: any HTTPTransport, interruption: Interruption,
@@ -173,7 +174,7 @@ public final class Runner: Sendable {
                     guard case .start(let source) = sameContent.claim(next) else { continue }  // waits for its twin
                     let progress = JobProgress(total: job.size)
                     active.add(next, id: job.id, progress: progress)
-                    emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.urls.first?.redacted ?? ""))
+                    emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? ""))
                     let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
                         .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
                     var executor: (any TaskExecutor)?

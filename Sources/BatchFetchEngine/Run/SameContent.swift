@@ -30,8 +30,8 @@ struct SameContent {
         // Only jobs that share their first URL can be twins: the full key (a string built per
         // job, five allocations) is made for those alone.
         var firstURLs: [String: Int] = [:]
-        for job in jobs where !job.isUpload { firstURLs[job.urls.first?.resolved ?? "", default: 0] += 1 }
-        let keys = jobs.map { $0.isUpload || firstURLs[$0.urls.first?.resolved ?? "", default: 0] < 2 ? nil : Self.key($0) }
+        for job in jobs where !job.isUpload { firstURLs[job.url?.resolved ?? "", default: 0] += 1 }
+        let keys = jobs.map { $0.isUpload || firstURLs[$0.url?.resolved ?? "", default: 0] < 2 ? nil : Self.key($0) }
         var counts: [String: Int] = [:]
         for case let key? in keys { counts[key, default: 0] += 1 }
         var twins: [Int: String] = [:]

@@ -82,7 +82,7 @@ public final class StateCache: Sendable {
     /// run. A row recorded since is in `rows` until it is written, and then only in the
     /// database — where no lookup of this run needs it (each job looks its dest up before it
     /// records it; a twin that misses hashes the file).
-    private let loaded: [String: Entry]
+    private let loaded: LoadedRows
     private let rows = NIOLockedValueBox(Rows())
     /// One batch written at a time.
     private let flushing = NIOLock()
@@ -93,17 +93,21 @@ public final class StateCache: Sendable {
     /// entries of the JSON file `legacyFileName` of earlier versions (which is then removed), or
     /// else of `seed`. `readOnly` (a dry run) changes nothing on disk: a store that is there is
     /// read, and nothing else is (files are then hashed).
+    ///
+    /// `dests` are the run's: only their rows (and every upload record) are read, each compactly
+    /// (``StateRow``), keyed by these very strings; nil reads every row.
     public init(directory: SafeDirectory?, fileName: String = ToolFiles.stateStore,
-                legacyFileName: String = ToolFiles.stateCache, seed: Seed? = nil, readOnly: Bool = false) {
+                legacyFileName: String = ToolFiles.stateCache, seed: Seed? = nil, readOnly: Bool = false,
+                dests: [String]? = nil) {
         guard let directory else {
             database = nil
-            loaded = [:]
+            loaded = LoadedRows()
             warnings = []
             return
         }
         if readOnly {
             database = Self.openExisting(fileName, in: directory)
-            loaded = database.map(Self.load) ?? [:]
+            loaded = database.map { LoadedRows($0, dests: dests) } ?? LoadedRows()
             warnings = []
             return
         }
@@ -113,7 +117,7 @@ public final class StateCache: Sendable {
             Self.migrate(into: opened.database, from: legacyFileName, seed: seed, in: directory, warnings: &warnings)
         }
         database = opened?.database
-        loaded = opened.map { Self.load($0.database) } ?? [:]
+        loaded = opened.map { LoadedRows($0.database, dests: dests) } ?? LoadedRows()
         self.warnings = warnings
     }
 
@@ -127,7 +131,7 @@ public final class StateCache: Sendable {
     /// What is recorded for `dest`, whatever the file is now: recorded in this run and not yet
     /// written, else as the store held it when opened.
     func recorded(_ dest: String) -> Entry? {
-        rows.withLockedValue { $0.pending[dest] ?? $0.writing[dest] } ?? loaded[dest]
+        rows.withLockedValue { $0.pending[dest] ?? $0.writing[dest] } ?? loaded[dest]?.entry
     }
 
     /// Records a verified file; `digests` must cover it as it is now (`status`).
@@ -179,15 +183,44 @@ public final class StateCache: Sendable {
         }
     }
 
-    /// Every row of the store, in one scan (an up-to-date rerun then looks each file up in
-    /// memory: a statement per lookup cost it about four times as long).
-    private static func load(_ database: DatabaseQueue) -> [String: Entry] {
-        (try? database.inDatabase { db in
-            var entries: [String: Entry] = [:]
-            let rows = try Row.fetchCursor(db, sql: Self.selectRows)
-            while let row = try rows.next() { entries[row[11]] = entry(row) }
-            return entries
-        }) ?? [:]
+    /// The store's rows for a run's dests, read in one scan (an up-to-date rerun then looks each
+    /// file up in memory: a statement per lookup cost it about four times as long), each in one
+    /// slot of an array of compact rows.
+    private struct LoadedRows: Sendable {
+        /// Each dest's slot in ``rows``; -1 for a dest of the run the store has no row for. The
+        /// keys are the run's own dest strings, which the jobs hold anyway.
+        private var slots: [String: Int32] = [:]
+        private var rows: [StateRow] = []
+
+        init() {}
+
+        /// The rows of `dests` and every upload record (keys starting with "/"); every row when
+        /// `dests` is nil.
+        init(_ database: DatabaseQueue, dests: [String]?) {
+            if let dests {
+                slots.reserveCapacity(dests.count)
+                for dest in dests { slots[dest] = -1 }
+            }
+            _ = try? database.inDatabase { db in
+                let cursor = try Row.fetchCursor(db, sql: StateCache.selectRows)
+                while let row = try cursor.next() {
+                    let dest: String = row[11]
+                    let slot = Int32(rows.count)
+                    if dests != nil, !dest.hasPrefix("/") {
+                        guard let position = slots.index(forKey: dest) else { continue }  // not a job of this run
+                        slots.values[position] = slot
+                    } else {
+                        slots[dest] = slot
+                    }
+                    rows.append(StateRow(row))
+                }
+            }
+        }
+
+        subscript(dest: String) -> StateRow? {
+            guard let slot = slots[dest], slot >= 0 else { return nil }
+            return rows[Int(slot)]
+        }
     }
 
     // MARK: - Rows
@@ -198,8 +231,8 @@ public final class StateCache: Sendable {
                                       url_sha256, etag, last_modified)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
-    /// Every row, in the column order ``entry(_:)`` reads, the dest last (column 11).
-    private static let selectRows = """
+    /// Every row, in the column order ``StateRow/init(_:)`` reads, the dest last (column 11).
+    static let selectRows = """
         SELECT device, inode, size, mtime_ns, sha256, sha512, sha1, md5, url_sha256, etag, last_modified, dest
         FROM files
         """
@@ -214,15 +247,6 @@ public final class StateCache: Sendable {
         values += algorithms.map { entry.digests[$0] }
         values += [entry.urlSHA256, entry.etag, entry.lastModified]
         return StatementArguments(values)
-    }
-
-    private static func entry(_ row: Row) -> Entry {
-        var digests: [String: String] = [:]
-        for (index, algorithm) in algorithms.enumerated() {
-            if let hex: String = row[4 + index] { digests[algorithm] = hex }
-        }
-        return Entry(device: UInt64(bitPattern: row[0]), inode: UInt64(bitPattern: row[1]), size: row[2], mtimeNanoseconds: row[3],
-                     digests: digests, urlSHA256: row[8], etag: row[9], lastModified: row[10])
     }
 
     // MARK: - Opening
@@ -355,7 +379,7 @@ public final class StateCache: Sendable {
                     let rows = try Row.fetchCursor(db, sql: selectRows)
                     while let row = try rows.next() {
                         let dest: String = row[11]
-                        if seed.dests.contains(dest) { each(dest, entry(row)) }
+                        if seed.dests.contains(dest) { each(dest, StateRow(row).entry) }
                     }
                     return true
                 }) ?? false

@@ -47,7 +47,7 @@ struct JobUploader: Sendable {
 
     private func perform() async -> JobResult {
         guard let mirror = network.mirrors.first ?? nil else {
-            return failed(DownloadFailure(.connection, "invalid URL \(job.urls.first?.redacted ?? "")"))
+            return failed(DownloadFailure(.connection, "invalid URL \(job.url?.redacted ?? "")"))
         }
         let opened: OpenedSource
         do {

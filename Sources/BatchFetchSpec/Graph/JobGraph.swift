@@ -13,7 +13,9 @@ public struct JobGraph: Sendable {
     public let levels: [Int]
     /// Job indices in execution order.
     public let order: [Int]
-    /// Each job's index by its id.
+    /// The index of each job another job names (in `depends_on` or `checksums_from`), by its id:
+    /// only those, because a table of every id cost a million-job list 50 bytes a job for lookups
+    /// no one makes.
     public let indexByID: [String: Int]
 
     public var levelCount: Int { (levels.max() ?? -1) + 1 }
@@ -22,10 +24,13 @@ public struct JobGraph: Sendable {
     public init(manifest: Manifest) {
         let jobs = manifest.jobs
         self.jobs = jobs
+        var named = Set<String>()
+        for job in jobs { named.formUnion(job.dependencies) }
         var index: [String: Int] = [:]
-        index.reserveCapacity(jobs.count)
-        for position in jobs.indices.reversed() {
-            index[jobs[position].id] = position  // the first job of an id wins; one lookup each
+        if !named.isEmpty {
+            for position in jobs.indices.reversed() where named.contains(jobs[position].id) {
+                index[jobs[position].id] = position  // the first job of an id wins
+            }
         }
         indexByID = index
         dependencies = jobs.indices.map { position in jobs[position].dependencies.compactMap { index[$0] } }

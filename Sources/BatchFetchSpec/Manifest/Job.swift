@@ -14,20 +14,53 @@ public struct Job: Sendable, CustomReflectable {
     }
 
     public var id: String
-    /// Mirrors, tried in order.
-    public var urls: [TemplatedString]
+    /// The first of ``urls`` (nil only for a job that has none, which validation refuses).
+    public private(set) var url: TemplatedString?
     /// Normalised path relative to the manifest's output directory: where a download is
     /// published, or the file an upload sends (its `upload` key).
     public var dest: TemplatedString
-    /// Expected size in bytes, enforced when set.
-    public var size: Int64?
-    /// Expected digests, at most one per algorithm.
-    public var checksums: [Checksum]
     public var settings: JobSettings
     /// Where each part was written, for messages that come after decoding.
     public var source: JobSource
     /// What most jobs of a large manifest do not have (``Extras``).
     private var extras: Extras
+    /// ``size``, or `Int64.min` for none: an optional would pad the job by 8 bytes.
+    private var storedSize: Int64
+    /// The first of ``checksums``, inline: nearly every pinned job has exactly one.
+    private var checksum: Checksum?
+
+    /// Mirrors, tried in order: ``url`` and the rest, which live in ``Extras`` (one array per
+    /// job cost 64 bytes of heap for the one URL nearly every job has).
+    public var urls: [TemplatedString] {
+        get {
+            guard let url else { return [] }
+            return extras.moreURLs.isEmpty ? [url] : [url] + extras.moreURLs
+        }
+        set {
+            url = newValue.first
+            let more = Array(newValue.dropFirst())
+            if more != extras.moreURLs { extras = extras.with(moreURLs: more) }
+        }
+    }
+
+    /// Expected size in bytes, enforced when set.
+    public var size: Int64? {
+        get { storedSize == Int64.min ? nil : storedSize }
+        set { storedSize = newValue ?? Int64.min }
+    }
+
+    /// Expected digests, at most one per algorithm: the first inline, the rest in ``Extras``.
+    public var checksums: [Checksum] {
+        get {
+            guard let checksum else { return [] }
+            return extras.moreChecksums.isEmpty ? [checksum] : [checksum] + extras.moreChecksums
+        }
+        set {
+            checksum = newValue.first
+            let more = Array(newValue.dropFirst())
+            if more != extras.moreChecksums { extras = extras.with(moreChecksums: more) }
+        }
+    }
 
     /// The fields nearly every job leaves at their defaults — a method other than GET, a body,
     /// headers of its own, dependencies, an upload — kept in one shared, copy-on-write box, as
@@ -35,6 +68,8 @@ public struct Job: Sendable, CustomReflectable {
     /// jobs 80 MB of the same empty values. The jobs of a manifest that take `defaults`' headers
     /// unchanged share one box (the decoders copy a prototype job).
     private final class Extras: Sendable {
+        let moreURLs: [TemplatedString]
+        let moreChecksums: [Checksum]
         let checksumsFrom: String?
         let dependsOn: [String]
         let method: Method
@@ -42,7 +77,10 @@ public struct Job: Sendable, CustomReflectable {
         let headers: [Header]
         let upload: Upload?
 
-        init(checksumsFrom: String?, dependsOn: [String], method: Method, body: TemplatedString?, headers: [Header], upload: Upload?) {
+        init(moreURLs: [TemplatedString], moreChecksums: [Checksum], checksumsFrom: String?, dependsOn: [String],
+             method: Method, body: TemplatedString?, headers: [Header], upload: Upload?) {
+            self.moreURLs = moreURLs
+            self.moreChecksums = moreChecksums
             self.checksumsFrom = checksumsFrom
             self.dependsOn = dependsOn
             self.method = method
@@ -51,12 +89,20 @@ public struct Job: Sendable, CustomReflectable {
             self.upload = upload
         }
 
-        static let plain = Extras(checksumsFrom: nil, dependsOn: [], method: .get, body: nil, headers: [], upload: nil)
+        static let plain = Extras(moreURLs: [], moreChecksums: [], checksumsFrom: nil, dependsOn: [], method: .get, body: nil,
+                                  headers: [], upload: nil)
+
+        var isPlain: Bool {
+            moreURLs.isEmpty && moreChecksums.isEmpty && checksumsFrom == nil && dependsOn.isEmpty && method == .get
+                && body == nil && headers.isEmpty && upload == nil
+        }
 
         /// This box with one field changed (a new box: a shared one is never written).
-        func with(checksumsFrom: String?? = .none, dependsOn: [String]? = nil, method: Method? = nil,
+        func with(moreURLs: [TemplatedString]? = nil, moreChecksums: [Checksum]? = nil, checksumsFrom: String?? = .none,
+                  dependsOn: [String]? = nil, method: Method? = nil,
                   body: TemplatedString?? = .none, headers: [Header]? = nil, upload: Upload?? = .none) -> Extras {
-            Extras(checksumsFrom: checksumsFrom ?? self.checksumsFrom, dependsOn: dependsOn ?? self.dependsOn,
+            Extras(moreURLs: moreURLs ?? self.moreURLs, moreChecksums: moreChecksums ?? self.moreChecksums,
+                   checksumsFrom: checksumsFrom ?? self.checksumsFrom, dependsOn: dependsOn ?? self.dependsOn,
                    method: method ?? self.method, body: body ?? self.body, headers: headers ?? self.headers,
                    upload: upload ?? self.upload)
         }
@@ -68,15 +114,16 @@ public struct Job: Sendable, CustomReflectable {
         headers: [Header] = [], settings: JobSettings = JobSettings(), upload: Upload? = nil, source: JobSource
     ) {
         self.id = id
-        self.urls = urls
+        url = urls.first
         self.dest = dest
-        self.size = size
-        self.checksums = checksums
+        storedSize = size ?? Int64.min
+        checksum = checksums.first
         self.settings = settings
         self.source = source
-        let plain = checksumsFrom == nil && dependsOn.isEmpty && method == .get && body == nil && headers.isEmpty && upload == nil
-        extras = plain ? Extras.plain
-            : Extras(checksumsFrom: checksumsFrom, dependsOn: dependsOn, method: method, body: body, headers: headers, upload: upload)
+        let extras = Extras(moreURLs: Array(urls.dropFirst()), moreChecksums: Array(checksums.dropFirst()),
+                            checksumsFrom: checksumsFrom, dependsOn: dependsOn, method: method, body: body, headers: headers,
+                            upload: upload)
+        self.extras = extras.isPlain ? Extras.plain : extras
     }
 
     /// Job whose published sum file holds this job's digest.
@@ -176,15 +223,51 @@ public final class Upload: Sendable {
 }
 
 /// Source locations of a job's parts.
-public struct JobSource: Sendable {
+public struct JobSource: Sendable, CustomReflectable {
     /// The job's mapping.
     public var job: SourceLocation
     public var id: SourceLocation
     /// The `dest` value (an upload's `upload` value), or the URL it was derived from.
     public var dest: SourceLocation
+    /// Where the rarer parts were written, in a box shared by every job without them.
+    private var references: References
+
     /// One location per `depends_on` entry.
-    public var dependsOn: [SourceLocation]
-    public var checksumsFrom: SourceLocation?
+    public var dependsOn: [SourceLocation] {
+        get { references.dependsOn }
+        set { references = References(dependsOn: newValue, checksumsFrom: references.checksumsFrom) }
+    }
+    public var checksumsFrom: SourceLocation? {
+        get { references.checksumsFrom }
+        set { references = References(dependsOn: references.dependsOn, checksumsFrom: newValue) }
+    }
+
+    private final class References: Sendable {
+        let dependsOn: [SourceLocation]
+        let checksumsFrom: SourceLocation?
+
+        init(dependsOn: [SourceLocation], checksumsFrom: SourceLocation?) {
+            self.dependsOn = dependsOn
+            self.checksumsFrom = checksumsFrom
+        }
+
+        static let none = References(dependsOn: [], checksumsFrom: nil)
+    }
+
+    public init(job: SourceLocation, id: SourceLocation, dest: SourceLocation, dependsOn: [SourceLocation] = [],
+                checksumsFrom: SourceLocation? = nil) {
+        self.job = job
+        self.id = id
+        self.dest = dest
+        references = dependsOn.isEmpty && checksumsFrom == nil ? .none
+            : References(dependsOn: dependsOn, checksumsFrom: checksumsFrom)
+    }
+
+    /// Shown as its locations: whether the box of the rarer ones is shared is not part of them.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["job": job, "id": id, "dest": dest, "dependsOn": dependsOn, "checksumsFrom": checksumsFrom as Any],
+               displayStyle: .struct)
+    }
 }
 
 /// Per-job transfer settings; every one may be given under `defaults` and overridden per job.

@@ -211,11 +211,11 @@ struct ManifestValidator {
                         + "add depends_on: [\(jobs[writer].id)] so that it sends the verified file",
                     at: job.source.dest)
             }
-            guard job.method == .put, let url = job.urls.first?.resolved else { continue }
-            if let first = targets.updateValue(position, forKey: url) {
-                targets[url] = first
+            guard job.method == .put, let target = job.url else { continue }
+            if let first = targets.updateValue(position, forKey: target.resolved) {
+                targets[target.resolved] = first
                 problems.error(
-                    "job '\(job.id)': PUT to '\(job.urls[0].redacted)', which job '\(jobs[first].id)' also uploads to "
+                    "job '\(job.id)': PUT to '\(target.redacted)', which job '\(jobs[first].id)' also uploads to "
                         + "(\(place(jobs[first].source.job))); one would overwrite the other",
                     at: job.source.job)
             }

@@ -58,6 +58,12 @@ import TestOrigin
         func text() -> String { (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined() }
         func hex() -> String { (0..<Int.random(in: 1...32, using: &generator)).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined() }
         func maybe(_ make: () -> String) -> String? { Bool.random(using: &generator) ? make() : nil }
+        // Last-Modified as servers send it (kept as a time) and near misses (kept as text).
+        func date() -> String {
+            let real = IMFFixdate.format(Int64.random(in: -62_167_219_200...253_402_300_799, using: &generator))
+            return [real, real.lowercased(), real.replacingOccurrences(of: ",", with: ""), "Sun, 30 Feb 2025 10:00:00 GMT",
+                    text()].randomElement(using: &generator)!
+        }
         var files: [String: StateCache.Entry] = [:]
         for index in 0..<(StateCache.batchSize + 300) {
             var digests: [String: String] = [:]
@@ -70,13 +76,33 @@ import TestOrigin
                 size: [0, Int64.max, Int64.random(in: 0...Int64.max, using: &generator)].randomElement(using: &generator)!,
                 mtimeNanoseconds: [Int64.min, -1, 0, Int64.max, Int64.random(in: Int64.min...Int64.max, using: &generator)]
                     .randomElement(using: &generator)!,
-                digests: digests, urlSHA256: maybe(hex), etag: maybe(text), lastModified: maybe(text))
+                digests: digests, urlSHA256: maybe(hex), etag: maybe(text), lastModified: maybe(date))
         }
         let cache = StateCache(directory: root)
         for (dest, entry) in files { cache.record(dest, entry) }
         cache.save()
         let reloaded = StateCache(directory: root)
         for (dest, entry) in files { #expect(reloaded.recorded(dest) == entry, "\(dest)") }
+    }
+
+    /// A run reads the rows of its own dests and the upload records, nothing else: a row of a
+    /// job no longer in the manifest is not held (it stays in the store).
+    @Test func aRunHoldsOnlyTheRowsOfItsDestsAndTheUploadRecords() throws {
+        let url = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let root = try SafeDirectory.root(url.path, create: false)
+        let cache = StateCache(directory: root)
+        let entry = StateCache.Entry(device: 1, inode: 2, size: 3, mtimeNanoseconds: 4, digests: ["sha256": String(repeating: "ab", count: 32)],
+                                     urlSHA256: nil, etag: "\"e\"", lastModified: "Thu, 26 Nov 2026 04:06:36 GMT")
+        let upload = JobUploader.stateKey(urlIdentity: "u")
+        for dest in ["kept.bin", "gone.bin", upload] { cache.record(dest, entry) }
+        cache.save()
+        let run = StateCache(directory: root, dests: ["kept.bin", "new.bin"])
+        #expect(run.recorded("kept.bin") == entry)
+        #expect(run.recorded(upload) == entry)
+        #expect(run.recorded("gone.bin") == nil)
+        #expect(run.recorded("new.bin") == nil)
+        #expect(StateCache(directory: root).recorded("gone.bin") == entry, "the store keeps the row")
     }
 
     /// A kill loses at most the batch not yet written: full batches are committed as they fill,

@@ -19,11 +19,20 @@ struct JobDownloader: Sendable {
     private let expectation: ContentExpectation
     private let destination: DestinationCheck
     private let files: PartialFiles
-    /// Transport, credentials, redirect and retry policies, redaction.
-    private let network: JobNetwork
+    /// Transport, credentials, redirect and retry policies, redaction. Made when the job first
+    /// needs the network: a job whose file is up to date (a rerun's every job) never does, and
+    /// making it (its mirrors' URLs parsed, its headers and redactor built) was a tenth of an
+    /// up-to-date rerun's time.
+    private lazy var network = JobNetwork(job: job, transport: context.transport, perHost: context.perHost,
+                                          environment: context.environment)
     /// The state machine behind a lock: the transport's delivery queue decides on response
-    /// heads while the downloader's task handles everything else.
-    private let machine: NIOLockedValueBox<DownloadStateMachine>
+    /// heads while the downloader's task handles everything else. Made with ``network``.
+    private lazy var machine = NIOLockedValueBox(DownloadStateMachine(configuration: .init(
+        mirrors: network.mirrors.compactMap { $0 }, expectedSize: job.size, checksumPinned: !job.checksums.isEmpty,
+        retry: network.retry, redirect: network.redirect,
+        transfer: TransferPolicy(job: job, memoryCap: context.memoryCap, rateLimiter: context.rateLimiter,
+                                 backpressure: network.transport.hasBackpressure, perHost: context.perHost,
+                                 rangeSize: context.segmentRangeSize))))
     private let started = DispatchTime.now()
     private let deadline: ContinuousClock.Instant?
     /// The file at `dest` as found at the start: what a 304 confirms.
@@ -40,43 +49,39 @@ struct JobDownloader: Sendable {
         expectation = ContentExpectation(job: job, locked: locked)
         destination = DestinationCheck(job: job, root: context.root, state: context.state, listings: context.listings)
         files = destination.files
-        let network = JobNetwork(job: job, transport: context.transport, perHost: context.perHost, environment: context.environment)
-        self.network = network
-        let transfer = TransferPolicy(job: job, memoryCap: context.memoryCap, rateLimiter: context.rateLimiter,
-                                      backpressure: network.transport.hasBackpressure, perHost: context.perHost,
-                                      rangeSize: context.segmentRangeSize)
-        machine = NIOLockedValueBox(DownloadStateMachine(configuration: .init(
-            mirrors: network.mirrors.compactMap { $0 }, expectedSize: job.size, checksumPinned: !job.checksums.isEmpty,
-            retry: network.retry, redirect: network.redirect, transfer: transfer)))
         deadline = job.settings.deadline.map { .now + .seconds($0) }
     }
 
     mutating func run() async -> JobResult {
         var result: JobResult
-        // Validation refuses a URL that does not parse; a library caller that built the job by
-        // hand may not have, and the machine's mirrors are only those that parse.
-        if let invalid = zip(job.urls, network.mirrors).first(where: { $0.1 == nil })?.0 {
-            result = JobResult(failed: job, DownloadFailure(.connection, "invalid URL \(invalid.redacted)"))
-            result.duration = DispatchTime.now().seconds(since: started)
-            return result
-        }
         switch destination.verdict() {
         case .upToDate(let upToDate):
             files.removePartLinkedToDest()
             result = upToDate
         case .revalidate(let local, let etag, let lastModified):
-            revalidating = local
-            machine.withLockedValue { $0.revalidate(etag: etag, lastModified: lastModified) }
-            result = await download()
+            result = await fetch(revalidating: (local, etag, lastModified))
         case .fetch:
-            if let copyFrom {
-                result = copy(from: copyFrom)
-            } else {
-                result = await download()
-            }
+            result = await fetch(revalidating: nil)
         }
         result.duration = DispatchTime.now().seconds(since: started)
         return result
+    }
+
+    /// Fetches the file (conditionally, when `revalidating` the one at `dest`), or takes a twin
+    /// job's. Validation refuses a URL that does not parse; a library caller that built the job
+    /// by hand may not have, and the machine's mirrors are only those that parse (a file already
+    /// up to date needed no URL).
+    private mutating func fetch(revalidating: (local: JobResult, etag: String?, lastModified: String?)?) async -> JobResult {
+        if let invalid = zip(job.urls, network.mirrors).first(where: { $0.1 == nil })?.0 {
+            return JobResult(failed: job, DownloadFailure(.connection, "invalid URL \(invalid.redacted)"))
+        }
+        if let revalidating {
+            self.revalidating = revalidating.local
+            machine.withLockedValue { $0.revalidate(etag: revalidating.etag, lastModified: revalidating.lastModified) }
+            return await download()
+        }
+        if let copyFrom { return copy(from: copyFrom) }
+        return await download()
     }
 
     private var algorithms: [Checksum.Algorithm] { destination.algorithms }
@@ -93,7 +98,7 @@ struct JobDownloader: Sendable {
 
     /// Takes a twin job's published file: a hard link (a copy across file systems or where links
     /// are refused), verified like a download, published the same way.
-    private func copy(from source: SameContent.Source) -> JobResult {
+    private mutating func copy(from source: SameContent.Source) -> JobResult {
         do throws(DownloadFailure) {
             try files.takePart(from: PartialFiles(root: context.root, dest: source.dest))
             let (digests, size) = try files.partDigests(also: algorithms)
@@ -282,7 +287,7 @@ struct JobDownloader: Sendable {
 
     /// Checks size and checksums against the expectations — the manifest's (or the lock's), then
     /// the size the server announced — and publishes when they hold.
-    private func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) -> Next {
+    private mutating func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) -> Next {
         let announced = ContentExpectation(size: machine.withLockedValue { $0.totalSize }, authority: .server)
         if let problem = ContentExpectation.firstMismatch([expectation, announced], size: size, digests: digests) {
             // The part is truncated by the next mirror's body, or removed when the job fails;
@@ -301,7 +306,7 @@ struct JobDownloader: Sendable {
 
     /// The job's result: published with these digests and size (and the file's status as
     /// published), or failed with `failure`.
-    private func finish(failure: DownloadFailure? = nil,
+    private mutating func finish(failure: DownloadFailure? = nil,
                         published: (digests: [String: String], bytes: Int64, status: stat?)? = nil) -> JobResult {
         // A part the job never wrote to (it failed before any body) is no partial to keep.
         if failure != nil, files.partSize() == 0 { files.removePartial() }

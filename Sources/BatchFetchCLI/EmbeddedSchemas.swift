@@ -22,6 +22,11 @@ enum EmbeddedSchemas {
           "type": "string",
           "minLength": 1
         },
+        "cache": {
+          "description": "The content cache directory, relative to the manifest's directory: verified files by sha256 (sha256/<2 hex>/<64 hex>), shared by every run and manifest that names it. A job whose sha256 is known is published from it without a request; every verified download enters it. --cache and BATCHFETCH_CACHE override it, --no-cache turns it off.",
+          "type": "string",
+          "minLength": 1
+        },
         "concurrency": {
           "description": "Jobs transferring at once.",
           "type": "integer",
@@ -464,6 +469,10 @@ enum EmbeddedSchemas {
             "bytes_total": {
               "$ref": "#/$defs/count"
             },
+            "from_cache": {
+              "description": "run: jobs published from the content cache, when any was.",
+              "$ref": "#/$defs/count"
+            },
             "ok": {
               "description": "check: mirrors ok; verify: files ok",
               "$ref": "#/$defs/count"
@@ -727,6 +736,10 @@ enum EmbeddedSchemas {
             "copied_from": {
               "type": "string",
               "description": "The job whose published file this one took instead of fetching it again: the same URL to another dest (hard link, or a copy)."
+            },
+            "source": {
+              "enum": ["network", "cache", "hash_mirror", "link"],
+              "description": "Where a downloaded job's bytes came from: a request to its URLs, the content cache (no request), a hash mirror, or another job of the run that fetched the same URL. Absent for a job that fetched nothing."
             },
             "mirrors": {
               "description": "check: what each mirror showed and the verdict.",

@@ -80,3 +80,26 @@ struct TransportOption: ParsableArguments {
 }
 
 extension TransportKind: ExpressibleByArgument {}
+
+/// `--cache` and `--no-cache`: which content cache a run uses (Docs/Cache.md).
+struct CacheOption: ParsableArguments {
+    @Option(help: ArgumentHelp("The content cache directory (overrides BATCHFETCH_CACHE and the manifest's cache:).",
+                               valueName: "dir"), completion: .directory)
+    var cache: String?
+
+    @Flag(name: .customLong("no-cache"), help: "Use no content cache, whatever the manifest or BATCHFETCH_CACHE says.")
+    var noCache = false
+
+    func validate() throws {
+        if noCache && cache != nil { throw ValidationError("--cache and --no-cache cannot be combined") }
+    }
+
+    /// The cache directory: `--cache`, else `BATCHFETCH_CACHE`, else the manifest's `cache:`;
+    /// nil with `--no-cache` or none of them.
+    func directory(for manifest: Manifest, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        guard !noCache else { return nil }
+        if let cache { return cache }
+        if let value = environment["BATCHFETCH_CACHE"], !value.isEmpty { return value }
+        return manifest.cache
+    }
+}

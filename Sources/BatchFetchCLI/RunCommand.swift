@@ -98,6 +98,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var shardOption: ShardOption
     @OptionGroup var transportOption: TransportOption
+    @OptionGroup var cacheOption: CacheOption
 
     enum DurabilityArgument: String, ExpressibleByArgument, CaseIterable {
         case batch, strict, none
@@ -130,6 +131,7 @@ struct RunCommand: AsyncParsableCommand {
         var options = try options()
         let lock = locked ? try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: true) : nil
         (loaded, options.shard, options.lock) = try shardOption.select(loaded, lock: lock)
+        options.cache = cacheOption.directory(for: loaded)
         let runner = Runner(manifest: loaded, options: options)
         if dryRun {
             let entries = runner.dryRun()
@@ -137,12 +139,16 @@ struct RunCommand: AsyncParsableCommand {
                 if entry.isUpload {
                     print("would upload \(entry.id) \(entry.dest) -> \(entry.url)")
                 } else {
-                    print(entry.upToDate ? "up to date   \(entry.id) -> \(entry.dest)" : "would fetch  \(entry.id) -> \(entry.dest)  from \(entry.url)")
+                    print(entry.upToDate ? "up to date   \(entry.id) -> \(entry.dest)"
+                        : entry.fromCache ? "from cache   \(entry.id) -> \(entry.dest)"
+                        : "would fetch  \(entry.id) -> \(entry.dest)  from \(entry.url)")
                 }
             }
             let uploads = entries.filter(\.isUpload).count
             let fetch = entries.filter { !$0.upToDate && !$0.isUpload }.count
-            print("dry run: \(fetch) to fetch, \(entries.count - fetch - uploads) up to date"
+            let cached = entries.filter(\.fromCache).count
+            print("dry run: \(fetch) to fetch" + (cached > 0 ? " (\(cached) from the cache)" : "")
+                + ", \(entries.count - fetch - uploads) up to date"
                 + (uploads > 0 ? ", \(uploads) to upload (unless the target has the file)" : "") + "; nothing was sent")
             return
         }
@@ -222,6 +228,8 @@ struct RunCommand: AsyncParsableCommand {
 enum JobLine {
     static func describe(_ job: JobResult) -> String {
         switch job.status {
+        case .run(.downloaded) where job.source == .cache:
+            return "downloaded  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0)) from the cache"
         case .run(.downloaded) where job.copiedFrom != nil:
             return "downloaded  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0)), the same URL as '\(job.copiedFrom!)' (linked or copied)"
         case .run(.downloaded):

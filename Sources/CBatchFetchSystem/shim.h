@@ -1,7 +1,8 @@
 #ifndef BATCHFETCH_CSYSTEM_SHIM_H
 #define BATCHFETCH_CSYSTEM_SHIM_H
-/* C calls Swift's Glibc module does not import: glibc declares syncfs(2) only under
-   _GNU_SOURCE, which the module does not set, and the module leaves out malloc.h. Each is
+/* C calls Swift's Glibc module does not import: glibc declares syncfs(2) and
+   copy_file_range(2) only under _GNU_SOURCE, which the module does not set, the module leaves
+   out malloc.h, and ioctl(2) is variadic. Each is
    wrapped in a function of our own, so the Swift side calls a declared C function instead of
    guessing a symbol's signature with @_silgen_name. */
 #ifdef __linux__
@@ -10,12 +11,25 @@
 #endif
 #include <malloc.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 
 /* Flushes the file system that holds `descriptor` (syncfs(2)). */
 static inline int batchfetch_syncfs(int descriptor) { return syncfs(descriptor); }
 
 /* Caps glibc's malloc arenas (mallopt(3) with M_ARENA_MAX). */
 static inline int batchfetch_set_arena_max(int arenas) { return mallopt(M_ARENA_MAX, arenas); }
+
+/* Makes `destination` share `source`'s blocks (ioctl FICLONE: a reflink, on btrfs, xfs and
+   others); fails with EOPNOTSUPP, EXDEV or EINVAL where the file system cannot. */
+static inline int batchfetch_clone(int destination, int source) { return ioctl(destination, FICLONE, source); }
+
+/* copy_file_range(2): the kernel copies (or shares) up to `length` bytes at the descriptors'
+   offsets, which it advances. */
+static inline long batchfetch_copy_file_range(int source, long long *sourceOffset, int destination,
+                                              long long *destinationOffset, unsigned long length) {
+    return (long)copy_file_range(source, (__off64_t *)sourceOffset, destination, (__off64_t *)destinationOffset, length, 0);
+}
 
 /* Bytes malloc has handed out and not taken back, over all arenas (mallinfo2(3)). */
 static inline unsigned long batchfetch_heap_in_use(void) { struct mallinfo2 info = mallinfo2(); return info.uordblks + info.hblkhd; }

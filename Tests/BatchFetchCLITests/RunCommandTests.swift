@@ -256,6 +256,48 @@ import TestOrigin
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("need.txt").path))
     }
 
+    /// The content cache from the command line: the manifest's `cache:`, `BATCHFETCH_CACHE` over
+    /// it, `--cache` over both, `--no-cache` over all; a dry run says which jobs it would serve,
+    /// and the report names each download's `source` (and validates).
+    @Test func theCacheIsChosenByFlagEnvironmentOrManifestAndADryRunSaysWhatItServes() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            cache: manifest-cache
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))", checksum: "sha256:8ecc5f94c57b05d6c5e0ee316bee4875427e1845bbeef3ead59df29c72aab36e"}
+            """)
+        let out = directory.url.appendingPathComponent("out")
+        func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (output: BinaryRunner.Output, requests: Int) {
+            try? FileManager.default.removeItem(at: out)
+            origin.resetCounters()
+            let output = try BinaryRunner.run(arguments, in: directory.url, environment: environment)
+            return (output, origin.requests("/ok.txt").count)
+        }
+        let filled = try run(["run", "m.yaml"])
+        let (schemaStatus, schemaText) = try validateReport(out.appendingPathComponent("batchfetch-report.json").path)
+        let report = try String(contentsOf: out.appendingPathComponent("batchfetch-report.json"), encoding: .utf8)
+        let dry = try run(["run", "m.yaml", "--dry-run"])
+        let fromManifestCache = try run(["run", "m.yaml"])
+        let environmentCache = try run(["run", "m.yaml"], environment: ["BATCHFETCH_CACHE": "env-cache"])
+        let flagCache = try run(["run", "m.yaml", "--cache", "env-cache"], environment: ["BATCHFETCH_CACHE": "empty-cache"])
+        let noCache = try run(["run", "m.yaml", "--no-cache"])
+        let both = try run(["run", "m.yaml", "--no-cache", "--cache", "x"])
+        try await origin.shutdown()
+        #expect(filled.output.status == 0 && filled.requests == 1, "\(filled.output.stderr)")
+        #expect(schemaStatus == 0, "\(schemaText)")
+        #expect(dry.output.stdout.contains("from cache   ok -> ok.txt") && dry.output.stdout.contains("(1 from the cache)")
+                && dry.requests == 0, "\(dry.output.stdout)")
+        #expect(fromManifestCache.requests == 0 && fromManifestCache.output.stderr.contains("ok -> ok.txt  5 B from the cache"),
+                "\(fromManifestCache.output.stderr)")
+        #expect(environmentCache.requests == 1, "BATCHFETCH_CACHE names an empty cache")
+        #expect(flagCache.requests == 0, "--cache names the cache BATCHFETCH_CACHE filled")
+        #expect(noCache.requests == 1)
+        #expect(both.output.status == 2)
+        #expect(report.contains("\"source\" : \"network\""))
+    }
+
     /// `--transport` picks the HTTP client for `run`, `check` and `pin`, over
     /// `BATCHFETCH_TRANSPORT`; a value naming neither client, from the flag or the variable, is a
     /// usage error (exit 2). Which client asked shows in the headers it adds of its own.

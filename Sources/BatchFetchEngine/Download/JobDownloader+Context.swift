@@ -19,6 +19,8 @@ extension JobDownloader {
         var interruption: Interruption
         /// What earlier runs verified (digests and validators by dest).
         var state: StateCache
+        /// The content cache (`cache:`, `--cache`), when the run has one.
+        var cache: ContentCache? = nil
         /// The names the destination directories held when the run began.
         var listings: DirectoryListings?
         /// `per_host`, for transports made for a job's TLS settings.

@@ -81,7 +81,54 @@ struct JobDownloader: Sendable {
             return await download()
         }
         if let copyFrom { return copy(from: copyFrom) }
+        if let cache = context.cache, let sha256 = job.checksums.first(where: { $0.algorithm == .sha256 })?.hex,
+           let result = publish(fromCache: cache, sha256: sha256) {
+            return result
+        }
         return await download()
+    }
+
+    // MARK: - Content cache
+
+    /// Publishes the job from the content cache when it has `sha256` (the job's pinned digest):
+    /// no request. The entry is copied into an unnamed part (a reflink where the file system
+    /// can), held to the job's expectations (other pinned algorithms are hashed from the copy)
+    /// and published like a download. Nil when the cache does not have it or anything goes
+    /// wrong: the job then downloads.
+    private func publish(fromCache cache: ContentCache, sha256: String) -> JobResult? {
+        guard let file = cache.file(sha256: sha256) else { return nil }
+        do throws(DownloadFailure) {
+            let output = try files.openPart(unnamed: true)
+            defer { close(output) }
+            try FileCopy.copy(from: file.descriptor, to: output, names: (file.path, files.partPath))
+            guard file.isUnchanged else { throw DownloadFailure(.ioError, "\(file.path) changed while it was copied") }
+            let digests = algorithms.isEmpty ? ["sha256": sha256] : try files.partDigests(also: algorithms).digests
+            if let failure = expectation.mismatch(size: file.size, digests: digests) { throw failure }
+            let status = try files.publish(durability: context.durability)
+            context.state.record(job.dest.resolved, status: status, digests: digests, urlSHA256: nil, etag: nil, lastModified: nil)
+            var result = JobResult(id: job.id, status: .downloaded, dest: job.dest.redacted)
+            result.size = file.size
+            result.checksums = digests
+            result.checksumVerified = true
+            result.source = .cache
+            return result
+        } catch {
+            files.removePartial()
+            return nil
+        }
+    }
+
+    /// Enters a file the job just published (`status` as published) into the content cache,
+    /// copied from `dest` while it is still that file.
+    private func enterCache(_ cache: ContentCache, sha256: String, status: stat) {
+        guard let input = try? files.openDest() else { return }
+        defer { close(input) }
+        var now = stat()
+        guard fstat(input, &now) == 0, StateCache.sameFile(now, status) else { return }
+        cache.insert(sha256: sha256, from: input, name: files.destPath) {
+            var after = stat()
+            return fstat(input, &after) == 0 && StateCache.sameFile(after, status)
+        }
     }
 
     private var algorithms: [Checksum.Algorithm] { destination.algorithms }
@@ -332,6 +379,10 @@ struct JobDownloader: Sendable {
             result.checksumVerified = job.checksums.isEmpty ? nil : true
             result.etag = state.etag
             result.lastModified = state.lastModified
+            result.source = copyFrom == nil ? .network : .link
+            if let cache = context.cache, let sha256 = published.digests["sha256"], let status = published.status {
+                enterCache(cache, sha256: sha256, status: status)
+            }
         }
         return result.redacted(by: network.redactor)
     }

@@ -86,6 +86,8 @@ public struct JobResult: Sendable {
     public var segments: Int?
     /// The job whose published file this one took (the same URL to another dest).
     public var copiedFrom: String?
+    /// Where a downloaded job's bytes came from; nil for a job that fetched nothing.
+    public var source: ContentSource?
     /// Per mirror verdicts (`check`).
     public var mirrors: [MirrorCheck]?
     public var bytesTransferred: Int64 = 0

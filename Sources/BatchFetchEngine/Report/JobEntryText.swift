@@ -39,6 +39,7 @@ enum JobEntryText {
         text.field("segments", job.segments)
         text.field("size", job.size)
         text.field("skipped_because", job.skippedBecause)
+        text.field("source", job.source?.rawValue)
         text.field("status", job.status.rawValue)
         text.field("url", job.url)
         text.raw("\n    }")  // never empty: id, dest and status are always there

@@ -62,6 +62,7 @@ extension RunReport.Summary {
         total.interrupted += other.interrupted
         total.bytesTransferred += other.bytesTransferred
         total.bytesTotal += other.bytesTotal
+        total.fromCache = sum(fromCache, other.fromCache)
         total.ok = sum(ok, other.ok)
         total.drift = sum(drift, other.drift)
         total.missing = sum(missing, other.missing)
@@ -103,6 +104,7 @@ extension RunReport.Summary {
         case .interrupted: interrupted += 1
         }
         bytesTransferred += job.bytesTransferred ?? 0
+        if job.source == .cache { fromCache = (fromCache ?? 0) + 1 }
         if job.status.succeeded { bytesTotal += job.size ?? 0 }
     }
 }

@@ -70,6 +70,8 @@ public struct RunReport: Codable, Sendable {
         public var interrupted = 0
         public var bytesTransferred: Int64 = 0
         public var bytesTotal: Int64 = 0
+        /// Jobs published from the content cache, when any was.
+        public var fromCache: Int?
         /// `check` (per mirror) and `verify` (per job) verdict counts.
         public var ok: Int?
         public var drift: Int?
@@ -80,7 +82,8 @@ public struct RunReport: Codable, Sendable {
 
         enum CodingKeys: String, CodingKey {
             case jobs, downloaded, uploaded, upToDate = "up_to_date", failed, skipped, interrupted
-            case bytesTransferred = "bytes_transferred", bytesTotal = "bytes_total", ok, drift, missing, unreachable
+            case bytesTransferred = "bytes_transferred", bytesTotal = "bytes_total", fromCache = "from_cache", ok, drift, missing
+            case unreachable
         }
     }
 
@@ -127,6 +130,8 @@ public struct RunReport: Codable, Sendable {
         public var error: JobError?
         public var skippedBecause: String?
         public var copiedFrom: String?
+        /// Where a downloaded job's bytes came from (``ContentSource``).
+        public var source: ContentSource?
         /// Why an upload job is `up_to_date`: the target's evidence.
         public var evidence: String?
         public var mirrors: [MirrorCheck]?
@@ -138,7 +143,8 @@ public struct RunReport: Codable, Sendable {
             case checksumVerified = "checksum_verified", httpStatus = "http_status", etag
             case lastModified = "last_modified", attempts, resumedFrom = "resumed_from"
             case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds", error
-            case skippedBecause = "skipped_because", copiedFrom = "copied_from", evidence, mirrors, attemptLog = "attempt_log"
+            case skippedBecause = "skipped_because", copiedFrom = "copied_from", source, evidence, mirrors
+            case attemptLog = "attempt_log"
         }
     }
 
@@ -214,6 +220,7 @@ extension RunReport.Job {
         resumedFrom = result.resumedFrom
         segments = result.segments
         copiedFrom = result.copiedFrom
+        source = result.source
         evidence = result.evidence
         mirrors = result.mirrors
         bytesTransferred = result.status == .skipped ? nil : result.bytesTransferred

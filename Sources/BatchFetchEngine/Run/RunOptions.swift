@@ -34,6 +34,9 @@ public struct RunOptions: Sendable {
     /// The shard this command covers when the manifest was split (`--shard`): the report says
     /// so, and the run's report, state cache and run lock are the shard's own files.
     public var shard: ShardScope?
+    /// The content cache's directory (`--cache`, `BATCHFETCH_CACHE`, the manifest's `cache:`);
+    /// nil: none.
+    public var cache: String?
     /// Which jobs a run's report lists (`--report-jobs`); nil: all of them.
     public var reportJobs: RunReport.JobsReported?
     /// Where `SSL_CERT_FILE`, `SSL_CERT_DIR`, `CURL_CA_BUNDLE`, `NETRC` and `HOME` are read.

@@ -56,6 +56,9 @@ public final class Runner: Sendable {
         /// An upload job: `dest` is the file it would send to `url` (whether the target has it
         /// takes a request, which a dry run does not make).
         public var isUpload = false
+        /// Not up to date, and the content cache holds the job's pinned sha256 as verified: it
+        /// would be published from there without a request.
+        public var fromCache = false
     }
 
     /// What a run would do, in plan order, without any network access: which jobs are already up
@@ -63,6 +66,7 @@ public final class Runner: Sendable {
     public func dryRun() -> [DryRunEntry] {
         let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
         let state = root.map { stateCache($0, readOnly: true) }
+        let cache = options.cache.map { ContentCache(path: $0, readOnly: true) }
         return graph.order.map { index in
             let job = manifest.jobs[index]
             let upToDate: Bool
@@ -73,8 +77,13 @@ public final class Runner: Sendable {
             } else {
                 upToDate = false
             }
-            return DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? "", upToDate: upToDate,
-                               isUpload: job.isUpload)
+            var entry = DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? "", upToDate: upToDate,
+                                    isUpload: job.isUpload)
+            if !upToDate, !job.isUpload, let cache,
+               let sha256 = (options.lock?.jobs[job.id]?.sha256 ?? job.checksums.first { $0.algorithm == .sha256 }?.hex) {
+                entry.fromCache = cache.holds(sha256: sha256)
+            }
+            return entry
         }
     }
 
@@ -125,8 +134,10 @@ public final class Runner: Sendable {
         }
         let state = stateCache(root)
         for warning in state.warnings { emit(.warning(warning)) }
+        var context = context(root: root, transport: transport, interruption: interruption, state: state)
+        context.cache = options.cache.map { ContentCache(path: $0, warn: { emit(.warning($0)) }) }
         var journal = await schedule(
-            context: context(root: root, transport: transport, interruption: interruption, state: state), active: active,
+            context: context, active: active,
             interruption: interruption,
             emit: { event in
                 if case .jobFinished = event { active.completed() }

@@ -287,6 +287,12 @@ public final class PartialFiles: Sendable {
         }
     }
 
+    /// `dest` opened for reading, never through a symlink; the caller closes it.
+    public func openDest() throws(DownloadFailure) -> Int32 {
+        guard let directory = existing else { throw DownloadFailure(.ioError, "cannot open \(destPath)") }
+        return try directory.openFile(destName, O_RDONLY)
+    }
+
     /// `lstat` of `dest` as the job starts: a regular file, or nil (missing, a symlink, anything
     /// else). No lookup when the run's listing of the directory did not have it.
     public func destStatus() -> stat? {
@@ -354,34 +360,30 @@ public final class PartialFiles: Sendable {
     }
 
     /// Makes the part a copy of `source`'s published dest: a hard link (the file is never
-    /// written through it), or a byte copy across file systems or where links are refused.
-    /// Either way the part is then open, as a download's is, so that it is verified and
+    /// written through it), or a copy (``FileCopy``) across file systems or where links are
+    /// refused. Either way the part is then open, as a download's is, so that it is verified and
     /// published through its descriptor.
     public func takePart(from source: PartialFiles) throws(DownloadFailure) {
-        let directory = try openDirectory(create: true)!
         guard let sourceDirectory = try source.openDirectory(create: false) else {
             throw DownloadFailure(.ioError, "\(source.destPath) is gone")
         }
-        directory.unlink(partName)
-        if linkat(sourceDirectory.descriptor, source.destName, directory.descriptor, partName, 0) == 0 {
+        try takePart(from: sourceDirectory, name: source.destName, link: true)
+    }
+
+    /// Makes the part a copy of the regular file `name` in `directory` (never through a
+    /// symlink): a hard link when `link` and the file system allows one, else a ``FileCopy``.
+    @discardableResult
+    func takePart(from directory: SafeDirectory, name: String, link: Bool) throws(DownloadFailure) -> FileCopy.Method? {
+        let destination = try openDirectory(create: true)!
+        destination.unlink(partName)
+        if link, linkat(directory.descriptor, name, destination.descriptor, partName, 0) == 0 {
             close(try openPart())
-            return
+            return nil
         }
-        let input = try sourceDirectory.openFile(source.destName, O_RDONLY)
+        let input = try directory.openFile(name, O_RDONLY)
         defer { close(input) }
         let output = try openPart()
         defer { close(output) }
-        let size = 1 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        defer { buffer.deallocate() }
-        var offset: Int64 = 0
-        while true {
-            let got = FileSink.preadFully(input, buffer, size, at: offset)
-            guard got >= 0 else { throw FileSink.failure(errno, "cannot read \(source.destPath)") }
-            if got == 0 { break }
-            guard pwrite(output, buffer, got, off_t(offset)) == got else { throw FileSink.failure(errno, "cannot write \(partPath)") }
-            offset += Int64(got)
-        }
-        _ = ftruncate(output, off_t(offset))
+        return try FileCopy.copy(from: input, to: output, names: ("\(directory.path)/\(name)", partPath)).method
     }
 }

@@ -14,6 +14,8 @@ public struct Manifest: Sendable {
     /// How many shards `--shard auto` splits the manifest into when the environment gives only
     /// an index (a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX`).
     public var shardCount: Int?
+    /// The content cache's directory (`cache:`, absolute), if the manifest names one.
+    public var cache: String?
     /// Jobs in manifest order: those of `jobs`, then each list's rows in list order.
     public var jobs: [Job]
     /// `jobs_from`, in order; a location's ``SourceLocation/file`` `k` is `lists[k - 1]`.

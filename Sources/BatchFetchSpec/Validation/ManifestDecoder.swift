@@ -7,7 +7,7 @@ import Foundation
 /// dependencies, cycles, shared destinations) are checked afterwards by ``ManifestValidator``.
 struct ManifestDecoder {
     static let topLevelKeys = [
-        "version", "output_dir", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
+        "version", "output_dir", "cache", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
     ]
     static let listKeys = ["file", "format", "id_prefix", "dest"]
     static let settingKeys = [
@@ -106,6 +106,14 @@ struct ManifestDecoder {
             } else {
                 let url = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
                 manifest.outputDirectory = url.standardizedFileURL.path
+            }
+        }
+        if let entry = fields["cache"], let text = templated(entry, context: "")?.resolved {
+            if text.isEmpty {
+                problems.error("'cache' must not be empty", at: entry.value.location)
+            } else {
+                let url = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
+                manifest.cache = url.standardizedFileURL.path
             }
         }
         if let entry = fields["concurrency"], let value = integer(entry, context: "", range: 1...1024) {

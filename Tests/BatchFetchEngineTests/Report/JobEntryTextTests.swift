@@ -54,6 +54,7 @@ import TestOrigin
             result.segments = maybe { _ in Int.random(in: 1...16) }
             result.skippedBecause = maybe { $0.string() }
             result.copiedFrom = maybe { $0.string() }
+            result.source = maybe { _ in ContentSource.allCases.randomElement()! }
             result.evidence = maybe { $0.string() }
             var job = RunReport.Job(result)
             job.attempts = maybe { _ in Int.random(in: 0...5) }

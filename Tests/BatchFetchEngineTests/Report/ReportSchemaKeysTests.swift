@@ -66,6 +66,7 @@ import Testing
         result.duration = 0.25
         result.skippedBecause = "not really"
         result.copiedFrom = "twin"
+        result.source = .link
         result.evidence = "ETag"
         return result
     }
@@ -93,6 +94,7 @@ import Testing
         report.jobsReported = .changed
         report.manifest.lists = [.init(path: "urls.csv", sha256: String(repeating: "c", count: 64))]
         report.summary.uploaded = 1
+        report.summary.fromCache = 1
         report.summary.ok = 1
         report.summary.drift = 1
         report.summary.missing = 1

@@ -1,0 +1,215 @@
+import BatchFetchSpec
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Verified files addressed by their sha256, shared by every run, manifest and process that
+/// names the same directory: `<cache>/sha256/<2 hex>/<64 hex>`, a layout any static server can
+/// publish as a hash mirror. A job whose sha256 is known before the run is published from here
+/// without a request; every verified download enters it. Docs/Cache.md says how it is laid out
+/// and why each rule is there.
+///
+/// Cache bytes are never trusted blindly. Beside each entry, `<64 hex>.verified` records the
+/// entry's identity (device, inode, size, mtime, ctime) when its content was last known to
+/// have that sha256; an entry whose identity differs (touched, rewritten in place with its size
+/// and mtime put back — which changes its ctime —, replaced) is hashed again before use, and
+/// one whose content does not match is evicted with a warning, never published. An entry is
+/// written under a temporary name and renamed into place, so a reader sees the whole entry or
+/// none, and processes filling the same entry at once each rename a whole copy over the other.
+/// A cache that cannot be made, read or written never fails a run: it warns once and the run
+/// fetches without it.
+public final class ContentCache: Sendable {
+    /// The cache directory as given (for messages).
+    public let path: String
+    /// Nil when the directory could not be opened or made.
+    private let root: SafeDirectory?
+    private let warn: @Sendable (String) -> Void
+    /// Set once writing failed (read-only, full, not ours): the rest of the run only reads.
+    private let writeFailed = NIOLockedValueBox(false)
+
+    /// Opens (or makes) the cache at `path`; `warn` hears what goes wrong, once per kind.
+    public init(path: String, warn: @escaping @Sendable (String) -> Void) {
+        self.path = path
+        self.warn = warn
+        do {
+            root = try SafeDirectory.root(path, create: true)
+        } catch {
+            root = nil
+            warn("the cache \(path) cannot be used (\(error.message)); this run fetches without it")
+        }
+    }
+
+    /// Opens the cache at `path` only to look (a dry run): nothing is made, written or evicted.
+    init(path: String, readOnly: Bool) {
+        self.path = path
+        warn = { _ in }
+        root = try? SafeDirectory.root(path, create: false)
+        writeFailed.withLockedValue { $0 = true }
+    }
+
+    /// Whether the entry of `sha256` is there as it was verified (its recorded identity), without
+    /// reading it: what a dry run reports.
+    func holds(sha256: String) -> Bool {
+        guard let root, let location = Self.location(sha256),
+              let directory = try? root.subdirectory(location.directory, create: false),
+              let status = directory.regularFileStatus(location.name) else { return false }
+        return Identity.recorded(in: directory, for: location.name) == Identity(status)
+    }
+
+    /// An entry opened for reading, its content known to have `sha256`.
+    final class File: Sendable {
+        let sha256: String
+        let descriptor: Int32
+        let size: Int64
+        /// The path, for messages.
+        let path: String
+        fileprivate let identity: Identity
+
+        fileprivate init(sha256: String, descriptor: Int32, identity: Identity, path: String) {
+            self.sha256 = sha256
+            self.descriptor = descriptor
+            size = identity.size
+            self.identity = identity
+            self.path = path
+        }
+
+        deinit {
+            close(descriptor)
+        }
+
+        /// Whether the entry is still what was checked when it was opened (nobody wrote it since).
+        var isUnchanged: Bool {
+            var status = stat()
+            return fstat(descriptor, &status) == 0 && Identity(status) == identity
+        }
+    }
+
+    /// The entry for `sha256` (64 lowercase hex digits), checked: nil when there is none, or it
+    /// is not a regular file, or its content turned out not to match (then it is evicted).
+    func file(sha256: String) -> File? {
+        guard let root, let location = Self.location(sha256),
+              let directory = try? root.subdirectory(location.directory, create: false) else { return nil }
+        let descriptor = openat(directory.descriptor, location.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            return nil
+        }
+        let file = File(sha256: sha256, descriptor: descriptor, identity: Identity(status),
+                        path: "\(path)/\(location.directory)/\(location.name)")
+        if Identity.recorded(in: directory, for: location.name) == file.identity { return file }
+        // Not known as it is now: hashed again.
+        let hashed = try? Digester.digests(ofDescriptor: descriptor).digests["sha256"]
+        guard hashed == sha256, file.isUnchanged else {
+            // Evicted only while the name is still this file (another process may have just
+            // renamed a good copy over it).
+            if hashed != nil, file.isUnchanged, directory.status(location.name)?.st_ino == status.st_ino {
+                directory.unlink(location.name)
+                directory.unlink(location.name + Identity.suffix)
+                warn("the cache entry \(file.path) was corrupt (its content's sha256 is \(hashed ?? "")); it was evicted")
+            }
+            return nil
+        }
+        record(file.identity, of: location.name, in: directory)
+        return file
+    }
+
+    /// Enters the file open at `descriptor` (a verified file whose sha256 is `sha256`) unless
+    /// the cache already has it; `stillVerified` says, after the copy, whether the file is still
+    /// the verified one (nobody wrote it meanwhile), else the copy is dropped. `name` is for
+    /// messages.
+    func insert(sha256: String, from descriptor: Int32, name: String, stillVerified: () -> Bool) {
+        guard let root, !writeFailed.withLockedValue({ $0 }), let location = Self.location(sha256) else { return }
+        do throws(DownloadFailure) {
+            guard let directory = try root.subdirectory(location.directory, create: true) else { return }
+            if let status = directory.regularFileStatus(location.name),
+               Identity.recorded(in: directory, for: location.name) == Identity(status) { return }
+            let temporary = SafeDirectory.temporaryName(for: location.name)
+            let output = try directory.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444)
+            defer { close(output) }
+            do throws(DownloadFailure) {
+                try FileCopy.copy(from: descriptor, to: output, names: (name, "\(path)/\(location.directory)/\(temporary)"))
+                guard stillVerified() else {
+                    directory.unlink(temporary)
+                    return
+                }
+                try directory.rename(temporary, to: location.name)
+            } catch {
+                directory.unlink(temporary)
+                throw error
+            }
+            var status = stat()
+            if fstat(output, &status) == 0 { record(Identity(status), of: location.name, in: directory) }
+        } catch {
+            let first = writeFailed.withLockedValue { failed in
+                defer { failed = true }
+                return !failed
+            }
+            if first { warn("the cache \(path) cannot be written (\(error.message)); this run does not fill it") }
+        }
+    }
+
+    /// Records that the entry `name` had its sha256 when its identity was `identity`.
+    private func record(_ identity: Identity, of name: String, in directory: SafeDirectory) {
+        try? directory.writeAtomically(name + Identity.suffix, identity.text)
+    }
+
+    /// Where the entry of `sha256` lives, relative to the cache; nil for anything but 64
+    /// lowercase hex digits (which could name something else).
+    static func location(_ sha256: String) -> (directory: String, name: String)? {
+        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            return nil
+        }
+        return ("sha256/" + sha256.prefix(2), sha256)
+    }
+}
+
+extension ContentCache {
+    /// What identifies an entry's content on disk without reading it: any write, replacement or
+    /// touch changes one of these (ctime changes with every write and every `utimensat`, so
+    /// putting the mtime back does not hide a rewrite).
+    struct Identity: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var mtimeNanoseconds: Int64
+        var ctimeNanoseconds: Int64
+
+        /// The record's file name beside its entry.
+        static let suffix = ".verified"
+
+        init(_ status: stat) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+            size = Int64(status.st_size)
+            #if os(Linux)
+            mtimeNanoseconds = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+            ctimeNanoseconds = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
+            #else
+            mtimeNanoseconds = Int64(status.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(status.st_mtimespec.tv_nsec)
+            ctimeNanoseconds = Int64(status.st_ctimespec.tv_sec) * 1_000_000_000 + Int64(status.st_ctimespec.tv_nsec)
+            #endif
+        }
+
+        private init(fields: [Int64]) {
+            device = UInt64(bitPattern: fields[0])
+            inode = UInt64(bitPattern: fields[1])
+            size = fields[2]
+            mtimeNanoseconds = fields[3]
+            ctimeNanoseconds = fields[4]
+        }
+
+        /// One line: `device inode size mtime_ns ctime_ns`, then when it was recorded (for people).
+        var text: Data {
+            let fields = [Int64(bitPattern: device), Int64(bitPattern: inode), size, mtimeNanoseconds, ctimeNanoseconds]
+            return Data((fields.map(String.init).joined(separator: " ") + " " + UTCTime.rfc3339(Date()) + "\n").utf8)
+        }
+
+        /// The identity recorded for the entry `name`, if a readable record is there.
+        static func recorded(in directory: SafeDirectory, for name: String) -> Identity? {
+            guard let data = directory.contents(name + suffix, limit: 4096) else { return nil }
+            let fields = String(decoding: data, as: UTF8.self).split(separator: " ").prefix(5).compactMap { Int64($0) }
+            return fields.count == 5 ? Identity(fields: fields) : nil
+        }
+    }
+}

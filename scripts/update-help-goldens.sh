@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --product batchfetch >/dev/null
-for command in "" run validate plan check pin verify merge-reports schema; do
+for command in "" run validate plan check pin verify merge-reports schema cache; do
   name="batchfetch${command:+-$command}"
   COLUMNS=100 .build/debug/batchfetch $command --help > "Tests/Fixtures/help/$name.txt"
 done

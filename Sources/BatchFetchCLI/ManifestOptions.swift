@@ -10,8 +10,13 @@ struct ManifestArgument: ParsableArguments {
 
     /// Loads the manifest, or prints every problem to stderr and exits 2.
     func load() throws -> Manifest {
+        try Self.load(path: manifest)
+    }
+
+    /// Loads the manifest at `path`, or prints every problem to stderr and exits 2.
+    static func load(path: String) throws -> Manifest {
         do {
-            return try ManifestLoader().load(path: manifest)
+            return try ManifestLoader().load(path: path)
         } catch {
             DiagnosticPrinter.print(error)
             throw ExitStatus.invalid.exitCode

@@ -298,6 +298,67 @@ import TestOrigin
         #expect(report.contains("\"source\" : \"network\""))
     }
 
+    /// `batchfetch cache`: ls, du, verify (exit 3 on a corrupt entry, `--fix` evicts it), gc by
+    /// last use (which a run that publishes from the cache renews) and by size, rm.
+    @Test func theCacheCommandListsVerifiesAndTrims() async throws {
+        let (origin, directory) = try await world()
+        let sha = "8ecc5f94c57b05d6c5e0ee316bee4875427e1845bbeef3ead59df29c72aab36e"
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            cache: c
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))", checksum: "sha256:\(sha)"}
+            """)
+        let out = directory.url.appendingPathComponent("out")
+        let entry = directory.url.appendingPathComponent("c/sha256/8e/\(sha)").path
+        func run(_ arguments: [String]) throws -> BinaryRunner.Output {
+            try BinaryRunner.run(arguments, in: directory.url)
+        }
+        func fill() throws {
+            try? FileManager.default.removeItem(at: out)
+            _ = try run(["run", "m.yaml"])
+        }
+        /// Puts an entry's last use `days` ago.
+        func age(days: Double) {
+            var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2),
+                         timespec(tv_sec: Int(Date().timeIntervalSince1970 - days * 86_400), tv_nsec: 0)]
+            _ = utimensat(AT_FDCWD, entry + ".verified", &times, 0)
+        }
+        try fill()
+        let ls = try run(["cache", "ls", "--cache", "c"])
+        let du = try run(["cache", "du", "--manifest", "m.yaml"])
+        let sound = try run(["cache", "verify", "--cache", "c"])
+        age(days: 40)
+        try fill()  // published from the cache: its last use is now
+        let recent = try run(["cache", "gc", "--cache", "c", "--older-than", "30d"])
+        age(days: 40)
+        let old = try run(["cache", "gc", "--cache", "c", "--older-than", "30d"])
+        try fill()
+        let bySize = try run(["cache", "gc", "--cache", "c", "--max-size", "4"])
+        try fill()
+        chmod(entry, 0o644)
+        try Data("FINE\n".utf8).write(to: URL(fileURLWithPath: entry))
+        let corrupt = try run(["cache", "verify", "--cache", "c"])
+        let fixed = try run(["cache", "verify", "--cache", "c", "--fix"])
+        let afterFix = try run(["cache", "ls", "--cache", "c"])
+        try fill()
+        let removed = try run(["cache", "rm", "--cache", "c", sha])
+        let missing = try run(["cache", "rm", "--cache", "c", sha])
+        let unnamed = try run(["cache", "ls"])
+        try await origin.shutdown()
+        #expect(ls.status == 0 && ls.stdout.hasPrefix("\(sha)  5  20"), "\(ls.stdout)")
+        #expect(du.stdout == "5 bytes (5 B) in 1 entry\n", "\(du.stdout)\(du.stderr)")
+        #expect(sound.status == 0 && sound.stdout == "verified 1 entry: 0 corrupt\n")
+        #expect(recent.stdout.hasPrefix("gc: removed 0"), "\(recent.stdout)")
+        #expect(old.stdout.hasPrefix("removed \(sha)"), "\(old.stdout)")
+        #expect(bySize.stdout.hasPrefix("removed \(sha)"), "\(bySize.stdout)")
+        #expect(corrupt.status == 3 && corrupt.stdout.hasPrefix("corrupt \(sha): its content's sha256 is "), "\(corrupt.stdout)")
+        #expect(fixed.status == 3 && fixed.stdout.contains("; evicted") && afterFix.stdout.isEmpty)
+        #expect(removed.status == 0 && missing.status == 1)
+        #expect(unnamed.status == 2 && unnamed.stderr.contains("no cache"))
+    }
+
     /// `--transport` picks the HTTP client for `run`, `check` and `pin`, over
     /// `BATCHFETCH_TRANSPORT`; a value naming neither client, from the flag or the variable, is a
     /// usage error (exit 2). Which client asked shows in the headers it adds of its own.

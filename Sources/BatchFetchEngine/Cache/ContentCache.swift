@@ -25,6 +25,9 @@ public final class ContentCache: Sendable {
     private let warn: @Sendable (String) -> Void
     /// Set once writing failed (read-only, full, not ours): the rest of the run only reads.
     private let writeFailed = NIOLockedValueBox(false)
+    /// Entries this run used or filled: their records are touched once, at the end
+    /// (``recordUses()``), for `cache gc`'s least-recently-used order.
+    private let used = NIOLockedValueBox(Set<String>())
 
     /// Opens (or makes) the cache at `path`; `warn` hears what goes wrong, once per kind.
     public init(path: String, warn: @escaping @Sendable (String) -> Void) {
@@ -97,7 +100,10 @@ public final class ContentCache: Sendable {
         }
         let file = File(sha256: sha256, descriptor: descriptor, identity: Identity(status),
                         path: "\(path)/\(location.directory)/\(location.name)")
-        if Identity.recorded(in: directory, for: location.name) == file.identity { return file }
+        if Identity.recorded(in: directory, for: location.name) == file.identity {
+            used.withLockedValue { _ = $0.insert(sha256) }
+            return file
+        }
         // Not known as it is now: hashed again.
         let hashed = try? Digester.digests(ofDescriptor: descriptor).digests["sha256"]
         guard hashed == sha256, file.isUnchanged else {
@@ -111,7 +117,20 @@ public final class ContentCache: Sendable {
             return nil
         }
         record(file.identity, of: location.name, in: directory)
+        used.withLockedValue { _ = $0.insert(sha256) }
         return file
+    }
+
+    /// Touches the records of the entries this run used or filled: their last use, one
+    /// `utimensat` each at the end of the run instead of a write per hit.
+    public func recordUses() {
+        guard let root, !writeFailed.withLockedValue({ $0 }) else { return }
+        let now = Date()
+        for sha256 in used.withLockedValue({ $0 }) {
+            guard let location = Self.location(sha256),
+                  let directory = try? root.subdirectory(location.directory, create: false) else { continue }
+            CacheInventory.setModified(directory, location.name + Identity.suffix, to: now)
+        }
     }
 
     /// Enters the file open at `descriptor` (a verified file whose sha256 is `sha256`) unless
@@ -123,7 +142,10 @@ public final class ContentCache: Sendable {
         do throws(DownloadFailure) {
             guard let directory = try root.subdirectory(location.directory, create: true) else { return }
             if let status = directory.regularFileStatus(location.name),
-               Identity.recorded(in: directory, for: location.name) == Identity(status) { return }
+               Identity.recorded(in: directory, for: location.name) == Identity(status) {
+                used.withLockedValue { _ = $0.insert(sha256) }
+                return
+            }
             let temporary = SafeDirectory.temporaryName(for: location.name)
             let output = try directory.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444)
             defer { close(output) }
@@ -140,6 +162,7 @@ public final class ContentCache: Sendable {
             }
             var status = stat()
             if fstat(output, &status) == 0 { record(Identity(status), of: location.name, in: directory) }
+            used.withLockedValue { _ = $0.insert(sha256) }
         } catch {
             let first = writeFailed.withLockedValue { failed in
                 defer { failed = true }

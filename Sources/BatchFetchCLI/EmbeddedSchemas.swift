@@ -56,10 +56,12 @@ enum EmbeddedSchemas {
           "type": "object",
           "$ref": "#/$defs/settings",
           "properties": {
-            "headers": { "$ref": "#/$defs/headers" }
+            "headers": { "$ref": "#/$defs/headers" },
+            "hash_mirrors": { "$ref": "#/$defs/hashMirrors" }
           },
           "unevaluatedProperties": false
         },
+        "hash_mirrors": { "$ref": "#/$defs/hashMirrors" },
         "jobs": {
           "description": "The files to fetch. May be empty or absent when jobs_from gives jobs.",
           "type": "array",
@@ -127,6 +129,13 @@ enum EmbeddedSchemas {
           "description": "algorithm:hex; hex may be upper or lower case.",
           "type": "string",
           "pattern": "^(sha256:[0-9a-fA-F]{64}|sha512:[0-9a-fA-F]{128}|sha1:[0-9a-fA-F]{40}|md5:[0-9a-fA-F]{32})$"
+        },
+        "hashMirrors": {
+          "description": "URL templates asked for a job's content by its sha256 before the job's own URLs (a job pinned by sha256): {sha256} is the digest, {sha256_2} its first two hex digits. A 404 or a body that fails the hash moves on. None of the job's headers are sent. Top level or under defaults, not both.",
+          "oneOf": [
+            { "type": "string", "pattern": "\\{sha256\\}" },
+            { "type": "array", "items": { "type": "string", "pattern": "\\{sha256\\}" } }
+          ]
         },
         "headers": {
           "description": "HTTP request headers; values expand ${VAR}. Job headers override defaults of the same name.",

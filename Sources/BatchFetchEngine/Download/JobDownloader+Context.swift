@@ -21,6 +21,8 @@ extension JobDownloader {
         var state: StateCache
         /// The content cache (`cache:`, `--cache`), when the run has one.
         var cache: ContentCache? = nil
+        /// The manifest's `hash_mirrors` templates.
+        var hashMirrors: [TemplatedString] = []
         /// The names the destination directories held when the run began.
         var listings: DirectoryListings?
         /// `per_host`, for transports made for a job's TLS settings.

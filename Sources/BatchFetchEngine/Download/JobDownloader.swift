@@ -81,11 +81,42 @@ struct JobDownloader: Sendable {
             return await download()
         }
         if let copyFrom { return copy(from: copyFrom) }
-        if let cache = context.cache, let sha256 = job.checksums.first(where: { $0.algorithm == .sha256 })?.hex,
-           let result = publish(fromCache: cache, sha256: sha256) {
+        let sha256 = job.checksums.first { $0.algorithm == .sha256 }?.hex
+        if let cache = context.cache, let sha256, let result = publish(fromCache: cache, sha256: sha256) {
+            return result
+        }
+        if !context.hashMirrors.isEmpty, let sha256, let result = await fetchFromHashMirrors(sha256: sha256) {
             return result
         }
         return await download()
+    }
+
+    // MARK: - Hash mirrors
+
+    /// Asks the hash mirrors for the content by its sha256, in order, before the job's own
+    /// URLs: a job of its own (the same dest, size, checksums and settings; the templates
+    /// filled in as its mirrors) that goes through everything a download does — redirects,
+    /// retries, verification, the atomic publish, the cache. None of the job's headers go to
+    /// a hash mirror: they were written for the job's own servers, and a team's mirror is
+    /// another party (its credentials go in its URL template, `${VAR}`, or `.netrc`). A miss
+    /// (404) or a body that fails the hash moves on to the job's own URLs; what the hash mirror
+    /// left of a part is removed first.
+    private func fetchFromHashMirrors(sha256: String) async -> JobResult? {
+        var mirrorJob = job
+        mirrorJob.urls = context.hashMirrors.map {
+            $0.replacing("{sha256}", with: sha256).replacing("{sha256_2}", with: String(sha256.prefix(2)))
+        }
+        mirrorJob.headers = []
+        var mirrorContext = context
+        mirrorContext.hashMirrors = []
+        var downloader = JobDownloader(job: mirrorJob, context: mirrorContext, progress: progress)
+        var result = await downloader.run()
+        guard result.status == .downloaded else {
+            files.removePartial()
+            return nil
+        }
+        result.source = .hashMirror
+        return result
     }
 
     // MARK: - Content cache

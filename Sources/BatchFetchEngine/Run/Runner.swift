@@ -136,6 +136,7 @@ public final class Runner: Sendable {
         for warning in state.warnings { emit(.warning(warning)) }
         var context = context(root: root, transport: transport, interruption: interruption, state: state)
         context.cache = options.cache.map { ContentCache(path: $0, warn: { emit(.warning($0)) }) }
+        context.hashMirrors = manifest.hashMirrors
         defer { context.cache?.recordUses() }
         var journal = await schedule(
             context: context, active: active,

@@ -16,6 +16,10 @@ public struct Manifest: Sendable {
     public var shardCount: Int?
     /// The content cache's directory (`cache:`, absolute), if the manifest names one.
     public var cache: String?
+    /// `hash_mirrors` (top level or under `defaults`): URL templates with `{sha256}` (and
+    /// `{sha256_2}`, its first two digits), asked for a job's content by its sha256 before the
+    /// job's own URLs.
+    public var hashMirrors: [TemplatedString] = []
     /// Jobs in manifest order: those of `jobs`, then each list's rows in list order.
     public var jobs: [Job]
     /// `jobs_from`, in order; a location's ``SourceLocation/file`` `k` is `lists[k - 1]`.

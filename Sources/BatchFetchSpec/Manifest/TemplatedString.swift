@@ -74,6 +74,20 @@ public struct TemplatedString: Hashable, Sendable {
         templated = secrets.isEmpty ? nil : Templated(redacted: redacted, secrets: secrets)
     }
 
+    /// This value with every `target` (literal text such as `{sha256}`) replaced by `value`,
+    /// in what is sent and what is printed alike.
+    public func replacing(_ target: String, with value: String) -> TemplatedString {
+        TemplatedString(resolved: resolved.replacingOccurrences(of: target, with: value),
+                        templated: templated.map {
+                            Templated(redacted: $0.redacted.replacingOccurrences(of: target, with: value), secrets: $0.secrets)
+                        })
+    }
+
+    private init(resolved: String, templated: Templated?) {
+        self.resolved = resolved
+        self.templated = templated
+    }
+
     public init(literal: String) {
         resolved = literal
         templated = nil

@@ -119,16 +119,21 @@ extension ManifestDecoder {
                            at: entry.value.location)
             return nil
         }
-        switch expander.expand(scalar.value) {
+        return templated(scalar.value, at: entry.value.location, context: context, label: label)
+    }
+
+    /// `text` (written at `location`, named `label` in messages) with `${VAR}` expanded.
+    mutating func templated(_ text: String, at location: SourceLocation, context: ProblemContext, label: String) -> TemplatedString? {
+        switch expander.expand(text) {
         case .success(let value):
             return value
         case .failure(.unset(let variable)):
             problems.error(
                 "\(context)\(label) uses environment variable '\(variable)', which is not set "
                     + "(set it, or write ${\(variable):-default})",
-                at: entry.value.location)
+                at: location)
         case .failure(.malformed(let reason)):
-            problems.error("\(context)\(label): \(reason)", at: entry.value.location)
+            problems.error("\(context)\(label): \(reason)", at: location)
         }
         return nil
     }

@@ -7,7 +7,7 @@ import Foundation
 /// dependencies, cycles, shared destinations) are checked afterwards by ``ManifestValidator``.
 struct ManifestDecoder {
     static let topLevelKeys = [
-        "version", "output_dir", "cache", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
+        "version", "output_dir", "cache", "hash_mirrors", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
     ]
     static let listKeys = ["file", "format", "id_prefix", "dest"]
     static let settingKeys = [
@@ -15,7 +15,7 @@ struct ManifestDecoder {
         "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls", "requests_per_second",
     ]
     static let tlsKeys = ["ca_file", "client_cert", "client_key"]
-    static let defaultsKeys = settingKeys + ["headers"]
+    static let defaultsKeys = settingKeys + ["headers", "hash_mirrors"]
     static let jobKeys = [
         "id", "url", "urls", "dest", "size", "checksum", "checksums_from", "depends_on", "method", "body",
         "headers", "upload", "form", "content_md5", "retry_post",
@@ -146,11 +146,19 @@ struct ManifestDecoder {
                 if let headers = defaultFields["headers"] {
                     defaults.headers = decodeHeaders(headers, context: "defaults: ")
                 }
+                if let mirrors = defaultFields["hash_mirrors"] {
+                    if fields["hash_mirrors"] != nil {
+                        problems.error("give 'hash_mirrors' at the top level or under 'defaults', not both", at: mirrors.keyLocation)
+                    } else {
+                        manifest.hashMirrors = decodeHashMirrors(mirrors, context: "defaults: ")
+                    }
+                }
             } else if !entry.value.isNull {
                 problems.error("'defaults' must be a mapping, found \(entry.value.kindDescription)", at: entry.value.location)
             }
         }
 
+        if let entry = fields["hash_mirrors"] { manifest.hashMirrors = decodeHashMirrors(entry, context: "") }
         if let entry = fields["jobs_from"] { manifest.lists = decodeLists(entry) }
 
         var top = TopLevel(manifest: manifest, items: [], defaults: defaults)
@@ -562,6 +570,29 @@ struct ManifestDecoder {
                 problems.error("\(context)\(problem)", at: node.location)
             } else {
                 result.append(url)
+            }
+        }
+        return result
+    }
+
+    /// `hash_mirrors`: URL templates, each with `{sha256}` and no other placeholder than
+    /// `{sha256_2}`, an http(s) URL once they are filled in.
+    private mutating func decodeHashMirrors(_ entry: YAMLMappingEntry, context: ProblemContext) -> [TemplatedString] {
+        var result: [TemplatedString] = []
+        for (text, location) in stringList(entry, context: context) {
+            guard let template = templated(text, at: location, context: context, label: "'hash_mirrors' entry") else { continue }
+            let rest = template.resolved.replacingOccurrences(of: "{sha256}", with: "").replacingOccurrences(of: "{sha256_2}", with: "")
+            if !template.resolved.contains("{sha256}") {
+                problems.error("\(context)hash mirror '\(template.redacted)' has no '{sha256}' (the content's digest goes there)",
+                               at: location)
+            } else if let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+                problems.error("\(context)hash mirror '\(template.redacted)': unknown placeholder '\(rest[open...close])' "
+                               + "(known: {sha256}, {sha256_2})", at: location)
+            } else if let problem = Self.urlProblem(template.replacing("{sha256}", with: String(repeating: "0", count: 64))
+                .replacing("{sha256_2}", with: "00")) {
+                problems.error("\(context)hash mirror: \(problem)", at: location)
+            } else {
+                result.append(template)
             }
         }
         return result

@@ -5,7 +5,7 @@ import Foundation
 /// use, checked (`verify`), removed one by one (`rm`) or least recently used first (`gc`).
 ///
 /// An entry's last use is the modification time of its `.verified` record: a run that uses or
-/// fills entries touches their records once, at its end (``ContentCache/recordUses()``), not
+/// fills entries touches their records in batches and at its end (``ContentCache/recordUses()``), not
 /// the entries themselves — their ctime is part of what vouches for their content, and a
 /// touch would make the next run hash them again.
 public struct CacheInventory {

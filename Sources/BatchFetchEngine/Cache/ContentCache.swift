@@ -25,9 +25,11 @@ public final class ContentCache: Sendable {
     private let warn: @Sendable (String) -> Void
     /// Set once writing failed (read-only, full, not ours): the rest of the run only reads.
     private let writeFailed = NIOLockedValueBox(false)
-    /// Entries this run used or filled: their records are touched once, at the end
-    /// (``recordUses()``), for `cache gc`'s least-recently-used order.
+    /// Entries this run used or filled whose records are not touched yet: touched in batches
+    /// and at the end (``recordUses()``), for `cache gc`'s least-recently-used order.
     private let used = NIOLockedValueBox(Set<String>())
+    /// The `sha256/<2 hex>` directories opened so far (``directory(_:create:)``).
+    private let directories = NIOLockedValueBox([String: SafeDirectory]())
 
     /// Opens (or makes) the cache at `path`; `warn` hears what goes wrong, once per kind.
     public init(path: String, warn: @escaping @Sendable (String) -> Void) {
@@ -89,8 +91,9 @@ public final class ContentCache: Sendable {
     /// The entry for `sha256` (64 lowercase hex digits), checked: nil when there is none, or it
     /// is not a regular file, or its content turned out not to match (then it is evicted).
     func file(sha256: String) -> File? {
-        guard let root, let location = Self.location(sha256),
-              let directory = try? root.subdirectory(location.directory, create: false) else { return nil }
+        guard let location = Self.location(sha256), let directory = try? directory(location.directory, create: false) else {
+            return nil
+        }
         let descriptor = openat(directory.descriptor, location.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         var status = stat()
@@ -100,8 +103,9 @@ public final class ContentCache: Sendable {
         }
         let file = File(sha256: sha256, descriptor: descriptor, identity: Identity(status),
                         path: "\(path)/\(location.directory)/\(location.name)")
-        if Identity.recorded(in: directory, for: location.name) == file.identity {
-            used.withLockedValue { _ = $0.insert(sha256) }
+        if let record = Identity.record(in: directory, for: location.name), record.identity == file.identity {
+            // A use within the last half day is recent enough for `gc`: no touch.
+            if Int(Date().timeIntervalSince1970) - record.touched > 43_200 { noteUse(sha256) }
             return file
         }
         // Not known as it is now: hashed again.
@@ -117,18 +121,40 @@ public final class ContentCache: Sendable {
             return nil
         }
         record(file.identity, of: location.name, in: directory)
-        used.withLockedValue { _ = $0.insert(sha256) }
+        noteUse(sha256)
         return file
     }
 
-    /// Touches the records of the entries this run used or filled: their last use, one
-    /// `utimensat` each at the end of the run instead of a write per hit.
+    /// Notes that the run used or filled the entry of `sha256`; the records of a full batch
+    /// (``usesPerBatch``) are touched now, so that a million-file run holds no more than that.
+    private func noteUse(_ sha256: String) {
+        let batch = used.withLockedValue { used -> Set<String>? in
+            used.insert(sha256)
+            guard used.count >= Self.usesPerBatch else { return nil }
+            defer { used = [] }
+            return used
+        }
+        if let batch { touchRecords(of: batch) }
+    }
+
+    private static let usesPerBatch = 4096
+
+    /// Touches the records of the entries this run used or filled and has not touched yet: their
+    /// last use, one `utimensat` each, in batches rather than a write per hit.
     public func recordUses() {
-        guard let root, !writeFailed.withLockedValue({ $0 }) else { return }
+        touchRecords(of: used.withLockedValue { used in
+            defer { used = [] }
+            return used
+        })
+    }
+
+    private func touchRecords(of uses: Set<String>) {
+        guard !writeFailed.withLockedValue({ $0 }) else { return }
         let now = Date()
-        for sha256 in used.withLockedValue({ $0 }) {
-            guard let location = Self.location(sha256),
-                  let directory = try? root.subdirectory(location.directory, create: false) else { continue }
+        for sha256 in uses {
+            guard let location = Self.location(sha256), let directory = try? directory(location.directory, create: false) else {
+                continue
+            }
             CacheInventory.setModified(directory, location.name + Identity.suffix, to: now)
         }
     }
@@ -138,12 +164,12 @@ public final class ContentCache: Sendable {
     /// the verified one (nobody wrote it meanwhile), else the copy is dropped. `name` is for
     /// messages.
     func insert(sha256: String, from descriptor: Int32, name: String, stillVerified: () -> Bool) {
-        guard let root, !writeFailed.withLockedValue({ $0 }), let location = Self.location(sha256) else { return }
+        guard !writeFailed.withLockedValue({ $0 }), let location = Self.location(sha256) else { return }
         do throws(DownloadFailure) {
-            guard let directory = try root.subdirectory(location.directory, create: true) else { return }
+            guard let directory = try directory(location.directory, create: true) else { return }
             if let status = directory.regularFileStatus(location.name),
                Identity.recorded(in: directory, for: location.name) == Identity(status) {
-                used.withLockedValue { _ = $0.insert(sha256) }
+                noteUse(sha256)
                 return
             }
             let temporary = SafeDirectory.temporaryName(for: location.name)
@@ -162,7 +188,7 @@ public final class ContentCache: Sendable {
             }
             var status = stat()
             if fstat(output, &status) == 0 { record(Identity(status), of: location.name, in: directory) }
-            used.withLockedValue { _ = $0.insert(sha256) }
+            noteUse(sha256)
         } catch {
             let first = writeFailed.withLockedValue { failed in
                 defer { failed = true }
@@ -170,6 +196,17 @@ public final class ContentCache: Sendable {
             }
             if first { warn("the cache \(path) cannot be written (\(error.message)); this run does not fill it") }
         }
+    }
+
+    /// The directory `relative` (`sha256/<2 hex>`), opened once per run: there are 256 of them,
+    /// and a walk from the root for each job was two `openat`s and two `close`s a file. A
+    /// directory replaced while the run holds it costs at most its entries for this run: every
+    /// entry is still checked by its identity or its hash.
+    private func directory(_ relative: String, create: Bool) throws(DownloadFailure) -> SafeDirectory? {
+        if let open = directories.withLockedValue({ $0[relative] }) { return open }
+        guard let root, let opened = try root.subdirectory(relative, create: create) else { return nil }
+        directories.withLockedValue { $0[relative] = opened }
+        return opened
     }
 
     /// Records that the entry `name` had its sha256 when its identity was `identity`.
@@ -230,9 +267,26 @@ extension ContentCache {
 
         /// The identity recorded for the entry `name`, if a readable record is there.
         static func recorded(in directory: SafeDirectory, for name: String) -> Identity? {
-            guard let data = directory.contents(name + suffix, limit: 4096) else { return nil }
-            let fields = String(decoding: data, as: UTF8.self).split(separator: " ").prefix(5).compactMap { Int64($0) }
-            return fields.count == 5 ? Identity(fields: fields) : nil
+            record(in: directory, for: name)?.identity
+        }
+
+        /// The identity recorded for the entry `name`, and when its record was last touched
+        /// (the entry's last use, seconds since the epoch): one open, `fstat` and read.
+        static func record(in directory: SafeDirectory, for name: String) -> (identity: Identity, touched: Int)? {
+            guard let descriptor = try? directory.openFile(name + suffix, O_RDONLY) else { return nil }
+            defer { close(descriptor) }
+            var status = stat()
+            var bytes = [UInt8](repeating: 0, count: 256)
+            guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return nil }
+            let fields = String(decoding: bytes[..<count], as: UTF8.self).split(separator: " ").prefix(5).compactMap { Int64($0) }
+            #if os(Linux)
+            let touched = Int(status.st_mtim.tv_sec)
+            #else
+            let touched = Int(status.st_mtimespec.tv_sec)
+            #endif
+            return fields.count == 5 ? (Identity(fields: fields), touched) : nil
         }
     }
 }

@@ -1,6 +1,7 @@
 import BatchFetchSpec
 import CBatchFetchSystem
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Copies one open file into another the cheapest way the file system allows: a reflink
 /// (`FICLONE`: the copy shares the blocks, instantly, on btrfs and xfs), else `copy_file_range`
@@ -23,19 +24,35 @@ enum FileCopy {
         var status = stat()
         guard fstat(input, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(names.from)") }
         #if os(Linux)
-        if batchfetch_clone(output, input) == 0 { return (Int64(status.st_size), .reflink) }
-        if let bytes = try kernelCopy(from: input, to: output, names: names) { return (bytes, .kernel) }
+        var target = stat()
+        let devices = fstat(output, &target) == 0 ? Devices(from: UInt64(status.st_dev), to: UInt64(target.st_dev)) : nil
+        if let devices, !refused.withLockedValue({ $0.contains(devices) }) {
+            if batchfetch_clone(output, input) == 0 { return (Int64(status.st_size), .reflink) }
+            // Refused for the pair of file systems (not for this file): not asked again.
+            if [EOPNOTSUPP, EXDEV, EINVAL, ENOTTY].contains(errno) { refused.withLockedValue { _ = $0.insert(devices) } }
+        }
+        if let bytes = try kernelCopy(from: input, to: output, size: Int64(status.st_size), names: names) { return (bytes, .kernel) }
         #endif
         return (try readWrite(from: input, to: output, names: names), .readWrite)
     }
 
     #if os(Linux)
-    /// `copy_file_range` until the end of `input`; nil (nothing written) when the kernel refuses
-    /// this pair of files outright.
-    private static func kernelCopy(from input: Int32, to output: Int32, names: (from: String, to: String)) throws(DownloadFailure) -> Int64? {
+    private struct Devices: Hashable {
+        var from: UInt64
+        var to: UInt64
+    }
+
+    /// Pairs of devices (file systems) where a reflink was refused: a copy from the cache to
+    /// an ext4 output directory asked once per run, not once per file.
+    private static let refused = NIOLockedValueBox(Set<Devices>())
+
+    /// `copy_file_range` until `size` bytes (or the end of `input`); nil (nothing written) when
+    /// the kernel refuses this pair of files outright.
+    private static func kernelCopy(from input: Int32, to output: Int32, size: Int64,
+                                   names: (from: String, to: String)) throws(DownloadFailure) -> Int64? {
         var inputOffset: Int64 = 0
         var outputOffset: Int64 = 0
-        while true {
+        while inputOffset < size || size == 0 {
             let copied = batchfetch_copy_file_range(input, &inputOffset, output, &outputOffset, 1 << 30)
             if copied == 0 { break }
             if copied < 0 {

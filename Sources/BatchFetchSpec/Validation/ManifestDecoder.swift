@@ -99,23 +99,10 @@ struct ManifestDecoder {
         }
 
         var manifest = Manifest(path: path, outputDirectory: baseDirectory, jobs: [])
-        // Expanded like every templated value (`${OUTDIR:-out}`); a directory is not a secret.
-        if let entry = fields["output_dir"], let text = templated(entry, context: "")?.resolved {
-            if text.isEmpty {
-                problems.error("'output_dir' must not be empty", at: entry.value.location)
-            } else {
-                let url = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
-                manifest.outputDirectory = url.standardizedFileURL.path
-            }
+        if let entry = fields["output_dir"], let directory = directory(entry, base: baseDirectory) {
+            manifest.outputDirectory = directory
         }
-        if let entry = fields["cache"], let text = templated(entry, context: "")?.resolved {
-            if text.isEmpty {
-                problems.error("'cache' must not be empty", at: entry.value.location)
-            } else {
-                let url = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
-                manifest.cache = url.standardizedFileURL.path
-            }
-        }
+        if let entry = fields["cache"] { manifest.cache = directory(entry, base: baseDirectory) }
         if let entry = fields["concurrency"], let value = integer(entry, context: "", range: 1...1024) {
             manifest.concurrency = value
         }
@@ -573,6 +560,18 @@ struct ManifestDecoder {
             }
         }
         return result
+    }
+
+    /// A directory the manifest names (`output_dir`, `cache`), absolute: relative to the
+    /// manifest's directory `base`, so a cron job finds the same one wherever it starts.
+    /// Expanded like every templated value (`${OUTDIR:-out}`); a directory is not a secret.
+    private mutating func directory(_ entry: YAMLMappingEntry, base: String) -> String? {
+        guard let text = templated(entry, context: "")?.resolved else { return nil }
+        guard !text.isEmpty else {
+            problems.error("'\(entry.key)' must not be empty", at: entry.value.location)
+            return nil
+        }
+        return URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: base, isDirectory: true)).standardizedFileURL.path
     }
 
     /// `hash_mirrors`: URL templates, each with `{sha256}` and no other placeholder than

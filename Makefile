@@ -49,6 +49,7 @@ bench: release
 	bench/hostile-bench.py
 	bench/upload-bench.py
 	bench/scale-bench.py
+	bench/cache-bench.py
 	bench/urlsession-probe.sh
 
 schemas:

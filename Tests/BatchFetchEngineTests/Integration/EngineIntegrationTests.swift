@@ -167,7 +167,10 @@ import TestOrigin
         // timeout of 3 s, not 1: with the whole suite running beside it, the first megabyte
         // sometimes took over a second to arrive, and the first attempt timed out with nothing
         // to resume.
-        file.faults = [.stall(afterBytes: Self.mib, seconds: 60)]
+        // Two stalls: a first attempt starved before it kept any byte (the suite compiling
+        // beside it once did that) leaves the second to stall after half a megabyte, and the
+        // third resumes either way.
+        file.faults = [.stall(afterBytes: Self.mib, seconds: 60), .stall(afterBytes: Self.mib / 2, seconds: 60)]
         world.origin.serve("/data.bin", file)
         let report = try await world.run(world.single("/data.bin", extra: "timeout: 3s"))
         let digest = try world.sha256(ofFile: "out.bin")

@@ -100,8 +100,10 @@ struct JobDownloader: Sendable {
     /// a hash mirror: they were written for the job's own servers, and a team's mirror is
     /// another party (its credentials go in its URL template, `${VAR}`, or `.netrc`). A miss
     /// (404) or a body that fails the hash moves on to the job's own URLs; what the hash mirror
-    /// left of a part is removed first.
+    /// left of a part is removed first. A job with a partial of its own (an earlier run's)
+    /// resumes it from its own URLs instead: a hash mirror's request would replace it.
     private func fetchFromHashMirrors(sha256: String) async -> JobResult? {
+        guard files.local() == nil else { return nil }
         var mirrorJob = job
         mirrorJob.urls = context.hashMirrors.map {
             $0.replacing("{sha256}", with: sha256).replacing("{sha256_2}", with: String(sha256.prefix(2)))

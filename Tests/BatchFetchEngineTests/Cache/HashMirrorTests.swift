@@ -69,6 +69,32 @@ import TestOrigin
         #expect(leftovers.isEmpty)
     }
 
+    /// A job with a partial of its own (an earlier run broke off) resumes it from its own URL:
+    /// a hash mirror's request would have replaced those bytes.
+    @Test func aJobWithItsOwnPartialResumesItInsteadOfAskingAHashMirror() async throws {
+        let world = try await Harness()
+        let mirror = try await TestOrigin.start()
+        // Larger than TransferPolicy.resumableSize: a smaller partial is not kept for a rerun.
+        let content = OriginContent.generated(size: TransferPolicy.resumableSize + 2_000_000, seed: 3624)
+        let sha256 = Harness.sha256(content)
+        var own = OriginFile(content: content)
+        own.faults = [.drop(afterBytes: TransferPolicy.resumableSize / 2)]
+        world.origin.serve("/own.bin", own)
+        mirror.serve("/cas/\(sha256.prefix(2))/\(sha256)", OriginFile(content: content))
+        let noMirrors = Self.manifest(world, mirror: mirror, sha256: sha256).replacingOccurrences(of: "hash_mirrors:", with: "# hash_mirrors:")
+            .replacingOccurrences(of: "retries: 1", with: "retries: 0")
+        let broken = try await world.run(noMirrors)
+        let report = try await world.run(Self.manifest(world, mirror: mirror, sha256: sha256))
+        let asked = mirror.requests("/cas/\(sha256.prefix(2))/\(sha256)").count
+        let published = try world.sha256(ofFile: "out/f.bin")
+        try await mirror.shutdown()
+        await world.close()
+        #expect(broken.jobs[0].status == .failed)
+        #expect(asked == 0)
+        #expect(report.jobs[0].source == .network && (report.jobs[0].resumedFrom ?? 0) > 0, "\(report.jobs[0])")
+        #expect(published == sha256)
+    }
+
     /// The job's `Authorization` goes to its own URL only: not to the hash mirror, nor to where
     /// the hash mirror redirects (another origin).
     @Test func theJobsHeadersNeverGoToAHashMirrorOrItsRedirects() async throws {

@@ -159,14 +159,18 @@ public final class ContentCache: Sendable {
         }
     }
 
-    /// Enters the file open at `descriptor` (a verified file whose sha256 is `sha256`) unless
-    /// the cache already has it; `stillVerified` says, after the copy, whether the file is still
-    /// the verified one (nobody wrote it meanwhile), else the copy is dropped. `name` is for
+    /// Enters the file open at `descriptor` (a verified file whose digests are `digests`,
+    /// sha256 among them) unless the cache already has it, and indexes its other digests
+    /// (``sha256(for:)``); `stillVerified` says, after the copy, whether the file is still the
+    /// verified one (nobody wrote it meanwhile), else the copy is dropped. `name` is for
     /// messages.
-    func insert(sha256: String, from descriptor: Int32, name: String, stillVerified: () -> Bool) {
-        guard !writeFailed.withLockedValue({ $0 }), let location = Self.location(sha256) else { return }
+    func insert(digests: [String: String], from descriptor: Int32, name: String, stillVerified: () -> Bool) {
+        guard !writeFailed.withLockedValue({ $0 }), let sha256 = digests["sha256"], let location = Self.location(sha256) else {
+            return
+        }
         do throws(DownloadFailure) {
             guard let directory = try directory(location.directory, create: true) else { return }
+            defer { index(digests, as: sha256) }
             if let status = directory.regularFileStatus(location.name),
                Identity.recorded(in: directory, for: location.name) == Identity(status) {
                 noteUse(sha256)
@@ -196,6 +200,36 @@ public final class ContentCache: Sendable {
             }
             if first { warn("the cache \(path) cannot be written (\(error.message)); this run does not fill it") }
         }
+    }
+
+    /// The sha256 of the content the cache verified as having `checksum` (another algorithm),
+    /// from its index `<algorithm>/<2 hex>/<hex>`. A hint only: a job published from the entry
+    /// it names is still held to its own checksum, hashed from the copy.
+    func sha256(for checksum: Checksum) -> String? {
+        guard let location = Self.indexLocation(checksum), let directory = try? directory(location.directory, create: false),
+              let data = directory.contents(location.name, limit: 128) else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return Self.location(text) != nil ? text : nil
+    }
+
+    /// Indexes each digest of `digests` besides sha256 as naming `sha256`.
+    private func index(_ digests: [String: String], as sha256: String) {
+        for (name, hex) in digests where name != "sha256" {
+            guard let algorithm = Checksum.Algorithm(rawValue: name),
+                  let location = Self.indexLocation(Checksum(algorithm: algorithm, hex: hex)),
+                  let directory = try? directory(location.directory, create: true),
+                  directory.contents(location.name, limit: 128) != Data((sha256 + "\n").utf8) else { continue }
+            try? directory.writeAtomically(location.name, Data((sha256 + "\n").utf8))
+        }
+    }
+
+    /// Where the index file of a digest of another algorithm than sha256 lives; nil for sha256
+    /// or for anything but lowercase hex of the algorithm's length.
+    static func indexLocation(_ checksum: Checksum) -> (directory: String, name: String)? {
+        let hex = checksum.hex
+        guard checksum.algorithm != .sha256, hex.utf8.count == checksum.algorithm.hexLength,
+              hex.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        return ("\(checksum.algorithm.rawValue)/" + hex.prefix(2), hex)
     }
 
     /// The directory `relative` (`sha256/<2 hex>`), opened once per run: there are 256 of them,

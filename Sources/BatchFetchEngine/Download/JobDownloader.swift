@@ -81,7 +81,10 @@ struct JobDownloader: Sendable {
             return await download()
         }
         if let copyFrom { return copy(from: copyFrom) }
+        // Pinned, or known to the cache through another pinned algorithm (then only a hint: the
+        // copy is hashed and held to the job's own checksums).
         let sha256 = job.checksums.first { $0.algorithm == .sha256 }?.hex
+            ?? context.cache.flatMap { cache in job.checksums.lazy.compactMap(cache.sha256(for:)).first }
         if let cache = context.cache, let sha256, let result = publish(fromCache: cache, sha256: sha256) {
             return result
         }
@@ -153,12 +156,12 @@ struct JobDownloader: Sendable {
 
     /// Enters a file the job just published (`status` as published) into the content cache,
     /// copied from `dest` while it is still that file.
-    private func enterCache(_ cache: ContentCache, sha256: String, status: stat) {
+    private func enterCache(_ cache: ContentCache, digests: [String: String], status: stat) {
         guard let input = try? files.openDest() else { return }
         defer { close(input) }
         var now = stat()
         guard fstat(input, &now) == 0, StateCache.sameFile(now, status) else { return }
-        cache.insert(sha256: sha256, from: input, name: files.destPath) {
+        cache.insert(digests: digests, from: input, name: files.destPath) {
             var after = stat()
             return fstat(input, &after) == 0 && StateCache.sameFile(after, status)
         }
@@ -413,8 +416,8 @@ struct JobDownloader: Sendable {
             result.etag = state.etag
             result.lastModified = state.lastModified
             result.source = copyFrom == nil ? .network : .link
-            if let cache = context.cache, let sha256 = published.digests["sha256"], let status = published.status {
-                enterCache(cache, sha256: sha256, status: status)
+            if let cache = context.cache, let status = published.status {
+                enterCache(cache, digests: published.digests, status: status)
             }
         }
         return result.redacted(by: network.redactor)

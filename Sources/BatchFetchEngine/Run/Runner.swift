@@ -80,7 +80,8 @@ public final class Runner: Sendable {
             var entry = DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? "", upToDate: upToDate,
                                     isUpload: job.isUpload)
             if !upToDate, !job.isUpload, let cache,
-               let sha256 = (options.lock?.jobs[job.id]?.sha256 ?? job.checksums.first { $0.algorithm == .sha256 }?.hex) {
+               let sha256 = options.lock?.jobs[job.id]?.sha256 ?? job.checksums.first(where: { $0.algorithm == .sha256 })?.hex
+                   ?? job.checksums.lazy.compactMap(cache.sha256(for:)).first {
                 entry.fromCache = cache.holds(sha256: sha256)
             }
             return entry

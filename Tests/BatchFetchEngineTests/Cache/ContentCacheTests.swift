@@ -61,6 +61,38 @@ import TestOrigin
         #expect(second.warnings.isEmpty)
     }
 
+    /// A job pinned only by md5 finds the content through what the cache verified (its md5
+    /// index); an index that names other content is caught by the job's own md5, never
+    /// published.
+    @Test func aJobPinnedByAnotherAlgorithmIsServedThroughTheCachesIndex() async throws {
+        let world = try await Harness()
+        let content = OriginContent.generated(size: 90_000, seed: 3605)
+        let other = OriginContent.generated(size: 90_000, seed: 3606)
+        world.origin.serve("/a.bin", OriginFile(content: content))
+        world.origin.serve("/b.bin", OriginFile(content: other))
+        var digester = Digester(also: [.md5])
+        digester.update(Data(content.bytes(in: 0..<content.size)))
+        let md5 = digester.finalize()["md5"]!
+        func manifest(_ path: String, dir: String) -> String {
+            "version: 1\noutput_dir: \(dir)\njobs:\n  - {id: f, url: '{origin}\(path)', dest: f.bin, checksum: 'md5:\(md5)'}\n"
+        }
+        let first = try await Self.run(world, manifest("/a.bin", dir: "one"))
+        world.origin.resetCounters()
+        let second = try await Self.run(world, manifest("/a.bin", dir: "two"))
+        let requests = world.origin.requests("/a.bin").count
+        // The index now names other content: the job's md5 refuses it and it downloads.
+        let otherSHA = Harness.sha256(other)
+        _ = try await Self.run(world, Self.manifest("/b.bin", sha256: otherSHA, dir: "fill"))
+        let index = world.path("cache/md5/\(md5.prefix(2))/\(md5)")
+        try Data((otherSHA + "\n").utf8).write(to: URL(fileURLWithPath: index))
+        let misled = try await Self.run(world, manifest("/a.bin", dir: "three"))
+        let published = try Digester.digests(ofFile: world.path("three/f.bin"), also: [.md5]).digests["md5"]
+        await world.close()
+        #expect(first.report.jobs[0].source == .network)
+        #expect(second.report.jobs[0].source == .cache && requests == 0)
+        #expect(misled.report.jobs[0].source == .network && published == md5)
+    }
+
     enum Damage: String, CaseIterable {
         /// One byte rewritten, size and mtime put back (only the ctime tells).
         case rewrittenInPlace

@@ -27,6 +27,10 @@ enum EmbeddedSchemas {
           "type": "string",
           "minLength": 1
         },
+        "cache_link": {
+          "description": "How a job is published from the content cache: copy (a reflink where the file system has them; default) or hardlink (no copy: the published file is the entry, read-only, and writing it in place corrupts the entry, which its next use evicts).",
+          "enum": ["copy", "hardlink"]
+        },
         "concurrency": {
           "description": "Jobs transferring at once.",
           "type": "integer",

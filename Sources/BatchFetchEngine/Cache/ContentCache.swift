@@ -67,13 +67,19 @@ public final class ContentCache: Sendable {
         let size: Int64
         /// The path, for messages.
         let path: String
+        /// Where the entry is, for a hard link to it (`cache_link: hardlink`).
+        let directory: SafeDirectory
+        let name: String
         fileprivate let identity: Identity
+        var inode: UInt64 { identity.inode }
 
-        fileprivate init(sha256: String, descriptor: Int32, identity: Identity, path: String) {
+        fileprivate init(sha256: String, descriptor: Int32, identity: Identity, directory: SafeDirectory, name: String, path: String) {
             self.sha256 = sha256
             self.descriptor = descriptor
             size = identity.size
             self.identity = identity
+            self.directory = directory
+            self.name = name
             self.path = path
         }
 
@@ -101,8 +107,8 @@ public final class ContentCache: Sendable {
             close(descriptor)
             return nil
         }
-        let file = File(sha256: sha256, descriptor: descriptor, identity: Identity(status),
-                        path: "\(path)/\(location.directory)/\(location.name)")
+        let file = File(sha256: sha256, descriptor: descriptor, identity: Identity(status), directory: directory,
+                        name: location.name, path: "\(path)/\(location.directory)/\(location.name)")
         if let record = Identity.record(in: directory, for: location.name), record.identity == file.identity {
             // A use within the last half day is recent enough for `gc`: no touch.
             if Int(Date().timeIntervalSince1970) - record.touched > 43_200 { noteUse(sha256) }
@@ -138,6 +144,18 @@ public final class ContentCache: Sendable {
     }
 
     private static let usesPerBatch = 4096
+
+    /// Renews the record of `file` after a hard link to it changed its ctime (and link count)
+    /// and nothing else: without this every hard-linked entry would be hashed again at its next
+    /// use. Only when inode, size and mtime are still those checked before the link.
+    func linked(_ file: File) {
+        var status = stat()
+        guard fstat(file.descriptor, &status) == 0 else { return }
+        let now = Identity(status)
+        guard now.inode == file.identity.inode, now.size == file.identity.size,
+              now.mtimeNanoseconds == file.identity.mtimeNanoseconds else { return }
+        record(now, of: file.name, in: file.directory)
+    }
 
     /// Touches the records of the entries this run used or filled and has not touched yet: their
     /// last use, one `utimensat` each, in batches rather than a write per hit.

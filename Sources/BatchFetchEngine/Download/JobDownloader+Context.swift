@@ -21,6 +21,8 @@ extension JobDownloader {
         var state: StateCache
         /// The content cache (`cache:`, `--cache`), when the run has one.
         var cache: ContentCache? = nil
+        /// `cache_link`: copies, or hard links to the entries.
+        var cacheLink = Manifest.CacheLink.copy
         /// The manifest's `hash_mirrors` templates.
         var hashMirrors: [TemplatedString] = []
         /// The names the destination directories held when the run began.

@@ -134,13 +134,21 @@ struct JobDownloader: Sendable {
     private func publish(fromCache cache: ContentCache, sha256: String) -> JobResult? {
         guard let file = cache.file(sha256: sha256) else { return nil }
         do throws(DownloadFailure) {
-            let output = try files.openPart(unnamed: true)
-            defer { close(output) }
-            try FileCopy.copy(from: file.descriptor, to: output, names: (file.path, files.partPath))
-            guard file.isUnchanged else { throw DownloadFailure(.ioError, "\(file.path) changed while it was copied") }
-            let digests = algorithms.isEmpty ? ["sha256": sha256] : try files.partDigests(also: algorithms).digests
-            if let failure = expectation.mismatch(size: file.size, digests: digests) { throw failure }
-            let status = try files.publish(durability: context.durability)
+            let digests: [String: String]
+            let status: stat?
+            if context.cacheLink == .hardlink,
+               let linked = try publishLink(to: file, sha256: sha256) {
+                (digests, status) = linked
+                cache.linked(file)
+            } else {
+                let output = try files.openPart(unnamed: true)
+                defer { close(output) }
+                try FileCopy.copy(from: file.descriptor, to: output, names: (file.path, files.partPath))
+                guard file.isUnchanged else { throw DownloadFailure(.ioError, "\(file.path) changed while it was copied") }
+                digests = algorithms.isEmpty ? ["sha256": sha256] : try files.partDigests(also: algorithms).digests
+                if let failure = expectation.mismatch(size: file.size, digests: digests) { throw failure }
+                status = try files.publish(durability: context.durability)
+            }
             context.state.record(job.dest.resolved, status: status, digests: digests, urlSHA256: nil, etag: nil, lastModified: nil)
             var result = JobResult(id: job.id, status: .downloaded, dest: job.dest.redacted)
             result.size = file.size
@@ -152,6 +160,25 @@ struct JobDownloader: Sendable {
             files.removePartial()
             return nil
         }
+    }
+
+    /// `cache_link: hardlink`: `dest` becomes a hard link to the entry, once the entry is held
+    /// to the job's expectations (other pinned algorithms hashed from it). Nil when no link
+    /// can be made (another file system): the caller copies.
+    private func publishLink(to file: ContentCache.File, sha256: String) throws(DownloadFailure) -> (digests: [String: String], status: stat?)? {
+        var digests = ["sha256": sha256]
+        if !algorithms.isEmpty {
+            do {
+                digests = try Digester.digests(ofDescriptor: file.descriptor, also: algorithms).digests
+            } catch {
+                throw DownloadFailure(.ioError, "cannot read \(file.path): \(error)")
+            }
+        }
+        if let failure = expectation.mismatch(size: file.size, digests: digests) { throw failure }
+        guard file.isUnchanged,
+              let status = try files.publishLink(of: file.name, in: file.directory, expecting: file.inode,
+                                                 durability: context.durability) else { return nil }
+        return (digests, status)
     }
 
     /// Enters a file the job just published (`status` as published) into the content cache,

@@ -138,6 +138,7 @@ public final class Runner: Sendable {
         var context = context(root: root, transport: transport, interruption: interruption, state: state)
         context.cache = options.cache.map { ContentCache(path: $0, warn: { emit(.warning($0)) }) }
         context.hashMirrors = manifest.hashMirrors
+        context.cacheLink = manifest.cacheLink
         defer { context.cache?.recordUses() }
         var journal = await schedule(
             context: context, active: active,

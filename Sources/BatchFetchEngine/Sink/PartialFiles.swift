@@ -287,6 +287,30 @@ public final class PartialFiles: Sendable {
         }
     }
 
+    /// Publishes the file `name` in `source` (outside the job: a cache entry) as `dest` by a
+    /// hard link: linked under a temporary name beside `dest`, checked to be the file `inode`
+    /// (the name could have been replaced since the caller checked the file), and renamed over
+    /// `dest`. Nil when no link can be made there (another file system, links refused): the
+    /// caller copies instead. Returns `dest`'s status as published.
+    public func publishLink(of name: String, in source: SafeDirectory, expecting inode: UInt64,
+                            durability: Durability) throws(DownloadFailure) -> stat? {
+        let directory = try openDirectory(create: true)!
+        let temporary = SafeDirectory.temporaryName(for: destName)
+        guard linkat(source.descriptor, name, directory.descriptor, temporary, 0) == 0 else { return nil }
+        guard let status = directory.status(temporary), UInt64(status.st_ino) == inode else {
+            directory.unlink(temporary)
+            return nil
+        }
+        do {
+            try directory.rename(temporary, to: destName)
+        } catch {
+            directory.unlink(temporary)
+            throw error
+        }
+        if durability == .strict { directory.sync() }
+        return directory.regularFileStatus(destName)
+    }
+
     /// `dest` opened for reading, never through a symlink; the caller closes it.
     public func openDest() throws(DownloadFailure) -> Int32 {
         guard let directory = existing else { throw DownloadFailure(.ioError, "cannot open \(destPath)") }

@@ -16,6 +16,16 @@ public struct Manifest: Sendable {
     public var shardCount: Int?
     /// The content cache's directory (`cache:`, absolute), if the manifest names one.
     public var cache: String?
+    /// How a file is published from the cache (`cache_link:`).
+    public var cacheLink = CacheLink.copy
+
+    /// `cache_link`: a copy of the cache entry (a reflink where the file system has them), or
+    /// a hard link to it — no copy at all, but the published file is the entry: written in
+    /// place, it corrupts the entry (which its next use catches and evicts), and it is
+    /// read-only (mode 0444) like every entry.
+    public enum CacheLink: String, Sendable, CaseIterable {
+        case copy, hardlink
+    }
     /// `hash_mirrors` (top level or under `defaults`): URL templates with `{sha256}` (and
     /// `{sha256_2}`, its first two digits), asked for a job's content by its sha256 before the
     /// job's own URLs.

@@ -7,7 +7,7 @@ import Foundation
 /// dependencies, cycles, shared destinations) are checked afterwards by ``ManifestValidator``.
 struct ManifestDecoder {
     static let topLevelKeys = [
-        "version", "output_dir", "cache", "hash_mirrors", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
+        "version", "output_dir", "cache", "cache_link", "hash_mirrors", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
     ]
     static let listKeys = ["file", "format", "id_prefix", "dest"]
     static let settingKeys = [
@@ -103,6 +103,15 @@ struct ManifestDecoder {
             manifest.outputDirectory = directory
         }
         if let entry = fields["cache"] { manifest.cache = directory(entry, base: baseDirectory) }
+        if let entry = fields["cache_link"], let text = string(entry, context: "") {
+            if let value = Manifest.CacheLink(rawValue: text) {
+                manifest.cacheLink = value
+            } else {
+                let names = Manifest.CacheLink.allCases.map(\.rawValue)
+                problems.error("'cache_link' must be one of \(names.joined(separator: ", ")), found '\(text)'"
+                               + Suggestion.hint(for: text, in: names), at: entry.value.location)
+            }
+        }
         if let entry = fields["concurrency"], let value = integer(entry, context: "", range: 1...1024) {
             manifest.concurrency = value
         }

@@ -93,6 +93,45 @@ import TestOrigin
         #expect(misled.report.jobs[0].source == .network && published == md5)
     }
 
+    /// `cache_link: hardlink`: the published file is the entry (one inode, two links), a later
+    /// use still trusts the entry without hashing it (its record renewed after the link changed
+    /// its ctime), and a published file written in place corrupts the entry, which its next use
+    /// evicts instead of publishing.
+    @Test func withHardLinksThePublishedFileIsTheEntryAndAWriteThroughItIsCaught() async throws {
+        let world = try await Harness()
+        let content = OriginContent.generated(size: 70_000, seed: 3607)
+        let sha256 = Harness.sha256(content)
+        world.origin.serve("/a.bin", OriginFile(content: content))
+        func manifest(_ dir: String) -> String {
+            Self.manifest("/a.bin", sha256: sha256, dir: dir).replacingOccurrences(of: "version: 1\n", with: "version: 1\ncache_link: hardlink\n")
+        }
+        _ = try await Self.run(world, manifest("one"))
+        world.origin.resetCounters()
+        let linked = try await Self.run(world, manifest("two"))
+        var entryStatus = stat(), destStatus = stat()
+        stat(Self.entry(world, sha256), &entryStatus)
+        stat(world.path("two/f.bin"), &destStatus)
+        let recordAfterLink = try String(contentsOfFile: Self.entry(world, sha256) + ".verified", encoding: .utf8)
+        let again = try await Self.run(world, manifest("three"))
+        let requests = world.origin.requests("/a.bin").count
+        // Written through the published file: the entry is the same file.
+        chmod(world.path("two/f.bin"), 0o644)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: world.path("two/f.bin")))
+        try handle.seek(toOffset: 10)
+        try handle.write(contentsOf: Data([0x00, 0xFF]))
+        try handle.close()
+        let afterWrite = try await Self.run(world, manifest("four"))
+        let published = try world.sha256(ofFile: "four/f.bin")
+        await world.close()
+        #expect(linked.report.jobs[0].source == .cache && again.report.jobs[0].source == .cache && requests == 0)
+        #expect(entryStatus.st_ino == destStatus.st_ino && destStatus.st_nlink >= 2)
+        let ctime = Int64(entryStatus.st_ctim.tv_sec) * 1_000_000_000 + Int64(entryStatus.st_ctim.tv_nsec)
+        #expect(recordAfterLink.split(separator: " ").dropFirst(4).first.map(String.init) == "\(ctime)",
+                "the record holds the ctime the link left: \(recordAfterLink)")
+        #expect(afterWrite.report.jobs[0].source == .network && afterWrite.warnings.contains { $0.contains("was corrupt") })
+        #expect(published == sha256)
+    }
+
     enum Damage: String, CaseIterable {
         /// One byte rewritten, size and mtime put back (only the ctime tells).
         case rewrittenInPlace

@@ -80,6 +80,8 @@ def main() -> None:
                 for path, sha in smalls:
                     out.write(f"http://127.0.0.1:{port}/{path},{sha}\n")
             (tmp / "small.yaml").write_text("version: 1\noutput_dir: out\nconcurrency: 16\nper_host: 16\njobs_from: [small.csv]\n")
+            for name in ["big", "small"]:
+                (tmp / f"{name}-link.yaml").write_text((tmp / f"{name}.yaml").read_text().replace("version: 1\n", "version: 1\ncache_link: hardlink\n"))
 
             runs = iter(range(1_000_000))
 
@@ -101,13 +103,15 @@ def main() -> None:
             network = [run("big.yaml", ["--no-cache"]) for _ in range(args.runs)]
             run("big.yaml", ["--cache", str(cache)])  # fills the cache
             cached = [run("big.yaml", ["--cache", str(cache)]) for _ in range(args.runs)]
+            linked = [run("big-link.yaml", ["--cache", str(cache)]) for _ in range(args.runs)]
             curl = []
             for _ in range(args.runs):
                 start = time.perf_counter()
                 subprocess.run(["curl", "-s", "-o", str(tmp / "curl.bin"), f"http://127.0.0.1:{port}/{big}"], check=True)
                 curl.append(time.perf_counter() - start)
             net = statistics.median(r[0] for r in network)
-            for label, results in [("from nginx (`--no-cache`)", network), ("from the cache (copy_file_range)", cached)]:
+            for label, results in [("from nginx (`--no-cache`)", network), ("from the cache (copy_file_range)", cached),
+                                   ("from the cache, `cache_link: hardlink`", linked)]:
                 wall = statistics.median(r[0] for r in results)
                 lines.append(f"| {label} | {wall:.2f} s | {max(r[1] for r in results):.0f} MiB | {wall / net:.2f}× |")
             lines.append(f"| curl -o from nginx | {statistics.median(curl):.2f} s | | {statistics.median(curl) / net:.2f}× |")
@@ -125,13 +129,17 @@ def main() -> None:
             subprocess.run(["kill", "-USR1", str(nginx.pid)], check=True)
             time.sleep(0.5)
             small_cached = [run("small.yaml", ["--cache", str(cache)]) for _ in range(args.runs)]
+            small_linked = [run("small-link.yaml", ["--cache", str(cache)]) for _ in range(args.runs)]
             cached_requests = requests()
             small_net = statistics.median(r[0] for r in small_network)
             small_cache = statistics.median(r[0] for r in small_cached)
             lines.append(f"| from nginx (`--no-cache`) | {small_net:.2f} s | {max(r[1] for r in small_network):.0f} MiB | "
                          f"{network_requests:,} per run | 1× |")
             lines.append(f"| from the cache | {small_cache:.2f} s | {max(r[1] for r in small_cached):.0f} MiB | "
-                         f"{cached_requests:,} in {args.runs} runs | {small_net / small_cache:.2f}× |")
+                         f"{cached_requests:,} in {2 * args.runs} runs | {small_net / small_cache:.2f}× |")
+            small_link = statistics.median(r[0] for r in small_linked)
+            lines.append(f"| from the cache, `cache_link: hardlink` | {small_link:.2f} s | {max(r[1] for r in small_linked):.0f} MiB | "
+                         f"(with the row above) | {small_net / small_link:.2f}× |")
         finally:
             nginx.terminate()
             nginx.wait()

@@ -154,7 +154,7 @@ public final class ContentCache: Sendable {
         let now = Identity(status)
         guard now.inode == file.identity.inode, now.size == file.identity.size,
               now.mtimeNanoseconds == file.identity.mtimeNanoseconds else { return }
-        record(now, of: file.name, in: file.directory)
+        rewriteRecord(now, of: file.name, in: file.directory)
     }
 
     /// Touches the records of the entries this run used or filled and has not touched yet: their
@@ -264,6 +264,21 @@ public final class ContentCache: Sendable {
     /// Records that the entry `name` had its sha256 when its identity was `identity`.
     private func record(_ identity: Identity, of name: String, in directory: SafeDirectory) {
         try? directory.writeAtomically(name + Identity.suffix, identity.text)
+    }
+
+    /// Rewrites the record of `name` in place (no new file: a temporary and a rename cost each
+    /// hard-linked job of a batch of small files an inode): a record is a hint, and one torn by
+    /// a crash or by two writers at once reads as none, or as an identity no entry has, and the
+    /// entry is hashed again. Falls back to ``record(_:of:in:)`` when there is no record.
+    private func rewriteRecord(_ identity: Identity, of name: String, in directory: SafeDirectory) {
+        guard let descriptor = try? directory.openFile(name + Identity.suffix, O_WRONLY) else {
+            record(identity, of: name, in: directory)
+            return
+        }
+        defer { close(descriptor) }
+        let text = identity.text
+        let written = text.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        if written != text.count || ftruncate(descriptor, off_t(text.count)) != 0 { directory.unlink(name + Identity.suffix) }
     }
 
     /// Where the entry of `sha256` lives, relative to the cache; nil for anything but 64

@@ -64,7 +64,6 @@ public final class ContentCache: Sendable {
     final class File: Sendable {
         let sha256: String
         let descriptor: Int32
-        let size: Int64
         /// The path, for messages.
         let path: String
         /// Where the entry is, for a hard link to it (`cache_link: hardlink`).
@@ -72,11 +71,11 @@ public final class ContentCache: Sendable {
         let name: String
         fileprivate let identity: Identity
         var inode: UInt64 { identity.inode }
+        var size: Int64 { identity.size }
 
         fileprivate init(sha256: String, descriptor: Int32, identity: Identity, directory: SafeDirectory, name: String, path: String) {
             self.sha256 = sha256
             self.descriptor = descriptor
-            size = identity.size
             self.identity = identity
             self.directory = directory
             self.name = name

@@ -68,7 +68,7 @@ public struct CacheInventory {
             }
             if hashed != entry.sha256 {
                 problems.append(Problem(sha256: entry.sha256, message: "its content's sha256 is \(hashed)"))
-                if fix { remove(location, in: directory) }
+                if fix { ContentCache.remove(location.name, in: directory) }
             } else if ContentCache.Identity.recorded(in: directory, for: location.name) != ContentCache.Identity(status) {
                 try? directory.writeAtomically(location.name + ContentCache.Identity.suffix, ContentCache.Identity(status).text)
                 if let lastUse = entry.lastUse { Self.setModified(directory, location.name + ContentCache.Identity.suffix, to: lastUse) }
@@ -82,7 +82,7 @@ public struct CacheInventory {
         guard let location = ContentCache.location(sha256),
               let directory = try? root.subdirectory(location.directory, create: false),
               directory.regularFileStatus(location.name) != nil else { return false }
-        remove(location, in: directory)
+        ContentCache.remove(location.name, in: directory)
         return true
     }
 
@@ -110,11 +110,6 @@ public struct CacheInventory {
         return removed
     }
 
-    private func remove(_ location: (directory: String, name: String), in directory: SafeDirectory) {
-        directory.unlink(location.name)
-        directory.unlink(location.name + ContentCache.Identity.suffix)
-    }
-
     private func sweepTemporaries() {
         for prefix in names(in: "sha256") where prefix.utf8.count == 2 {
             guard let directory = try? root.subdirectory("sha256/" + prefix, create: false) else { continue }
@@ -127,11 +122,7 @@ public struct CacheInventory {
     }
 
     private static func modified(_ status: stat) -> Date {
-        #if os(Linux)
-        Date(timeIntervalSince1970: Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9)
-        #else
-        Date(timeIntervalSince1970: Double(status.st_mtimespec.tv_sec) + Double(status.st_mtimespec.tv_nsec) / 1e9)
-        #endif
+        Date(timeIntervalSince1970: Double(status.mtimeNanoseconds) / 1e9)
     }
 
     /// Sets the modification time of `name` (a record: its last use).

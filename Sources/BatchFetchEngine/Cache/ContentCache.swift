@@ -54,15 +54,13 @@ public final class ContentCache: Sendable {
     /// Whether the entry of `sha256` is there as it was verified (its recorded identity), without
     /// reading it: what a dry run reports.
     func holds(sha256: String) -> Bool {
-        guard let root, let location = Self.location(sha256),
-              let directory = try? root.subdirectory(location.directory, create: false),
+        guard let location = Self.location(sha256), let directory = try? directory(location.directory, create: false),
               let status = directory.regularFileStatus(location.name) else { return false }
         return Identity.recorded(in: directory, for: location.name) == Identity(status)
     }
 
     /// An entry opened for reading, its content known to have `sha256`.
     final class File: Sendable {
-        let sha256: String
         let descriptor: Int32
         /// The path, for messages.
         let path: String
@@ -73,8 +71,7 @@ public final class ContentCache: Sendable {
         var inode: UInt64 { identity.inode }
         var size: Int64 { identity.size }
 
-        fileprivate init(sha256: String, descriptor: Int32, identity: Identity, directory: SafeDirectory, name: String, path: String) {
-            self.sha256 = sha256
+        fileprivate init(descriptor: Int32, identity: Identity, directory: SafeDirectory, name: String, path: String) {
             self.descriptor = descriptor
             self.identity = identity
             self.directory = directory
@@ -106,7 +103,7 @@ public final class ContentCache: Sendable {
             close(descriptor)
             return nil
         }
-        let file = File(sha256: sha256, descriptor: descriptor, identity: Identity(status), directory: directory,
+        let file = File(descriptor: descriptor, identity: Identity(status), directory: directory,
                         name: location.name, path: "\(path)/\(location.directory)/\(location.name)")
         if let record = Identity.record(in: directory, for: location.name), record.identity == file.identity {
             // A use within the last half day is recent enough for `gc`: no touch.
@@ -115,12 +112,12 @@ public final class ContentCache: Sendable {
         }
         // Not known as it is now: hashed again.
         let hashed = try? Digester.digests(ofDescriptor: descriptor).digests["sha256"]
-        guard hashed == sha256, file.isUnchanged else {
+        let unchanged = file.isUnchanged
+        guard hashed == sha256, unchanged else {
             // Evicted only while the name is still this file (another process may have just
             // renamed a good copy over it).
-            if hashed != nil, file.isUnchanged, directory.status(location.name)?.st_ino == status.st_ino {
-                directory.unlink(location.name)
-                directory.unlink(location.name + Identity.suffix)
+            if hashed != nil, unchanged, directory.status(location.name)?.st_ino == status.st_ino {
+                Self.remove(location.name, in: directory)
                 warn("the cache entry \(file.path) was corrupt (its content's sha256 is \(hashed ?? "")); it was evicted")
             }
             return nil
@@ -244,8 +241,7 @@ public final class ContentCache: Sendable {
     /// or for anything but lowercase hex of the algorithm's length.
     static func indexLocation(_ checksum: Checksum) -> (directory: String, name: String)? {
         let hex = checksum.hex
-        guard checksum.algorithm != .sha256, hex.utf8.count == checksum.algorithm.hexLength,
-              hex.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        guard checksum.algorithm != .sha256, isLowercaseHex(hex, digits: checksum.algorithm.hexLength) else { return nil }
         return ("\(checksum.algorithm.rawValue)/" + hex.prefix(2), hex)
     }
 
@@ -283,10 +279,19 @@ public final class ContentCache: Sendable {
     /// Where the entry of `sha256` lives, relative to the cache; nil for anything but 64
     /// lowercase hex digits (which could name something else).
     static func location(_ sha256: String) -> (directory: String, name: String)? {
-        guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            return nil
-        }
+        guard isLowercaseHex(sha256, digits: 64) else { return nil }
         return ("sha256/" + sha256.prefix(2), sha256)
+    }
+
+    /// Whether `text` is exactly `digits` lowercase hex digits: the only names the cache makes.
+    private static func isLowercaseHex(_ text: String, digits: Int) -> Bool {
+        text.utf8.count == digits && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    /// Removes the entry `name` of `directory` and its record (an eviction, `cache rm`, `gc`).
+    static func remove(_ name: String, in directory: SafeDirectory) {
+        directory.unlink(name)
+        directory.unlink(name + Identity.suffix)
     }
 }
 
@@ -308,13 +313,8 @@ extension ContentCache {
             device = UInt64(status.st_dev)
             inode = UInt64(status.st_ino)
             size = Int64(status.st_size)
-            #if os(Linux)
-            mtimeNanoseconds = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-            ctimeNanoseconds = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
-            #else
-            mtimeNanoseconds = Int64(status.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(status.st_mtimespec.tv_nsec)
-            ctimeNanoseconds = Int64(status.st_ctimespec.tv_sec) * 1_000_000_000 + Int64(status.st_ctimespec.tv_nsec)
-            #endif
+            mtimeNanoseconds = status.mtimeNanoseconds
+            ctimeNanoseconds = status.ctimeNanoseconds
         }
 
         private init(fields: [Int64]) {
@@ -347,12 +347,7 @@ extension ContentCache {
             let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
             guard count > 0 else { return nil }
             let fields = String(decoding: bytes[..<count], as: UTF8.self).split(separator: " ").prefix(5).compactMap { Int64($0) }
-            #if os(Linux)
-            let touched = Int(status.st_mtim.tv_sec)
-            #else
-            let touched = Int(status.st_mtimespec.tv_sec)
-            #endif
-            return fields.count == 5 ? (Identity(fields: fields), touched) : nil
+            return fields.count == 5 ? (Identity(fields: fields), Int(status.mtimeNanoseconds / 1_000_000_000)) : nil
         }
     }
 }

@@ -186,12 +186,12 @@ struct JobDownloader: Sendable {
     private func enterCache(_ cache: ContentCache, digests: [String: String], status: stat) {
         guard let input = try? files.openDest() else { return }
         defer { close(input) }
-        var now = stat()
-        guard fstat(input, &now) == 0, StateCache.sameFile(now, status) else { return }
-        cache.insert(digests: digests, from: input, name: files.destPath) {
-            var after = stat()
-            return fstat(input, &after) == 0 && StateCache.sameFile(after, status)
+        let stillVerified = {
+            var now = stat()
+            return fstat(input, &now) == 0 && StateCache.sameFile(now, status)
         }
+        guard stillVerified() else { return }
+        cache.insert(digests: digests, from: input, name: files.destPath, stillVerified: stillVerified)
     }
 
     private var algorithms: [Checksum.Algorithm] { destination.algorithms }

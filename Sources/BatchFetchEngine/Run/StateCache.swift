@@ -397,12 +397,7 @@ public final class StateCache: Sendable {
     }
 
     private static func identity(_ info: stat) -> Entry {
-        #if os(Linux)
-        let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        #else
-        let mtime = Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
-        #endif
-        return Entry(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                     mtimeNanoseconds: mtime, digests: [:])
+        Entry(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+              mtimeNanoseconds: info.mtimeNanoseconds, digests: [:])
     }
 }

@@ -14,7 +14,9 @@ struct PinCommand: AsyncParsableCommand {
             (same run lock). Then each mirror is asked (HEAD, or GET of byte 0) for its size,
             ETag and Last-Modified. The lockfile (default: datasets.yaml -> datasets.lock.json)
             has sorted keys and no timestamps, so it diffs cleanly in git; URLs appear with
-            environment-derived parts as ${VAR}. If any job fails, no lockfile is written.
+            environment-derived parts as ${VAR}. If any job fails, no lockfile is written. A
+            content cache (--cache, BATCHFETCH_CACHE or the manifest's cache:) is read and
+            filled as by `run`.
 
             Then `batchfetch run --locked` fails (exit 3) on content that differs from the lock,
             `batchfetch verify` checks local files against it, and `batchfetch check` compares
@@ -39,6 +41,7 @@ struct PinCommand: AsyncParsableCommand {
     @OptionGroup var manifest: ManifestArgument
     @OptionGroup var lockOption: LockOption
     @OptionGroup var transportOption: TransportOption
+    @OptionGroup var cacheOption: CacheOption
 
     @Option(name: .customLong("from-report"), parsing: .upToNextOption, help: ArgumentHelp(
         "Pin from run reports instead of running: a merged report, or every shard's report (merged here).",
@@ -52,7 +55,7 @@ struct PinCommand: AsyncParsableCommand {
         }
         let runLock = try RunLockOption.acquire(loaded.outputDirectory, wait: false)
         let printer = ProgressPrinter(mode: isatty(STDERR_FILENO) != 0 ? .bar : .line) { Console.errorText($0) }
-        let (lock, report) = await Pinner(manifest: loaded, options: runOptions).run { run in
+        let (lock, report) = await Pinner(manifest: loaded, options: runOptions(loaded)).run { run in
             for await event in run.events { printer.handle(event) }
         }
         printer.finish()
@@ -64,10 +67,12 @@ struct PinCommand: AsyncParsableCommand {
         try write(lock)
     }
 
-    /// The run's options: the HTTP client `--transport` names.
-    private var runOptions: RunOptions {
+    /// The run's options: the HTTP client `--transport` names, and the content cache the
+    /// fetch reads and fills as `run` does.
+    private func runOptions(_ loaded: Manifest) -> RunOptions {
         var options = RunOptions()
         options.transportKind = transportOption.kind
+        options.cache = cacheOption.directory(for: loaded)
         return options
     }
 
@@ -76,7 +81,7 @@ struct PinCommand: AsyncParsableCommand {
     private func pinFromReports(_ loaded: Manifest) async throws -> LockFile {
         let reports = try fromReports.map { (name: $0, report: try ReportFile.read($0, as: "--from-report ")) }
         let report = reports.count == 1 ? reports[0].report : try ReportFile.merged(reports, as: "--from-report: ")
-        let pinner = Pinner(manifest: loaded, options: runOptions)
+        let pinner = Pinner(manifest: loaded, options: runOptions(loaded))
         let problems = pinner.problems(pinning: report)
         guard problems.isEmpty else {
             let name = reports.count == 1 ? reports[0].name : "the merged reports"

@@ -14,6 +14,12 @@ struct PlanCommand: ParsableCommand {
             destination, the expected size and checksum, and whether the destination (or a
             resumable .part) already exists. No network access.
 
+            With a content cache (--cache, BATCHFETCH_CACHE or the manifest's cache:) each
+            download whose content the cache holds is marked "in the cache" (json: in_cache): a
+            run publishes it from there without a request unless it is already up to date. The
+            cache is only looked at. With --locked the lockfile's sha256 is used for jobs the
+            manifest does not pin, as `run --locked` does.
+
             With --shard K/N (or auto, as for `run`) only the jobs of that shard are shown;
             --shards N shows how N shards would split the manifest instead — jobs, components and
             declared bytes per shard — to help choose N.
@@ -37,6 +43,12 @@ struct PlanCommand: ParsableCommand {
     var format: Format = .text
 
     @OptionGroup var shardOption: ShardOption
+    @OptionGroup var cacheOption: CacheOption
+
+    @Flag(help: "Look jobs up in the cache by the lockfile's sha256 too, as run --locked would.")
+    var locked = false
+
+    @OptionGroup var lockOption: LockOption
 
     @Option(help: ArgumentHelp("Show how N shards would split the manifest (per shard: jobs, components, declared bytes) instead of the plan.",
                                valueName: "N"))
@@ -62,11 +74,13 @@ struct PlanCommand: ParsableCommand {
             }
             return
         }
+        let lock = locked ? try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: true) : nil
         let (selected, scope, _) = try shardOption.select(loaded)
         let plan = Plan(manifest: selected)
+        let cache = cacheOption.directory(for: loaded).map { PlanFormatter.CacheLookup(cache: ContentCache(lookingAt: $0), lock: lock) }
         switch format {
-        case .text: PlanFormatter.text(plan, shard: scope, to: &out)
-        case .json: PlanFormatter.json(plan, shard: scope, to: &out)
+        case .text: PlanFormatter.text(plan, shard: scope, cache: cache, to: &out)
+        case .json: PlanFormatter.json(plan, shard: scope, cache: cache, to: &out)
         case .dot: PlanFormatter.dot(plan, to: &out)
         }
     }

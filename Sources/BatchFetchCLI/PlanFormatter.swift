@@ -3,14 +3,27 @@ import BatchFetchSpec
 import Foundation
 
 /// Renders a ``Plan`` as text, JSON or Graphviz dot, streaming to the output. Every URL and path
-/// is shown redacted.
+/// is shown redacted. With a content cache, each download says whether the cache holds its
+/// content (``ContentCache/serves(_:locked:)``): a run would publish it from there unless `dest`
+/// is already up to date.
 enum PlanFormatter {
-    static func text(_ plan: Plan, shard: ShardScope?, to out: inout BufferedOutput) {
+    /// The run's content cache, looked at only, and the lockfile's sha256 of a job (`--locked`).
+    struct CacheLookup {
+        var cache: ContentCache
+        var lock: LockFile?
+
+        func serves(_ job: Job) -> Bool {
+            cache.serves(job, locked: lock?.jobs[job.id]?.sha256)
+        }
+    }
+
+    static func text(_ plan: Plan, shard: ShardScope?, cache: CacheLookup?, to out: inout BufferedOutput) {
         let manifest = plan.manifest
         let levels = plan.graph.levelCount
         let scope = shard.map { " (shard \($0.shard) of \($0.manifestJobs) jobs)" } ?? ""
         out.write("plan for \(manifest.path)\(scope): \(manifest.jobs.count) job\(manifest.jobs.count == 1 ? "" : "s") "
-            + "in \(levels) level\(levels == 1 ? "" : "s"), output_dir \(manifest.outputDirectory)\n")
+            + "in \(levels) level\(levels == 1 ? "" : "s"), output_dir \(manifest.outputDirectory)"
+            + (cache.map { ", cache \($0.cache.path)" } ?? "") + "\n")
         var currentLevel = -1
         for step in plan.steps {
             if step.level != currentLevel {
@@ -25,7 +38,8 @@ enum PlanFormatter {
                 if !job.dependencies.isEmpty { out.write("      after    \(job.dependencies.joined(separator: ", "))\n") }
                 continue
             }
-            out.write("  \(job.id) -> \(job.dest.redacted)  [\(describe(step.local))]\n")
+            let cached = cache?.serves(job) == true ? "; in the cache" : ""
+            out.write("  \(job.id) -> \(job.dest.redacted)  [\(describe(step.local))\(cached)]\n")
             for (index, url) in job.urls.enumerated() {
                 out.write(job.urls.count == 1 ? "      url      \(url.redacted)\n" : "      mirror \(index + 1) \(url.redacted)\n")
             }
@@ -68,14 +82,16 @@ enum PlanFormatter {
 
     /// The `--format json` shape: an object whose `order` array holds one compact object per job,
     /// one per line, keys sorted. Written as it goes, so the output streams in bounded memory.
-    static func json(_ plan: Plan, shard: ShardScope?, to out: inout BufferedOutput) {
+    static func json(_ plan: Plan, shard: ShardScope?, cache: CacheLookup?, to out: inout BufferedOutput) {
         let manifest = plan.manifest
-        out.write("{\n  \"jobs\": \(manifest.jobs.count),\n  \"levels\": \(plan.graph.levelCount),\n")
+        out.write("{\n")
+        if let cache { out.write("  \"cache\": \(JSONText.quoted(cache.cache.path)),\n") }
+        out.write("  \"jobs\": \(manifest.jobs.count),\n  \"levels\": \(plan.graph.levelCount),\n")
         out.write("  \"manifest\": \(JSONText.quoted(manifest.path)),\n")
         out.write("  \"order\": [")
         for (position, step) in plan.steps.enumerated() {
             out.write(position == 0 ? "\n    " : ",\n    ")
-            out.write(stepJSON(plan, step))
+            out.write(stepJSON(plan, step, cache: cache))
         }
         out.write(plan.steps.isEmpty ? "],\n" : "\n  ],\n")
         out.write("  \"output_dir\": \(JSONText.quoted(manifest.outputDirectory))")
@@ -126,7 +142,7 @@ enum PlanFormatter {
 
     /// One step as a JSON object, its keys written in sorted order as `JSONText.object` would
     /// sort them, instead of building and sorting a field list per step (bench/results/history.md).
-    private static func stepJSON(_ plan: Plan, _ step: Plan.Step) -> String {
+    private static func stepJSON(_ plan: Plan, _ step: Plan.Step, cache: CacheLookup?) -> String {
         let job = plan.job(step)
         let local: String
         switch step.local {
@@ -142,6 +158,7 @@ enum PlanFormatter {
         text += ", \"depends_on\": " + JSONText.array(job.dependencies)
         text += ", \"dest\": " + JSONText.quoted(job.dest.redacted)
         text += ", \"id\": " + JSONText.quoted(job.id)
+        if let cache, !job.isUpload { text += ", \"in_cache\": \(cache.serves(job))" }
         text += ", \"level\": \(step.level)"
         text += ", \"local\": " + local
         text += ", \"path\": " + JSONText.quoted(plan.displayPath(step))

@@ -298,6 +298,38 @@ import TestOrigin
         #expect(report.contains("\"source\" : \"network\""))
     }
 
+    /// `pin` reads and fills the cache as `run` does; `plan` says which downloads the cache
+    /// holds — by the lockfile's sha256 only with `--locked`, as `run --locked` looks them up —
+    /// and a locked run of a fresh output directory makes no request.
+    @Test func pinFillsTheCacheAndPlanSaysWhatItHolds() async throws {
+        let (origin, directory) = try await world()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            cache: c
+            jobs:
+              - {id: ok, url: "\(origin.url("/ok.txt"))"}
+            """)
+        let sha = "8ecc5f94c57b05d6c5e0ee316bee4875427e1845bbeef3ead59df29c72aab36e"
+        let pin = try BinaryRunner.run(["pin", "m.yaml"], in: directory.url)
+        let entered = FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("c/sha256/8e/\(sha)").path)
+        try FileManager.default.removeItem(at: directory.url.appendingPathComponent("out"))
+        let unlocked = try BinaryRunner.run(["plan", "m.yaml"], in: directory.url)
+        let locked = try BinaryRunner.run(["plan", "m.yaml", "--locked"], in: directory.url)
+        let json = try BinaryRunner.run(["plan", "m.yaml", "--locked", "--format", "json"], in: directory.url)
+        let noCache = try BinaryRunner.run(["plan", "m.yaml", "--locked", "--no-cache"], in: directory.url)
+        origin.resetCounters()
+        let run = try BinaryRunner.run(["run", "m.yaml", "--locked"], in: directory.url)
+        let requests = origin.requests("/ok.txt").count
+        try await origin.shutdown()
+        #expect(pin.status == 0 && entered, "\(pin.stderr)")
+        #expect(unlocked.stdout.contains("/c\n") && unlocked.stdout.contains("ok -> ok.txt  [missing]"), "\(unlocked.stdout)")
+        #expect(locked.stdout.contains("ok -> ok.txt  [missing; in the cache]"), "\(locked.stdout)")
+        #expect(json.stdout.contains("/c\",") && json.stdout.contains("\"in_cache\": true"), "\(json.stdout)")
+        #expect(!noCache.stdout.contains("cache"), "\(noCache.stdout)")
+        #expect(run.status == 0 && requests == 0 && run.stderr.contains("from the cache"), "\(run.stderr)")
+    }
+
     /// `batchfetch cache`: ls, du, verify (exit 3 on a corrupt entry, `--fix` evicts it), gc by
     /// last use (which a run that publishes from the cache renews) and by size, rm.
     @Test func theCacheCommandListsVerifiesAndTrims() async throws {

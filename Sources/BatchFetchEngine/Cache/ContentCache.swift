@@ -43,16 +43,32 @@ public final class ContentCache: Sendable {
         }
     }
 
-    /// Opens the cache at `path` only to look (a dry run): nothing is made, written or evicted.
-    init(path: String, readOnly: Bool) {
+    /// Opens the cache at `path` only to look (`plan`, a dry run): nothing is made, written or
+    /// evicted.
+    public init(lookingAt path: String) {
         self.path = path
         warn = { _ in }
         root = try? SafeDirectory.root(path, create: false)
         writeFailed.withLockedValue { $0 = true }
     }
 
+    /// Whether a run would publish `job` from here (unless `dest` is already up to date): the
+    /// entry of the sha256 it is known by (``sha256(of:locked:)``) is there as it was verified.
+    /// What `plan` and a dry run report; nothing is read but records.
+    public func serves(_ job: Job, locked: String? = nil) -> Bool {
+        !job.isUpload && sha256(of: job, locked: locked).map(holds(sha256:)) == true
+    }
+
+    /// The sha256 `job`'s content is known by before any request: the lockfile's (`locked`,
+    /// under `run --locked`), else its pinned sha256, else the one this cache's index maps
+    /// another of its pinned digests to (a hint only: what is published is hashed and held to
+    /// the job's own checksums).
+    func sha256(of job: Job, locked: String? = nil) -> String? {
+        locked ?? job.checksums.first { $0.algorithm == .sha256 }?.hex ?? job.checksums.lazy.compactMap(sha256(for:)).first
+    }
+
     /// Whether the entry of `sha256` is there as it was verified (its recorded identity), without
-    /// reading it: what a dry run reports.
+    /// reading it.
     func holds(sha256: String) -> Bool {
         guard let location = Self.location(sha256), let directory = try? directory(location.directory, create: false),
               let status = directory.regularFileStatus(location.name) else { return false }
@@ -173,13 +189,17 @@ public final class ContentCache: Sendable {
         }
     }
 
-    /// Enters the file open at `descriptor` (a verified file whose digests are `digests`,
-    /// sha256 among them) unless the cache already has it, and indexes its other digests
-    /// (``sha256(for:)``); `stillVerified` says, after the copy, whether the file is still the
-    /// verified one (nobody wrote it meanwhile), else the copy is dropped. `name` is for
-    /// messages.
-    func insert(digests: [String: String], from descriptor: Int32, name: String, stillVerified: () -> Bool) {
-        guard !writeFailed.withLockedValue({ $0 }), let sha256 = digests["sha256"], let location = Self.location(sha256) else {
+    /// Enters the file open at `descriptor` (a file whose digests are `digests`, sha256 among
+    /// them, taken when its status was `verified`) unless the cache already has it, and indexes
+    /// its other digests (``sha256(for:)``). The file must still be the one hashed before and
+    /// after the copy (nobody wrote it meanwhile), else nothing enters. `name` is for messages.
+    func insert(digests: [String: String], from descriptor: Int32, verified: stat, name: String) {
+        let stillVerified = {
+            var now = stat()
+            return fstat(descriptor, &now) == 0 && StateCache.sameFile(now, verified)
+        }
+        guard !writeFailed.withLockedValue({ $0 }), stillVerified(), let sha256 = digests["sha256"],
+              let location = Self.location(sha256) else {
             return
         }
         do throws(DownloadFailure) {

@@ -83,8 +83,7 @@ struct JobDownloader: Sendable {
         if let copyFrom { return copy(from: copyFrom) }
         // Pinned, or known to the cache through another pinned algorithm (then only a hint: the
         // copy is hashed and held to the job's own checksums).
-        let sha256 = job.checksums.first { $0.algorithm == .sha256 }?.hex
-            ?? context.cache.flatMap { cache in job.checksums.lazy.compactMap(cache.sha256(for:)).first }
+        let sha256 = context.cache?.sha256(of: job) ?? job.checksums.first { $0.algorithm == .sha256 }?.hex
         if let cache = context.cache, let sha256, let result = publish(fromCache: cache, sha256: sha256) {
             return result
         }
@@ -186,12 +185,7 @@ struct JobDownloader: Sendable {
     private func enterCache(_ cache: ContentCache, digests: [String: String], status: stat) {
         guard let input = try? files.openDest() else { return }
         defer { close(input) }
-        let stillVerified = {
-            var now = stat()
-            return fstat(input, &now) == 0 && StateCache.sameFile(now, status)
-        }
-        guard stillVerified() else { return }
-        cache.insert(digests: digests, from: input, name: files.destPath, stillVerified: stillVerified)
+        cache.insert(digests: digests, from: input, verified: status, name: files.destPath)
     }
 
     private var algorithms: [Checksum.Algorithm] { destination.algorithms }

@@ -66,7 +66,7 @@ public final class Runner: Sendable {
     public func dryRun() -> [DryRunEntry] {
         let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
         let state = root.map { stateCache($0, readOnly: true) }
-        let cache = options.cache.map { ContentCache(path: $0, readOnly: true) }
+        let cache = options.cache.map { ContentCache(lookingAt: $0) }
         return graph.order.map { index in
             let job = manifest.jobs[index]
             let upToDate: Bool
@@ -79,11 +79,7 @@ public final class Runner: Sendable {
             }
             var entry = DryRunEntry(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? "", upToDate: upToDate,
                                     isUpload: job.isUpload)
-            if !upToDate, !job.isUpload, let cache,
-               let sha256 = options.lock?.jobs[job.id]?.sha256 ?? job.checksums.first(where: { $0.algorithm == .sha256 })?.hex
-                   ?? job.checksums.lazy.compactMap(cache.sha256(for:)).first {
-                entry.fromCache = cache.holds(sha256: sha256)
-            }
+            entry.fromCache = !upToDate && cache?.serves(job, locked: options.lock?.jobs[job.id]?.sha256) == true
             return entry
         }
     }

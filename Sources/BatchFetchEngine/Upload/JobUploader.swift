@@ -6,9 +6,10 @@ import Foundation
 /// over it), asks the target whether it already holds the file (`PUT`, unless `refresh:
 /// always`), then sends it — `PUT` with the file as the body, or `POST` as a multipart form —
 /// with `Content-Digest` (and `Content-MD5` when asked), following redirects and retrying as
-/// ``UploadRules`` and the job's ``JobNetwork`` say. It never writes any local file: the only
-/// thing it records is the state cache's note of what it uploaded where (for the next run's
-/// `up_to_date`). The decisions live in ``UploadRules``; this type only performs them.
+/// ``UploadRules`` and the job's ``JobNetwork`` say. It never writes beneath the output
+/// directory: it records the state cache's note of what it uploaded where (for the next run's
+/// `up_to_date`), and with a content cache the file sent enters it. The decisions live in
+/// ``UploadRules``; this type only performs them.
 struct JobUploader: Sendable {
     private let job: Job
     private let upload: Upload
@@ -63,6 +64,7 @@ struct JobUploader: Sendable {
         let recorded = context.state.entry(for: stateKey, status: opened.status)
             .flatMap { $0.digests["sha256"] == source.sha256 ? $0 : nil }
         if job.settings.refresh != .always, let upToDate = await alreadyThere(source, mirror: mirror, recorded: recorded) {
+            enterCache(opened)
             return upToDate
         }
         if context.interruption.isInterrupted { return failed(DownloadFailure(.interrupted, "the run was interrupted")) }
@@ -99,8 +101,18 @@ struct JobUploader: Sendable {
             result.etag = etag
             context.state.record(stateKey, status: opened.status, digests: ["sha256": source.sha256], urlSHA256: mirror.identity,
                                  etag: etag.flatMap { $0.hasPrefix("W/") ? nil : $0 }, lastModified: nil)
+            enterCache(opened)
             return result
         }
+    }
+
+    /// Enters the file the target now holds into the content cache (`cache:`), copied from the
+    /// descriptor it was hashed and sent from while it is still that file: what a team uploads
+    /// is what its next fetch by hash finds (Docs/Cache.md).
+    private func enterCache(_ opened: OpenedSource) {
+        var digests = ["sha256": opened.source.sha256]
+        if let md5 = opened.source.md5 { digests["md5"] = md5 }
+        context.cache?.insert(digests: digests, from: opened.descriptor, verified: opened.status, name: job.dest.redacted)
     }
 
     /// The result of an up-to-date job when the target shows it holds the file (a `PUT`, asked

@@ -26,7 +26,7 @@ import TestOrigin
         """
         version: 1
         output_dir: \(dir)
-        defaults: {retries: 1, backoff: 50ms, timeout: 5s}
+        defaults: {retries: 1, backoff: 50ms, timeout: 60s}
         jobs:
           - id: f
             url: {origin}\(path)
@@ -243,5 +243,30 @@ import TestOrigin
         #expect(reports.allSatisfy { $0.jobs[0].status == .downloaded })
         #expect(entry == sha256)
         #expect(Set(names) == [sha256, sha256 + ".verified"])
+    }
+
+    /// What a run uploads enters the cache (copied from the file it hashed and sent), and so
+    /// does a source the target already holds: a later job pinned to that content is published
+    /// from the cache without a request.
+    @Test func anUploadsSourceEntersTheCache() async throws {
+        let world = try await Harness()
+        let content = OriginContent.generated(size: 200_000, seed: 3610)
+        let sha256 = Harness.sha256(content)
+        try Data(content.bytes(in: 0..<content.size)).write(to: URL(fileURLWithPath: world.path("local.bin")))
+        world.origin.receive("/store/local.bin")
+        world.origin.serve("/a.bin", OriginFile(content: content))
+        let pushed = try await Self.run(world, """
+            version: 1
+            defaults: {retries: 1, backoff: 50ms, timeout: 60s}
+            jobs:
+              - {id: push, upload: local.bin, url: "{origin}/store/local.bin"}
+            """)
+        let entered = FileManager.default.fileExists(atPath: Self.entry(world, sha256))
+        let fetched = try await Self.run(world, Self.manifest("/a.bin", sha256: sha256, dir: "two"))
+        let requests = world.origin.requests("/a.bin").count
+        await world.close()
+        #expect(pushed.report.jobs[0].status == .uploaded, "\(String(describing: pushed.report.jobs[0].error))")
+        #expect(entered)
+        #expect(fetched.report.jobs[0].source == .cache && requests == 0)
     }
 }

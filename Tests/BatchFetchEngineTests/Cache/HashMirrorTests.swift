@@ -15,7 +15,7 @@ import TestOrigin
         version: 1
         output_dir: out
         hash_mirrors: ["\(mirror.url(""))\(template)"]
-        defaults: {retries: 1, backoff: 50ms, timeout: 5s}
+        defaults: {retries: 1, backoff: 50ms, timeout: 60s}
         jobs:
           - id: f
             url: {origin}/own.bin

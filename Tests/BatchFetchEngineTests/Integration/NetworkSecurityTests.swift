@@ -36,7 +36,7 @@ import Testing
         let base = "http://u:${PW}@127.0.0.1:\(world.origin.port)"
         let manifest = """
             version: 1
-            defaults: {retries: 0, timeout: 5s, headers: {Authorization: "Bearer ${TOKEN}", Cookie: "s=1", X-Api-Key: "${KEY}"}}
+            defaults: {retries: 0, timeout: 60s, headers: {Authorization: "Bearer ${TOKEN}", Cookie: "s=1", X-Api-Key: "${KEY}"}}
             jobs:
               - {id: headers, url: "\(base)/r", dest: a.bin}
               - {id: opt-in, url: "\(base)/r?job=b", dest: b.bin, cross_origin_headers: [Authorization]}
@@ -75,7 +75,7 @@ import Testing
         let base = "http://us%40er:${PW}@127.0.0.1:\(world.origin.port)"
         let report = try await world.run("""
             version: 1
-            defaults: {retries: 0, timeout: 5s}
+            defaults: {retries: 0, timeout: 60s}
             jobs:
               - {id: own, url: "\(base)/own"}
               - {id: away, url: "\(base)/away"}
@@ -162,7 +162,7 @@ import Testing
         let base = "http://u:${PW}@127.0.0.1:\(world.origin.port)"
         let manifest = """
             version: 1
-            defaults: {retries: 1, backoff: 10ms, timeout: 5s}
+            defaults: {retries: 1, backoff: 10ms, timeout: 60s}
             jobs:
               - {id: missing, url: "\(base)/echo?token=${TOKEN}&k=${KEY}", dest: a.bin}
               - {id: refused, url: "\(base)/ftp?token=${TOKEN}", dest: b.bin}

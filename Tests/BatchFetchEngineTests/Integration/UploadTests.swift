@@ -12,7 +12,7 @@ import TestOrigin
     static let content = OriginContent.generated(size: size, seed: 77)
 
     /// A manifest that downloads `/src.bin` and uploads it to `path` (job keys in `extra`).
-    static func fetchAndPush(_ path: String, extra: String = "", defaults: String = "retries: 2, backoff: 50ms, backoff_max: 200ms, timeout: 5s") -> String {
+    static func fetchAndPush(_ path: String, extra: String = "", defaults: String = "retries: 2, backoff: 50ms, backoff_max: 200ms, timeout: 60s") -> String {
         """
         version: 1
         defaults: {\(defaults)}
@@ -72,7 +72,7 @@ import TestOrigin
         let first = try await world.run(manifest)
         let second = try await world.run(manifest)
         let afterSecond = world.origin.uploads("/store/src.bin").count
-        let third = try await world.run(manifest.replacingOccurrences(of: "timeout: 5s", with: "timeout: 5s, refresh: always"))
+        let third = try await world.run(manifest.replacingOccurrences(of: "timeout: 60s", with: "timeout: 60s, refresh: always"))
         let afterThird = world.origin.uploads("/store/src.bin").count
         await world.close()
 
@@ -150,7 +150,7 @@ import TestOrigin
         world.origin.replace("/src.bin", with: .generated(size: Self.size, seed: 78))
         let changed = try await world.run(manifest.replacingOccurrences(of: "dest: data/src.bin", with: "dest: data/src.bin\n    refresh: always"))
         let afterChange = world.origin.uploads("/api/files").count
-        let always = try await world.run(manifest.replacingOccurrences(of: "timeout: 5s", with: "timeout: 5s, refresh: always"))
+        let always = try await world.run(manifest.replacingOccurrences(of: "timeout: 60s", with: "timeout: 60s, refresh: always"))
         let afterAlways = world.origin.uploads("/api/files").count
         await world.close()
 

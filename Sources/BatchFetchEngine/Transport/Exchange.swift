@@ -142,15 +142,17 @@ final class RequestWatch<Outcome: Sendable>: Watched {
     }
 
     /// The transport reported the end: `make` turns it into the outcome, told whether the
-    /// watchdog caused it; the waiter resumes with it.
+    /// watchdog caused it; the waiter resumes with it. The first end counts: a handler that saw
+    /// the whole response may end the request before the transport does.
     func complete(_ make: (_ expired: Bool) -> Outcome) {
-        let (waiter, outcome) = state.withLockedValue { state -> (CheckedContinuation<Outcome, Never>?, Outcome) in
+        let (waiter, outcome) = state.withLockedValue { state -> (CheckedContinuation<Outcome, Never>?, Outcome?) in
+            guard state.outcome == nil else { return (nil, nil) }
             let outcome = make(state.expired)
             state.outcome = outcome
             defer { state.waiter = nil }
             return (state.waiter, outcome)
         }
-        waiter?.resume(returning: outcome)
+        if let outcome { waiter?.resume(returning: outcome) }
     }
 
     /// Waits for the outcome, cancelling the transfer when nothing arrives for `idleTimeout` or

@@ -38,6 +38,12 @@ let package = Package(
             pkgConfig: "yaml-0.1",
             providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
         ),
+        // libarchive through the system's headers and library (Debian: libarchive-dev): `extract:`.
+        .systemLibrary(
+            name: "CArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
+        ),
         // C calls the Glibc module does not import (syncfs, mallopt), as functions of our own.
         .systemLibrary(name: "CBatchFetchSystem"),
         // Manifest model, YAML node tree, decoding, validation and the job graph. No networking.
@@ -48,6 +54,7 @@ let package = Package(
             name: "BatchFetchEngine",
             dependencies: [
                 "BatchFetchSpec",
+                "CArchive",
                 "CBatchFetchSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),

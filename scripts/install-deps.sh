@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
-# there: libyaml (headers + pkg-config file) to build; for the tests, nginx-light and lighttpd (real
+# there: libyaml and libarchive (headers + pkg-config files) to build; for the tests, nginx-light and lighttpd (real
 # servers of the interop tests, beside python3's http.server), caddy, openssl (the TLS tests' throwaway
 # CA), slurm-wlm (the sharding test's cluster) and Python's jsonschema, PyYAML, python-multipart,
 # moto and boto3. With --bench, also the peers the benchmarks compare against: curl, wget and
@@ -11,6 +11,14 @@ missing_apt=()
 pkg-config --exists yaml-0.1 2>/dev/null || missing_apt+=(libyaml-dev pkg-config)
 # SQLite for the state store (GRDB links the system library; sqlite3 to inspect it).
 pkg-config --exists sqlite3 2>/dev/null || missing_apt+=(libsqlite3-dev)
+# libarchive reads the archives `extract:` unpacks; bsdtar (libarchive-tools), GNU tar, unzip,
+# zstd, xz and bzip2 are the references the archive tests compare extracted trees with.
+pkg-config --exists libarchive 2>/dev/null || missing_apt+=(libarchive-dev)
+command -v bsdtar >/dev/null || missing_apt+=(libarchive-tools)
+command -v unzip >/dev/null || missing_apt+=(unzip)
+command -v zstd >/dev/null || missing_apt+=(zstd)
+command -v xz >/dev/null || missing_apt+=(xz-utils)
+command -v bzip2 >/dev/null || missing_apt+=(bzip2)
 command -v sqlite3 >/dev/null || missing_apt+=(sqlite3)
 command -v python3 >/dev/null || missing_apt+=(python3 python3-pip)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing_apt+=(nginx-light)

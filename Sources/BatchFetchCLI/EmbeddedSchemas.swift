@@ -104,6 +104,12 @@ enum EmbeddedSchemas {
         }
       },
       "$defs": {
+        "globs": {
+          "oneOf": [
+            { "type": "string", "minLength": 1, "pattern": "^(?!/)" },
+            { "type": "array", "items": { "type": "string", "minLength": 1, "pattern": "^(?!/)" } }
+          ]
+        },
         "id": {
           "type": "string",
           "pattern": "^[A-Za-z0-9._-]+$"
@@ -252,7 +258,7 @@ enum EmbeddedSchemas {
             "not": {
               "anyOf": [
                 { "required": ["urls"] }, { "required": ["dest"] }, { "required": ["size"] }, { "required": ["checksum"] },
-                { "required": ["checksums_from"] }, { "required": ["segments"] }, { "required": ["body"] }
+                { "required": ["checksums_from"] }, { "required": ["segments"] }, { "required": ["body"] }, { "required": ["extract"] }
               ]
             },
             "dependentSchemas": {
@@ -336,6 +342,31 @@ enum EmbeddedSchemas {
               "description": "Upload with method POST: retry like a PUT (a POST is otherwise retried only when it never reached the server).",
               "type": "boolean",
               "default": false
+            },
+            "extract": {
+              "description": "Unpack the archive once it verified (Docs/Archives.md): true (every default), a directory (into), or the settings.",
+              "oneOf": [
+                { "type": "boolean" },
+                { "type": "string", "minLength": 1, "pattern": "^(?!/)" },
+                {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "properties": {
+                    "into": { "description": "Where the tree goes, beneath output_dir; default: dest without its archive suffix.", "type": "string", "minLength": 1, "pattern": "^(?!/)" },
+                    "format": {
+                      "description": "auto finds the format from the bytes, never the name; a named one must be the one found.",
+                      "enum": ["auto", "tar", "tar.gz", "tar.bz2", "tar.xz", "tar.zst", "zip", "gz", "bz2", "xz", "zst"],
+                      "default": "auto"
+                    },
+                    "strip_components": { "description": "Leading path components dropped from every entry.", "type": "integer", "minimum": 0, "maximum": 1024, "default": 0 },
+                    "include": { "description": "Globs on the entry's path after stripping ('*' within a segment, '**' across); default all.", "$ref": "#/$defs/globs" },
+                    "exclude": { "description": "Globs of entries left out.", "$ref": "#/$defs/globs" },
+                    "keep_archive": { "description": "false: dest is removed once extracted; reruns need no request while the tree is whole.", "type": "boolean", "default": true },
+                    "max_size": { "description": "Cap on the bytes written; default 100 times the archive, at least 1 GiB.", "$ref": "#/$defs/size" },
+                    "max_entries": { "description": "Cap on the entries read.", "type": "integer", "minimum": 1, "maximum": 2147483647, "default": 10000000 }
+                  }
+                }
+              ]
             }
           },
           "unevaluatedProperties": false
@@ -589,7 +620,10 @@ enum EmbeddedSchemas {
             "unsafe_path",
             "in_use",
             "tls",
-            "source_changed"
+            "source_changed",
+            "unsafe_archive",
+            "archive_too_large",
+            "archive_invalid"
           ]
         },
         "attempt": {
@@ -753,6 +787,19 @@ enum EmbeddedSchemas {
             "source": {
               "enum": ["network", "cache", "hash_mirror", "link"],
               "description": "Where a downloaded job's bytes came from: a request to its URLs, the content cache (no request), a hash mirror, or another job of the run that fetched the same URL. Absent for a job that fetched nothing."
+            },
+            "extracted": {
+              "type": "object",
+              "description": "What extract: made of the archive: the tree (as the manifest writes it), the format found, the regular files and their bytes; repaired counts the entries a rerun restored.",
+              "required": ["into", "format", "files", "bytes"],
+              "additionalProperties": false,
+              "properties": {
+                "into": { "type": "string" },
+                "format": { "enum": ["tar", "tar.gz", "tar.bz2", "tar.xz", "tar.zst", "zip", "gz", "bz2", "xz", "zst"] },
+                "files": { "type": "integer", "minimum": 0 },
+                "bytes": { "type": "integer", "minimum": 0 },
+                "repaired": { "type": "integer", "minimum": 1 }
+              }
             },
             "mirrors": {
               "description": "check: what each mirror showed and the verdict.",

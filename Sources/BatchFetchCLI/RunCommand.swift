@@ -227,6 +227,13 @@ struct RunCommand: AsyncParsableCommand {
 /// The one-line description of a finished job printed on stderr.
 enum JobLine {
     static func describe(_ job: JobResult) -> String {
+        line(job) + (job.extracted.map { tree in
+            let what = "\(tree.files) file\(tree.files == 1 ? "" : "s") (\(ByteFormat.bytes(tree.bytes))) in \(tree.into)"
+            return tree.repaired.map { ";  \($0) changed entr\($0 == 1 ? "y" : "ies") restored, \(what)" } ?? ";  \(what)"
+        } ?? "")
+    }
+
+    private static func line(_ job: JobResult) -> String {
         switch job.status {
         case .run(.downloaded) where job.source == .cache:
             return "downloaded  \(job.id) -> \(job.dest)  \(ByteFormat.bytes(job.size ?? 0)) from the cache"

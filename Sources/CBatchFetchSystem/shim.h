@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #endif
 #include <malloc.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <linux/fs.h>
@@ -29,6 +30,13 @@ static inline int batchfetch_clone(int destination, int source) { return ioctl(d
 static inline long batchfetch_copy_file_range(int source, long long *sourceOffset, int destination,
                                               long long *destinationOffset, unsigned long length) {
     return (long)copy_file_range(source, (__off64_t *)sourceOffset, destination, (__off64_t *)destinationOffset, length, 0);
+}
+
+/* Swaps two names atomically (renameat2(2) with RENAME_EXCHANGE): an extracted tree replaces
+   the old one with `into` present throughout. Fails with EINVAL or ENOSYS where the file system
+   or kernel cannot. */
+static inline int batchfetch_exchange(int fromDirectory, const char *from, int toDirectory, const char *to) {
+    return renameat2(fromDirectory, from, toDirectory, to, RENAME_EXCHANGE);
 }
 
 /* Bytes malloc has handed out and not taken back, over all arenas (mallinfo2(3)). */

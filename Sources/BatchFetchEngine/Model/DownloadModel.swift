@@ -98,6 +98,15 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// An upload's file changed while it was being sent: the bytes sent are not the ones whose
     /// digest was announced.
     case sourceChanged = "source_changed"
+    /// An archive entry that would land outside `extract.into` (`..`, an absolute path, a link
+    /// leading out), or a device, FIFO or socket: the job fails naming the entry, and nothing
+    /// of the archive is published at `into`.
+    case unsafeArchive = "unsafe_archive"
+    /// An archive that writes more bytes or entries than `max_size`/`max_entries` allow,
+    /// stopped when it crossed the cap.
+    case archiveTooLarge = "archive_too_large"
+    /// An archive libarchive cannot read: corrupt, truncated, or not the `format` named.
+    case archiveInvalid = "archive_invalid"
 }
 
 /// A failure with a code from the closed set and a message for people.

@@ -88,6 +88,8 @@ public struct JobResult: Sendable {
     public var copiedFrom: String?
     /// Where a downloaded job's bytes came from; nil for a job that fetched nothing.
     public var source: ContentSource?
+    /// What `extract:` made of the archive, once it is in place.
+    public var extracted: Extraction?
     /// Per mirror verdicts (`check`).
     public var mirrors: [MirrorCheck]?
     public var bytesTransferred: Int64 = 0

@@ -4,7 +4,7 @@ import Foundation
 /// ``StableJSON`` style: sorted keys, pretty, slashes unescaped) makes of it at its place in the
 /// report, for the entries that hold only strings, numbers and a map of digests: every
 /// downloaded, up-to-date or skipped job. One with an error, an attempt log or mirror verdicts
-/// returns nil and goes through `JSONEncoder`.
+/// or an extracted tree returns nil and goes through `JSONEncoder`.
 ///
 /// Why: each job's entry is encoded as it finishes, and `JSONEncoder` with the re-indenting was
 /// 6% of the CPU of 20,000 small files (bench/results/profile.md). `JobEntryTextTests` holds it
@@ -13,7 +13,7 @@ enum JobEntryText {
     /// The entry as an element of the report's `jobs` (depth 2), or nil when it has nested
     /// values.
     static func entry(_ job: RunReport.Job) -> [UInt8]? {
-        guard job.error == nil, job.mirrors == nil, job.attemptLog == nil else { return nil }
+        guard job.error == nil, job.mirrors == nil, job.attemptLog == nil, job.extracted == nil else { return nil }
         var text = EntryTextWriter()
         text.bytes.reserveCapacity(512)
         text.raw("    {")

@@ -132,6 +132,8 @@ public struct RunReport: Codable, Sendable {
         public var copiedFrom: String?
         /// Where a downloaded job's bytes came from (``ContentSource``).
         public var source: ContentSource?
+        /// What `extract:` made of the archive (``Extraction``).
+        public var extracted: Extraction?
         /// Why an upload job is `up_to_date`: the target's evidence.
         public var evidence: String?
         public var mirrors: [MirrorCheck]?
@@ -143,7 +145,7 @@ public struct RunReport: Codable, Sendable {
             case checksumVerified = "checksum_verified", httpStatus = "http_status", etag
             case lastModified = "last_modified", attempts, resumedFrom = "resumed_from"
             case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds", error
-            case skippedBecause = "skipped_because", copiedFrom = "copied_from", source, evidence, mirrors
+            case skippedBecause = "skipped_because", copiedFrom = "copied_from", source, extracted, evidence, mirrors
             case attemptLog = "attempt_log"
         }
     }
@@ -221,6 +223,7 @@ extension RunReport.Job {
         segments = result.segments
         copiedFrom = result.copiedFrom
         source = result.source
+        extracted = result.extracted
         evidence = result.evidence
         mirrors = result.mirrors
         bytesTransferred = result.status == .skipped ? nil : result.bytesTransferred

@@ -262,11 +262,12 @@ public final class Runner: Sendable {
     /// without sizes are small files; such a job moves to the pool when a large `dest` or
     /// partial is on disk (``JobDownloader/startsSmall``), a large body is written on its
     /// sink's own queue, and segments and reading back a part run on the pool
-    /// (``JobDownloader``). No twin's file to copy, no sum file to read, no `fsync` per file, no
+    /// (``JobDownloader``). No archive to unpack, no twin's file to copy, no sum file to read, no `fsync` per file, no
     /// simulated slow disk. Every other job runs on the cooperative pool.
     static func runsOnExecutor(_ job: Job, options: RunOptions, copying: Bool, sumFile: Bool) -> Bool {
         if let size = job.size ?? options.lock?.jobs[job.id]?.size, size > EventLoopTaskExecutor.smallJobLimit { return false }
-        return !job.isUpload && !copying && !sumFile && options.durability != .strict && options.simulatedDiskRate == nil
+        return !job.isUpload && job.extract == nil && !copying && !sumFile && options.durability != .strict
+            && options.simulatedDiskRate == nil
     }
 
     /// The job as it runs: held to its lockfile entry (`run --locked`), and given the digests its

@@ -66,7 +66,8 @@ public final class StateCache: Sendable {
     static let batchSize = 1024
     /// `PRAGMA application_id` of a batchfetch store ("bfst"), and `PRAGMA user_version`.
     static let applicationID: Int32 = 0x6266_7374
-    static let schemaVersion = 1
+    /// 2 added the `trees` table (`extract:`); a store of version 1 gains it in place.
+    static let schemaVersion = 2
 
     private struct Rows {
         /// Recorded and not yet written, by dest.
@@ -84,6 +85,9 @@ public final class StateCache: Sendable {
     /// records it; a twin that misses hashes the file).
     private let loaded: LoadedRows
     private let rows = NIOLockedValueBox(Rows())
+    /// Extracted trees recorded by this run, by `into`: where they live without a database, and
+    /// what this run's lookups see first.
+    private let trees = NIOLockedValueBox([String: ExtractedTree?]())
     /// One batch written at a time.
     private let flushing = NIOLock()
     /// What went wrong opening the store (set aside, migrated badly, not writable), to print.
@@ -152,6 +156,40 @@ public final class StateCache: Sendable {
             return rows.pending.count >= Self.batchSize
         }
         if full { flush() }
+    }
+
+    // MARK: - Extracted trees
+
+    /// One row per `extract.into`: the tree as ``ExtractedTree`` JSON. Few jobs extract, so
+    /// trees are read when a job asks and written as soon as they are made (one transaction
+    /// each), not batched.
+    static let createTrees = """
+        CREATE TABLE trees (
+            path TEXT NOT NULL PRIMARY KEY,
+            record BLOB NOT NULL
+        ) WITHOUT ROWID;
+        """
+
+    /// The tree last extracted at `into` (relative to the output directory), if one is recorded.
+    func tree(at into: String) -> ExtractedTree? {
+        if let recorded = trees.withLockedValue({ $0[into] }) { return recorded }
+        guard let data = try? database?.read({ db in
+            try Data.fetchOne(db, sql: "SELECT record FROM trees WHERE path = ?", arguments: [into])
+        }) else { return nil }
+        return try? JSONDecoder().decode(ExtractedTree.self, from: data)
+    }
+
+    /// Records the tree now at `into` (nil: none is, or the one there is not known).
+    func record(tree: ExtractedTree?, at into: String) {
+        trees.withLockedValue { $0[into] = .some(tree) }
+        guard let database else { return }
+        _ = try? database.write { db in
+            if let tree, let data = try? JSONEncoder().encode(tree) {
+                try db.execute(sql: "INSERT OR REPLACE INTO trees (path, record) VALUES (?, ?)", arguments: [into, data])
+            } else {
+                try db.execute(sql: "DELETE FROM trees WHERE path = ?", arguments: [into])
+            }
+        }
     }
 
     /// Writes what is recorded and not yet written, and folds the write-ahead log into the
@@ -282,7 +320,7 @@ public final class StateCache: Sendable {
               let identity = try? database.read({ db in
                   (try Int32.fetchOne(db, sql: "PRAGMA application_id"), try Int.fetchOne(db, sql: "PRAGMA user_version"))
               }),
-              identity.0 == applicationID, identity.1 == schemaVersion else { return nil }
+              identity.0 == applicationID, (1...schemaVersion).contains(identity.1 ?? 0) else { return nil }
         return database
     }
 
@@ -302,7 +340,13 @@ public final class StateCache: Sendable {
             let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
             let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
             let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
-            if application == applicationID && version == schemaVersion {
+            if application == applicationID && version == 1 {
+                try db.inTransaction {
+                    try db.execute(sql: Self.createTrees + "PRAGMA user_version = \(schemaVersion);")
+                    return .commit
+                }
+            }
+            if application == applicationID && (1...schemaVersion).contains(version) {
                 _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
                 return false
             }
@@ -327,6 +371,7 @@ public final class StateCache: Sendable {
                         etag TEXT,
                         last_modified TEXT
                     ) WITHOUT ROWID;
+                    \(Self.createTrees)
                     PRAGMA application_id = \(applicationID);
                     PRAGMA user_version = \(schemaVersion);
                     """)

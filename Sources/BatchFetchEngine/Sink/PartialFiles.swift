@@ -317,6 +317,11 @@ public final class PartialFiles: Sendable {
         return try directory.openFile(destName, O_RDONLY)
     }
 
+    /// Removes the file at `dest` (`extract.keep_archive: false`, once the tree is in place).
+    public func removeDest() {
+        existing?.unlink(destName)
+    }
+
     /// `lstat` of `dest` as the job starts: a regular file, or nil (missing, a symlink, anything
     /// else). No lookup when the run's listing of the directory did not have it.
     public func destStatus() -> stat? {

@@ -21,6 +21,11 @@ public final class SafeDirectory: Sendable {
         self.path = path
     }
 
+    /// Takes over `descriptor`, a directory opened without following links.
+    convenience init(adopting descriptor: Int32, path: String) {
+        self.init(descriptor: descriptor, path: path)
+    }
+
     deinit {
         close(descriptor)
     }

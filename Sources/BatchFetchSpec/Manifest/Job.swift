@@ -76,9 +76,10 @@ public struct Job: Sendable, CustomReflectable {
         let body: TemplatedString?
         let headers: [Header]
         let upload: Upload?
+        let extract: Extract?
 
         init(moreURLs: [TemplatedString], moreChecksums: [Checksum], checksumsFrom: String?, dependsOn: [String],
-             method: Method, body: TemplatedString?, headers: [Header], upload: Upload?) {
+             method: Method, body: TemplatedString?, headers: [Header], upload: Upload?, extract: Extract?) {
             self.moreURLs = moreURLs
             self.moreChecksums = moreChecksums
             self.checksumsFrom = checksumsFrom
@@ -87,31 +88,34 @@ public struct Job: Sendable, CustomReflectable {
             self.body = body
             self.headers = headers
             self.upload = upload
+            self.extract = extract
         }
 
         static let plain = Extras(moreURLs: [], moreChecksums: [], checksumsFrom: nil, dependsOn: [], method: .get, body: nil,
-                                  headers: [], upload: nil)
+                                  headers: [], upload: nil, extract: nil)
 
         var isPlain: Bool {
             moreURLs.isEmpty && moreChecksums.isEmpty && checksumsFrom == nil && dependsOn.isEmpty && method == .get
-                && body == nil && headers.isEmpty && upload == nil
+                && body == nil && headers.isEmpty && upload == nil && extract == nil
         }
 
         /// This box with one field changed (a new box: a shared one is never written).
         func with(moreURLs: [TemplatedString]? = nil, moreChecksums: [Checksum]? = nil, checksumsFrom: String?? = .none,
                   dependsOn: [String]? = nil, method: Method? = nil,
-                  body: TemplatedString?? = .none, headers: [Header]? = nil, upload: Upload?? = .none) -> Extras {
+                  body: TemplatedString?? = .none, headers: [Header]? = nil, upload: Upload?? = .none,
+                  extract: Extract?? = .none) -> Extras {
             Extras(moreURLs: moreURLs ?? self.moreURLs, moreChecksums: moreChecksums ?? self.moreChecksums,
                    checksumsFrom: checksumsFrom ?? self.checksumsFrom, dependsOn: dependsOn ?? self.dependsOn,
                    method: method ?? self.method, body: body ?? self.body, headers: headers ?? self.headers,
-                   upload: upload ?? self.upload)
+                   upload: upload ?? self.upload, extract: extract ?? self.extract)
         }
     }
 
     public init(
         id: String, urls: [TemplatedString], dest: TemplatedString, size: Int64? = nil, checksums: [Checksum] = [],
         checksumsFrom: String? = nil, dependsOn: [String] = [], method: Method = .get, body: TemplatedString? = nil,
-        headers: [Header] = [], settings: JobSettings = JobSettings(), upload: Upload? = nil, source: JobSource
+        headers: [Header] = [], settings: JobSettings = JobSettings(), upload: Upload? = nil, extract: Extract? = nil,
+        source: JobSource
     ) {
         self.id = id
         url = urls.first
@@ -122,7 +126,7 @@ public struct Job: Sendable, CustomReflectable {
         self.source = source
         let extras = Extras(moreURLs: Array(urls.dropFirst()), moreChecksums: Array(checksums.dropFirst()),
                             checksumsFrom: checksumsFrom, dependsOn: dependsOn, method: method, body: body, headers: headers,
-                            upload: upload)
+                            upload: upload, extract: extract)
         self.extras = extras.isPlain ? Extras.plain : extras
     }
 
@@ -155,6 +159,11 @@ public struct Job: Sendable, CustomReflectable {
         get { extras.upload }
         set { extras = extras.with(upload: .some(newValue)) }
     }
+    /// Set for a download job that unpacks its archive once it verified (`extract:`).
+    public var extract: Extract? {
+        get { extras.extract }
+        set { extras = extras.with(extract: .some(newValue)) }
+    }
 
     /// Shown (`dump`, the debugger) as its fields: whether its extras' box is shared is not part
     /// of them (a manifest loaded in pieces shares one box per piece).
@@ -162,7 +171,7 @@ public struct Job: Sendable, CustomReflectable {
         Mirror(self, children: [
             "id": id, "urls": urls, "dest": dest, "size": size as Any, "checksums": checksums,
             "checksumsFrom": checksumsFrom as Any, "dependsOn": dependsOn, "method": method, "body": body as Any,
-            "headers": headers, "settings": settings, "upload": upload as Any, "source": source,
+            "headers": headers, "settings": settings, "upload": upload as Any, "extract": extract as Any, "source": source,
         ], displayStyle: .struct)
     }
 

@@ -18,7 +18,7 @@ struct ManifestDecoder {
     static let defaultsKeys = settingKeys + ["headers", "hash_mirrors"]
     static let jobKeys = [
         "id", "url", "urls", "dest", "size", "checksum", "checksums_from", "depends_on", "method", "body",
-        "headers", "upload", "form", "content_md5", "retry_post",
+        "headers", "upload", "form", "content_md5", "retry_post", "extract",
     ] + settingKeys
     static let formKeys = ["file_field", "file_name", "content_type", "fields"]
     /// Keys of a download job that an upload job (`upload:`) must not have, with why.
@@ -399,6 +399,7 @@ struct ManifestDecoder {
             }
         }
         let upload = decodeUpload(fields, isUpload: isUpload, method: method, context: context)
+        let extract = fields["extract"].flatMap { decodeExtract($0, dest: dest, isUpload: isUpload, context: context) }
         var body: TemplatedString?
         if let entry = fields["body"] {
             body = templated(entry, context: context)
@@ -431,6 +432,7 @@ struct ManifestDecoder {
         if method != .get { job.method = method }
         if body != nil { job.body = body }
         if upload != nil { job.upload = upload }
+        if extract != nil { job.extract = extract }
         job.source = JobSource(
             job: node.location, id: fields["id"]?.value.location ?? node.location, dest: destLocation,
             dependsOn: dependsOnLocations, checksumsFrom: checksumsFromLocation)
@@ -630,7 +632,7 @@ struct ManifestDecoder {
     }
 
     /// `dest` (or an upload's `upload`, named by `key`) as a normalised path inside output_dir.
-    private mutating func normalizedDest(
+    mutating func normalizedDest(
         _ dest: TemplatedString, at location: SourceLocation, context: ProblemContext, key: String = "dest"
     ) -> TemplatedString? {
         switch DestPath.normalize(dest.resolved) {
@@ -884,7 +886,7 @@ struct ManifestDecoder {
         }
     }
 
-    private mutating func checkKeys(_ entries: [YAMLMappingEntry], allowed: [String], context: ProblemContext) {
+    mutating func checkKeys(_ entries: [YAMLMappingEntry], allowed: [String], context: ProblemContext) {
         for index in entries.indices where !allowed.contains(where: { Fields.same($0, entries[index].key) }) {
             let entry = entries[index]
             let hint = Self.placement(of: entry.key, allowed: allowed) ?? Suggestion.hint(for: entry.key, in: allowed)

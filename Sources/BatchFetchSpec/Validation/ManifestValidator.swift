@@ -180,6 +180,52 @@ struct ManifestValidator {
                 at: jobs[user].source.dest)
         }
         if !uploads.isEmpty { checkUploads(jobs, uploads: uploads, owners: owners) }
+        checkTrees(jobs, owners: owners, directories: directories)
+    }
+
+    /// An `extract` tree replaces its whole directory (`into`), so it may not be another job's
+    /// dest or lie inside one, hold another job's dest, or overlap another tree.
+    private mutating func checkTrees(_ jobs: [Job], owners: [String: Int], directories: [Substring: Int]) {
+        var trees: [String: Int] = [:]
+        var treeDirectories: [Substring: Int] = [:]
+        for position in jobs.indices {
+            guard let extract = jobs[position].extract else { continue }
+            let into = extract.into.resolved
+            let shown = "job '\(jobs[position].id)': extract into '\(extract.into.redacted)'"
+            if let owner = owners[into] {
+                problems.error("\(shown) is the dest of job '\(jobs[owner].id)' (\(place(jobs[owner].source.dest)))",
+                               at: extract.intoLocation)
+                continue
+            }
+            if let user = directories[Substring(into)] {
+                problems.error("\(shown) would replace the dest of job '\(jobs[user].id)' ('\(jobs[user].dest.redacted)', "
+                    + "\(place(jobs[user].source.dest))): a tree owns its whole directory", at: extract.intoLocation)
+                continue
+            }
+            if let other = trees.updateValue(position, forKey: into) {
+                trees[into] = other
+                problems.error("\(shown) is also the tree of job '\(jobs[other].id)' (\(place(jobs[other].extract!.intoLocation)))",
+                               at: extract.intoLocation)
+                continue
+            }
+            var parent = Substring(into)
+            while let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) {
+                parent = parent[..<slash]
+                if let owner = owners[String(parent)] {
+                    problems.error("\(shown) lies inside '\(jobs[owner].dest.redacted)', which job '\(jobs[owner].id)' writes as a file",
+                                   at: extract.intoLocation)
+                }
+                treeDirectories[parent] = treeDirectories[parent] ?? position
+            }
+        }
+        for (into, position) in trees.sorted(by: { $0.value < $1.value }) {
+            let extract = jobs[position].extract!
+            if let inner = treeDirectories[Substring(into)] {
+                problems.error("job '\(jobs[inner].id)': extract into '\(jobs[inner].extract!.into.redacted)' lies inside the tree of job "
+                    + "'\(jobs[position].id)' ('\(extract.into.redacted)', \(place(extract.intoLocation)))",
+                    at: jobs[inner].extract!.intoLocation)
+            }
+        }
     }
 
     /// An upload of a file that a download job of the manifest writes must wait for that job

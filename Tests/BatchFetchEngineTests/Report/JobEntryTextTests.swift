@@ -87,12 +87,15 @@ import TestOrigin
         result.attempts = [AttemptRecord(mirrorIndex: 1, url: "http://127.0.0.1/all.bin", httpStatus: 200, failure: nil, waited: 0)]
         var job = RunReport.Job(result)
         job.kind = "upload"
+        let withTree = job
+        job.extracted = nil
         let unset = Swift.Mirror(reflecting: job).children.filter { child in
             guard let optional = child.value as? any OptionalProtocol else { return false }
-            return optional.isNone && !["error", "mirrors", "attemptLog"].contains(child.label ?? "")
+            return optional.isNone && !["error", "mirrors", "attemptLog", "extracted"].contains(child.label ?? "")
         }.map { $0.label ?? "?" }
         #expect(unset.isEmpty, "fields JobEntryText may not write: \(unset)")
         #expect(try #require(JobEntryText.entry(job)) == (try Self.encoded(job)))
+        #expect(JobEntryText.entry(withTree) == nil, "an extracted tree is left to the encoder")
     }
 
     /// Entries with nested values are left to the encoder.

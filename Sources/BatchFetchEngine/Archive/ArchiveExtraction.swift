@@ -1,0 +1,134 @@
+import BatchFetchSpec
+import Foundation
+
+/// Makes a download job's `extract.into` the tree of its verified archive, atomically and
+/// idempotently (Docs/Archives.md):
+///
+/// - a tree recorded in the state store for this archive (its sha256) and these settings, and
+///   still whole (one `lstat` per entry), is kept as it is — no byte of the archive is read;
+/// - otherwise the archive is unpacked into a fresh temporary sibling of `into`
+///   (``TreeWriter``), which is swapped into place in one step (`renameat2` with
+///   `RENAME_EXCHANGE`, so `into` is the old tree or the whole new one at every instant), and
+///   the old tree is removed; a tree that had been changed reports how many entries differed;
+/// - on any failure the sibling is removed and `into` is left as it was. Siblings a killed run
+///   left behind are removed before the next unpacking beside them.
+struct ArchiveExtraction {
+    let extract: Extract
+    let root: SafeDirectory
+    let state: StateCache
+    /// The archive's dest, for messages.
+    let archiveName: String
+
+    private var into: String { extract.into.resolved }
+
+    /// The tree recorded at `into` when it came from the archive `archiveSHA256` (or, with none
+    /// given, from the URL `urlSHA256`) under these settings and is still whole: what a rerun
+    /// keeps without reading the archive.
+    func intactTree(archiveSHA256: String?, urlSHA256: String?) -> ExtractedTree? {
+        guard let tree = state.tree(at: into), tree.settings == extract.settingsKey else { return nil }
+        if let archiveSHA256 {
+            guard tree.archiveSHA256 == archiveSHA256 else { return nil }
+        } else {
+            guard let urlSHA256, tree.urlSHA256 == urlSHA256 else { return nil }
+        }
+        return tree.differences(in: root, into: into, limit: 1).isEmpty ? tree : nil
+    }
+
+    /// The report's `extracted` for `tree`.
+    func report(_ tree: ExtractedTree, repaired: Int? = nil) -> Extraction {
+        Extraction(into: extract.into.redacted, format: tree.format, files: tree.files, bytes: tree.bytes, repaired: repaired)
+    }
+
+    /// `into` as the tree of the archive open at `archive` (`size` bytes, sha256
+    /// `archiveSHA256`, verified by the caller): kept when it already is, else unpacked and
+    /// swapped in. `repaired` in the result counts the entries of an earlier tree of this
+    /// archive that someone changed or removed.
+    func ensure(archive: Int32, size: Int64, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> Extraction {
+        let recorded = state.tree(at: into).flatMap {
+            $0.archiveSHA256 == archiveSHA256 && $0.settings == extract.settingsKey ? $0 : nil
+        }
+        var repaired: Int?
+        if let recorded {
+            let differing = recorded.differences(in: root, into: into).count
+            if differing == 0 { return report(recorded) }
+            repaired = differing
+        }
+        let tree = try unpack(archive: archive, size: size, archiveSHA256: archiveSHA256, urlSHA256: urlSHA256)
+        return report(tree, repaired: repaired)
+    }
+
+    /// Unpacks the archive beside `into` and swaps it into place; records the new tree.
+    private func unpack(archive: Int32, size: Int64, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> ExtractedTree {
+        let slash = into.lastIndex(of: "/")
+        let parentPath = slash.map { String(into[..<$0]) } ?? ""
+        let name = slash.map { String(into[into.index(after: $0)...]) } ?? into
+        guard let parent = try root.subdirectory(parentPath, create: true) else {
+            throw DownloadFailure(.ioError, "cannot open \(root.path)/\(parentPath)")
+        }
+        for leftover in parent.names() where leftover.hasPrefix("." + name + ".") && SafeDirectory.isLeftoverTemporary(leftover) {
+            try? parent.removeTree(leftover)
+        }
+        let temporary = SafeDirectory.temporaryName(for: name)
+        let shownArchive = archiveName
+        do throws(DownloadFailure) {
+            let reader = try ArchiveReader(descriptor: archive, format: extract.format, name: shownArchive)
+            let first = try reader.next()
+            guard let format = reader.found else { throw DownloadFailure(.archiveInvalid, "\(shownArchive) cannot be read") }
+            let entries: [ExtractedTree.Entry]
+            if format.isSingleFile {
+                entries = [try decompress(reader, into: parent, temporary: temporary, archiveSize: size)]
+            } else {
+                entries = try writeTree(reader, first: first, format: format, into: parent, temporary: temporary, archiveSize: size)
+            }
+            if try parent.exchange(temporary, with: name) { try? parent.removeTree(temporary) }
+            let tree = ExtractedTree(archiveSHA256: archiveSHA256, settings: extract.settingsKey, format: format.rawValue,
+                                     urlSHA256: urlSHA256, entries: entries)
+            state.record(tree: tree, at: into)
+            return tree
+        } catch {
+            try? parent.removeTree(temporary)
+            throw error
+        }
+    }
+
+    /// Writes every entry into a fresh directory `temporary` in `parent`.
+    private func writeTree(_ reader: ArchiveReader, first: ArchiveReader.Entry?, format: Extract.Format, into parent: SafeDirectory,
+                           temporary: String, archiveSize: Int64) throws(DownloadFailure) -> [ExtractedTree.Entry] {
+        guard mkdirat(parent.descriptor, temporary, 0o700) == 0 else {
+            throw FileSink.failure(errno, "cannot create \(parent.path)/\(temporary)")
+        }
+        guard let tree = try parent.subdirectory(temporary, create: false) else {
+            throw DownloadFailure(.ioError, "\(parent.path)/\(temporary) vanished")
+        }
+        var writer = TreeWriter(root: tree, extract: extract, format: format, archiveSize: archiveSize, archiveName: archiveName)
+        var next = first
+        while let entry = next {
+            try writer.write(entry, from: reader)
+            next = try reader.next()
+        }
+        writer.finish()
+        _ = fchmod(tree.descriptor, 0o777 & ~TreeWriter.processUmask)
+        return writer.entries
+    }
+
+    /// A single compressed file: its one stream, decompressed into the file `temporary`.
+    private func decompress(_ reader: ArchiveReader, into parent: SafeDirectory, temporary: String,
+                            archiveSize: Int64) throws(DownloadFailure) -> ExtractedTree.Entry {
+        let output = try parent.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o666)
+        defer { close(output) }
+        let cap = extract.sizeCap(archiveSize: archiveSize)
+        let shown = "\(parent.path)/\(temporary)"
+        var total: Int64 = 0
+        try reader.readData { (bytes: UnsafeRawBufferPointer, offset: Int64) throws(DownloadFailure) in
+            total += Int64(bytes.count)
+            if total > cap { throw DownloadFailure(.archiveTooLarge, "\(archiveName) decompresses to more than \(cap) bytes (max_size)") }
+            guard pwrite(output, bytes.baseAddress!, bytes.count, off_t(offset)) == bytes.count else {
+                throw FileSink.failure(errno, "cannot write \(shown)")
+            }
+        }
+        var status = stat()
+        guard fstat(output, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(shown)") }
+        return ExtractedTree.Entry(path: "", kind: .file, size: Int64(status.st_size), inode: UInt64(status.st_ino),
+                                   mtimeNanoseconds: status.mtimeNanoseconds)
+    }
+}

@@ -1,0 +1,266 @@
+import BatchFetchSpec
+import Foundation
+
+/// Writes an archive's entries beneath a fresh directory (the tree's temporary sibling),
+/// through the same descriptor walk downloads use: every directory is opened one component at
+/// a time with `O_NOFOLLOW`, every file created with `O_EXCL | O_NOFOLLOW`, so no entry — and
+/// no link an earlier entry planted — can make a write land outside. What ``EntryPath`` refuses
+/// fails the extraction with `unsafe_archive` naming the entry; the caps are checked as the
+/// bytes stream, so a bomb stops at the cap (Docs/Archives.md).
+///
+/// Modes come from the archive without setuid, setgid and sticky bits and under the umask;
+/// mtimes from the archive; owners never. Directories get their modes and mtimes last, deepest
+/// first, once nothing more is written into them.
+struct TreeWriter {
+    private let root: SafeDirectory
+    private let extract: Extract
+    private let format: Extract.Format
+    private let sizeCap: Int64
+    private let umask: mode_t
+    /// The archive's name, for messages.
+    private let archiveName: String
+
+    private(set) var entries: [ExtractedTree.Entry] = []
+    /// Each written path's slot in ``entries``: duplicates replace their slot, hard links find
+    /// their target.
+    private var slots: [String: Int] = [:]
+    /// Directory entries' modes and mtimes, applied by ``finish()``.
+    private var directoryAttributes: [(path: String, mode: mode_t, mtime: timespec?)] = []
+    private(set) var bytesWritten: Int64 = 0
+    private(set) var entriesSeen = 0
+    /// The directory written last, kept open: entries of one directory come together.
+    private var current: (path: String, directory: SafeDirectory)?
+
+    init(root: SafeDirectory, extract: Extract, format: Extract.Format, archiveSize: Int64, archiveName: String) {
+        self.root = root
+        self.extract = extract
+        self.format = format
+        sizeCap = extract.sizeCap(archiveSize: archiveSize)
+        umask = Self.processUmask
+        self.archiveName = archiveName
+    }
+
+    /// Writes the entry `reader` is at (its header is `entry`), its data read from `reader`.
+    mutating func write(_ entry: ArchiveReader.Entry, from reader: ArchiveReader) throws(DownloadFailure) {
+        entriesSeen += 1
+        if entriesSeen > extract.maxEntries {
+            throw DownloadFailure(.archiveTooLarge, "\(archiveName) has more than \(extract.maxEntries) entries (max_entries)")
+        }
+        let components: [String]
+        switch EntryPath.place(entry.path, format: format, extract: extract) {
+        case .skip: return
+        case .unsafe(let reason): throw unsafe(entry, reason)
+        case .write(let parts): components = parts
+        }
+        let path = components.joined(separator: "/")
+        switch entry.kind {
+        case .device, .fifo, .socket, .unknown:
+            let what = [ArchiveReader.Kind.device: "a device node", .fifo: "a FIFO", .socket: "a socket"][entry.kind] ?? "of an unknown type"
+            throw unsafe(entry, "is \(what)")
+        case .directory:
+            try makeDirectory(components, entry: entry)
+            directoryAttributes.append((path, entry.mode, entry.mtime))
+        case .file:
+            try writeFile(components, path: path, entry: entry, reader: reader)
+        case .symlink:
+            if let problem = EntryPath.symlinkProblem(target: entry.target ?? "", at: components) { throw unsafe(entry, problem) }
+            try writeSymlink(components, path: path, entry: entry)
+        case .hardlink:
+            try writeHardLink(components, path: path, entry: entry)
+        }
+    }
+
+    /// Applies the directories' modes and mtimes, deepest first.
+    mutating func finish() {
+        current = nil
+        for (path, mode, mtime) in directoryAttributes.sorted(by: { $0.path.count > $1.path.count }) {
+            _ = fchmodat(root.descriptor, path, mode & 0o777 & ~umask, 0)
+            if let mtime {
+                var times = [Self.keepAccessTime, mtime]
+                _ = utimensat(root.descriptor, path, &times, AT_SYMLINK_NOFOLLOW)
+            }
+        }
+    }
+
+    // MARK: - Kinds
+
+    private mutating func makeDirectory(_ components: [String], entry: ArchiveReader.Entry) throws(DownloadFailure) {
+        let path = components.joined(separator: "/")
+        if let slot = slots[path] {
+            guard entries[slot].kind == .directory else { throw duplicate(entry, was: entries[slot].kind, now: .directory) }
+            return
+        }
+        _ = try directory(components, entry: entry)
+    }
+
+    private mutating func writeFile(_ components: [String], path: String, entry: ArchiveReader.Entry,
+                                    reader: ArchiveReader) throws(DownloadFailure) {
+        if entry.size > 0, bytesWritten + entry.size > sizeCap { throw tooLarge() }
+        let directory = try parent(of: components, entry: entry)
+        let name = components.last!
+        try replaceable(path, name: name, in: directory, entry: entry, as: .file)
+        let output = try directory.openFile(name, O_WRONLY | O_CREAT | O_EXCL, mode: entry.mode & 0o777)
+        defer { close(output) }
+        var end: Int64 = 0
+        let cap = sizeCap
+        var total = bytesWritten
+        try reader.readData { (bytes: UnsafeRawBufferPointer, offset: Int64) throws(DownloadFailure) in
+            total += Int64(bytes.count)
+            if total > cap { throw tooLarge() }
+            var done = 0
+            while done < bytes.count {
+                let wrote = pwrite(output, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                if wrote < 0 {
+                    if errno == EINTR { continue }
+                    throw FileSink.failure(errno, "cannot write \(root.path)/\(path)")
+                }
+                done += wrote
+            }
+            end = max(end, offset + Int64(bytes.count))
+        }
+        bytesWritten = total
+        // A sparse entry ends in a hole; a zip entry's size may be known only from its data.
+        if entry.size > end, ftruncate(output, off_t(entry.size)) != 0 {
+            throw FileSink.failure(errno, "cannot write \(root.path)/\(path)")
+        }
+        if let mtime = entry.mtime {
+            var times = [Self.keepAccessTime, mtime]
+            _ = futimens(output, &times)
+        }
+        var status = stat()
+        guard fstat(output, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(root.path)/\(path)") }
+        place(ExtractedTree.Entry(path: path, kind: .file, size: Int64(status.st_size), inode: UInt64(status.st_ino),
+                                  mtimeNanoseconds: status.mtimeNanoseconds))
+    }
+
+    private mutating func writeSymlink(_ components: [String], path: String, entry: ArchiveReader.Entry) throws(DownloadFailure) {
+        let directory = try parent(of: components, entry: entry)
+        let name = components.last!
+        try replaceable(path, name: name, in: directory, entry: entry, as: .symlink)
+        guard symlinkat(entry.target ?? "", directory.descriptor, name) == 0 else {
+            throw FileSink.failure(errno, "cannot make the link \(root.path)/\(path)")
+        }
+        if let mtime = entry.mtime {
+            var times = [Self.keepAccessTime, mtime]
+            _ = utimensat(directory.descriptor, name, &times, AT_SYMLINK_NOFOLLOW)
+        }
+        guard let status = directory.status(name) else { throw FileSink.failure(errno, "cannot read \(root.path)/\(path)") }
+        place(ExtractedTree.Entry(path: path, kind: .symlink, size: 0, inode: UInt64(status.st_ino),
+                                  mtimeNanoseconds: status.mtimeNanoseconds))
+    }
+
+    /// A hard link may only name a regular file this archive itself wrote into the tree.
+    private mutating func writeHardLink(_ components: [String], path: String, entry: ArchiveReader.Entry) throws(DownloadFailure) {
+        let targetName = entry.target ?? ""
+        guard case .success(let parts) = EntryPath.components(of: targetName, zip: format == .zip),
+              parts.count > extract.stripComponents else {
+            throw unsafe(entry, "is a hard link to '\(targetName)', which is not a file of the archive's tree")
+        }
+        let target = parts.dropFirst(extract.stripComponents).joined(separator: "/")
+        guard let slot = slots[target], entries[slot].kind == .file else {
+            throw unsafe(entry, "is a hard link to '\(targetName)', which is not a file of the archive's tree")
+        }
+        let targetComponents = Array(parts.dropFirst(extract.stripComponents))
+        let source = try parent(of: targetComponents, entry: entry)
+        let sourceDescriptor = source.descriptor
+        let directory = try parent(of: components, entry: entry)
+        let name = components.last!
+        if target == path { return }
+        try replaceable(path, name: name, in: directory, entry: entry, as: .file)
+        guard linkat(sourceDescriptor, targetComponents.last!, directory.descriptor, name, 0) == 0 else {
+            throw FileSink.failure(errno, "cannot link \(root.path)/\(path)")
+        }
+        withExtendedLifetime(source) {}
+        var linked = entries[slot]
+        linked.path = path
+        place(linked)
+    }
+
+    // MARK: - Places
+
+    /// The directory an entry at `components` goes into, made (and recorded) as needed.
+    private mutating func parent(of components: [String], entry: ArchiveReader.Entry) throws(DownloadFailure) -> SafeDirectory {
+        try directory(Array(components.dropLast()), entry: entry)
+    }
+
+    /// The directory at `components`, opened without following links; every directory made on
+    /// the way is recorded. A component that is a file or a link fails the entry: writing
+    /// through a link an earlier entry planted is how archives escape.
+    private mutating func directory(_ components: [String], entry: ArchiveReader.Entry) throws(DownloadFailure) -> SafeDirectory {
+        let path = components.joined(separator: "/")
+        if let current, current.path == path { return current.directory }
+        var prefix = ""
+        for component in components {
+            prefix = prefix.isEmpty ? component : prefix + "/" + component
+            if let slot = slots[prefix] {
+                guard entries[slot].kind == .directory else {
+                    throw unsafe(entry, "goes through '\(prefix)', which the archive made a \(entries[slot].kind == .symlink ? "symbolic link" : "file")")
+                }
+                continue
+            }
+            if mkdirat(root.descriptor, prefix, 0o755) != 0 {
+                throw FileSink.failure(errno, "cannot create \(root.path)/\(prefix)")
+            }
+            place(ExtractedTree.Entry(path: prefix, kind: .directory, size: 0, inode: 0, mtimeNanoseconds: 0))
+        }
+        let found: SafeDirectory?
+        do throws(DownloadFailure) {
+            found = try root.subdirectory(path, create: false)
+        } catch {
+            throw error.code == .unsafePath ? unsafe(entry, "goes through a symbolic link") : error
+        }
+        guard let opened = found else {
+            throw DownloadFailure(.ioError, "\(root.path)/\(path) vanished while the archive was unpacked")
+        }
+        current = (path, opened)
+        return opened
+    }
+
+    /// Makes room for a new `kind` at `path`: an earlier entry of the same kind is replaced (the
+    /// later one wins, as with tar); one of another kind fails the archive.
+    private mutating func replaceable(_ path: String, name: String, in directory: SafeDirectory, entry: ArchiveReader.Entry,
+                                      as kind: ExtractedTree.Kind) throws(DownloadFailure) {
+        guard let slot = slots[path] else { return }
+        let earlier = entries[slot].kind
+        guard earlier == kind else { throw duplicate(entry, was: earlier, now: kind) }
+        guard unlinkat(directory.descriptor, name, 0) == 0 else { throw FileSink.failure(errno, "cannot replace \(root.path)/\(path)") }
+    }
+
+    private mutating func place(_ written: ExtractedTree.Entry) {
+        if let slot = slots[written.path] {
+            entries[slot] = written
+        } else {
+            slots[written.path] = entries.count
+            entries.append(written)
+        }
+    }
+
+    // MARK: - Failures
+
+    private func unsafe(_ entry: ArchiveReader.Entry, _ reason: String) -> DownloadFailure {
+        DownloadFailure(.unsafeArchive, "\(archiveName): entry '\(entry.path)' \(reason)")
+    }
+
+    private func duplicate(_ entry: ArchiveReader.Entry, was: ExtractedTree.Kind, now: ExtractedTree.Kind) -> DownloadFailure {
+        let names: [ExtractedTree.Kind: String] = [.file: "a file", .directory: "a directory", .symlink: "a symbolic link"]
+        return unsafe(entry, "appears twice, as \(names[was]!) and as \(names[now]!)")
+    }
+
+    private func tooLarge() -> DownloadFailure {
+        DownloadFailure(.archiveTooLarge, "\(archiveName) unpacks to more than \(sizeCap) bytes (max_size)")
+    }
+
+    /// `UTIME_OMIT` (linux/stat.h, which Glibc's module leaves out): the access time is left.
+    private static let keepAccessTime = timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)
+
+    /// The process's umask, read without changing it (`umask(2)` can only set it, and setting it
+    /// back races other threads' file creation): from `/proc/self/status`, else the usual 022.
+    static let processUmask: mode_t = {
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+           let value = mode_t(line.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) {
+            return value
+        }
+        return 0o022
+    }()
+}

@@ -74,13 +74,17 @@ struct ArchiveExtraction {
             let reader = try ArchiveReader(descriptor: archive, format: extract.format, name: shownArchive)
             let first = try reader.next()
             guard let format = reader.found else { throw DownloadFailure(.archiveInvalid, "\(shownArchive) cannot be read") }
-            let entries: [ExtractedTree.Entry]
+            var entries: [ExtractedTree.Entry]
             if format.isSingleFile {
                 entries = [try decompress(reader, into: parent, temporary: temporary, archiveSize: size)]
             } else {
                 entries = try writeTree(reader, first: first, format: format, into: parent, temporary: temporary, archiveSize: size)
             }
             if try parent.exchange(temporary, with: name) { try? parent.removeTree(temporary) }
+            // A rename changes the ctime of what it moves: a single file is taken again in place.
+            if format.isSingleFile, let status = parent.regularFileStatus(name) {
+                entries = [ExtractedTree.Entry(path: "", kind: .file, status: status)]
+            }
             let tree = ExtractedTree(archiveSHA256: archiveSHA256, settings: extract.settingsKey, format: format.rawValue,
                                      urlSHA256: urlSHA256, entries: entries)
             state.record(tree: tree, at: into)
@@ -128,7 +132,6 @@ struct ArchiveExtraction {
         }
         var status = stat()
         guard fstat(output, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(shown)") }
-        return ExtractedTree.Entry(path: "", kind: .file, size: Int64(status.st_size), inode: UInt64(status.st_ino),
-                                   mtimeNanoseconds: status.mtimeNanoseconds)
+        return ExtractedTree.Entry(path: "", kind: .file, status: status)
     }
 }

@@ -3,9 +3,11 @@ import Foundation
 
 /// What an extraction wrote, kept in the state store so that a rerun can tell with one `lstat`
 /// per entry whether the tree is still the one unpacked from this archive under these settings
-/// (Docs/Archives.md, "Reruns"). A file counts as unchanged while its inode, size and mtime are
-/// the ones recorded (the mtime is the archive's, set by the writer), a directory while it is a
-/// directory, a link while it is the same link (its inode).
+/// (Docs/Archives.md, "Reruns"). A file counts as unchanged while its inode, size, mtime (the
+/// archive's, set by the writer) and ctime are the ones recorded — any write changes the ctime,
+/// and so does putting the mtime back, so a file rewritten in place is caught as the content
+/// cache catches it —, a directory while it is a directory, a link while it is the same link
+/// (its inode).
 struct ExtractedTree: Codable, Sendable, Equatable {
     enum Kind: String, Codable, Sendable {
         case file = "f", directory = "d", symlink = "l"
@@ -18,9 +20,36 @@ struct ExtractedTree: Codable, Sendable, Equatable {
         var size: Int64
         var inode: UInt64
         var mtimeNanoseconds: Int64
+        var ctimeNanoseconds: Int64
 
         enum CodingKeys: String, CodingKey {
-            case path = "p", kind = "k", size = "s", inode = "i", mtimeNanoseconds = "m"
+            case path = "p", kind = "k", size = "s", inode = "i", mtimeNanoseconds = "m", ctimeNanoseconds = "c"
+        }
+
+        /// An entry for what `status` (an `lstat`) describes at `path`.
+        init(path: String, kind: Kind, status: stat) {
+            self.path = path
+            self.kind = kind
+            size = kind == .file ? Int64(status.st_size) : 0
+            inode = kind == .directory ? 0 : UInt64(status.st_ino)
+            mtimeNanoseconds = kind == .file ? status.mtimeNanoseconds : 0
+            ctimeNanoseconds = kind == .file ? status.ctimeNanoseconds : 0
+        }
+
+        /// Why the entry is not as recorded, given what is there now (nil: `lstat` found
+        /// nothing); nil when it is.
+        func difference(from status: stat?) -> String? {
+            guard let status else { return "missing" }
+            switch kind {
+            case .directory:
+                return status.st_mode & S_IFMT == S_IFDIR ? nil : "no longer a directory"
+            case .symlink:
+                return status.st_mode & S_IFMT == S_IFLNK && UInt64(status.st_ino) == inode ? nil : "replaced"
+            case .file:
+                guard status.st_mode & S_IFMT == S_IFREG, UInt64(status.st_ino) == inode else { return "replaced" }
+                return Int64(status.st_size) == size && status.mtimeNanoseconds == mtimeNanoseconds
+                    && status.ctimeNanoseconds == ctimeNanoseconds ? nil : "changed"
+            }
         }
     }
 
@@ -43,27 +72,16 @@ struct ExtractedTree: Codable, Sendable, Equatable {
     var files: Int { entries.count { $0.kind == .file } }
     var bytes: Int64 { entries.reduce(0) { $0 + ($1.kind == .file ? $1.size : 0) } }
 
-    /// The entries that are not as recorded in the tree `into` (relative to `root`): missing,
-    /// of another kind, or rewritten. Empty when the tree is whole. `limit` stops the count early.
-    func differences(in root: SafeDirectory, into: String, limit: Int = Int.max) -> [String] {
-        var differing: [String] = []
+    /// The entries that are not as recorded in the tree `into` (relative to `root`), each with
+    /// why (``Entry/difference(from:)``). Empty when the tree is whole; `limit` stops early.
+    func differences(in root: SafeDirectory, into: String, limit: Int = Int.max) -> [(path: String, why: String)] {
+        var differing: [(path: String, why: String)] = []
         for entry in entries {
             let path = entry.path.isEmpty ? into : into + "/" + entry.path
             var status = stat()
-            let unchanged: Bool
-            if fstatat(root.descriptor, path, &status, AT_SYMLINK_NOFOLLOW) != 0 {
-                unchanged = false
-            } else {
-                switch entry.kind {
-                case .directory: unchanged = status.st_mode & S_IFMT == S_IFDIR
-                case .symlink: unchanged = status.st_mode & S_IFMT == S_IFLNK && UInt64(status.st_ino) == entry.inode
-                case .file:
-                    unchanged = status.st_mode & S_IFMT == S_IFREG && UInt64(status.st_ino) == entry.inode
-                        && Int64(status.st_size) == entry.size && status.mtimeNanoseconds == entry.mtimeNanoseconds
-                }
-            }
-            if !unchanged {
-                differing.append(entry.path)
+            let found = fstatat(root.descriptor, path, &status, AT_SYMLINK_NOFOLLOW) == 0 ? status : nil
+            if let why = entry.difference(from: found) {
+                differing.append((entry.path, why))
                 if differing.count >= limit { break }
             }
         }

@@ -70,9 +70,18 @@ struct TreeWriter {
         }
     }
 
-    /// Applies the directories' modes and mtimes, deepest first.
+    /// Applies the directories' modes and mtimes, deepest first, and takes the status of files
+    /// with several names again: each link made after a file was recorded changed its ctime.
     mutating func finish() {
         current = nil
+        var names: [UInt64: Int] = [:]
+        for entry in entries where entry.kind == .file { names[entry.inode, default: 0] += 1 }
+        for slot in entries.indices where entries[slot].kind == .file && names[entries[slot].inode, default: 0] > 1 {
+            var status = stat()
+            if fstatat(root.descriptor, entries[slot].path, &status, AT_SYMLINK_NOFOLLOW) == 0 {
+                entries[slot] = ExtractedTree.Entry(path: entries[slot].path, kind: .file, status: status)
+            }
+        }
         for (path, mode, mtime) in directoryAttributes.sorted(by: { $0.path.count > $1.path.count }) {
             _ = fchmodat(root.descriptor, path, mode & 0o777 & ~umask, 0)
             if let mtime {
@@ -129,8 +138,7 @@ struct TreeWriter {
         }
         var status = stat()
         guard fstat(output, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(root.path)/\(path)") }
-        place(ExtractedTree.Entry(path: path, kind: .file, size: Int64(status.st_size), inode: UInt64(status.st_ino),
-                                  mtimeNanoseconds: status.mtimeNanoseconds))
+        place(ExtractedTree.Entry(path: path, kind: .file, status: status))
     }
 
     private mutating func writeSymlink(_ components: [String], path: String, entry: ArchiveReader.Entry) throws(DownloadFailure) {
@@ -145,8 +153,7 @@ struct TreeWriter {
             _ = utimensat(directory.descriptor, name, &times, AT_SYMLINK_NOFOLLOW)
         }
         guard let status = directory.status(name) else { throw FileSink.failure(errno, "cannot read \(root.path)/\(path)") }
-        place(ExtractedTree.Entry(path: path, kind: .symlink, size: 0, inode: UInt64(status.st_ino),
-                                  mtimeNanoseconds: status.mtimeNanoseconds))
+        place(ExtractedTree.Entry(path: path, kind: .symlink, status: status))
     }
 
     /// A hard link may only name a regular file this archive itself wrote into the tree.
@@ -201,7 +208,7 @@ struct TreeWriter {
             if mkdirat(root.descriptor, prefix, 0o755) != 0 {
                 throw FileSink.failure(errno, "cannot create \(root.path)/\(prefix)")
             }
-            place(ExtractedTree.Entry(path: prefix, kind: .directory, size: 0, inode: 0, mtimeNanoseconds: 0))
+            place(ExtractedTree.Entry(path: prefix, kind: .directory, status: stat()))
         }
         let found: SafeDirectory?
         do throws(DownloadFailure) {

@@ -21,9 +21,15 @@ public final class Verifier: Sendable {
         let jobs = manifest.downloads.jobs
         // No output directory: every file is missing.
         let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
+        // The trees `extract:` made, as the runs recorded them (nothing else is read from it).
+        let state = jobs.contains { $0.extract != nil } ? root.map { StateCache(directory: $0, readOnly: true, dests: []) } : nil
         // Hashing is CPU-bound: one file per core.
         let results = await boundedMap(jobs.count, limit: ProcessInfo.processInfo.activeProcessorCount) { index in
-            self.verify(jobs[index], root: root)
+            var result = self.verify(jobs[index], root: root)
+            if let extract = jobs[index].extract, let root, let state {
+                Self.verifyTree(extract, of: jobs[index], root: root, state: state, into: &result)
+            }
+            return result
         }
         return RunReport(command: .verify, manifest: manifest, options: options, startDate: startDate, started: started,
                          jobs: ReportJobs(results.map(RunReport.Job.init)), interrupted: false)
@@ -53,6 +59,44 @@ public final class Verifier: Sendable {
             result.checksumVerified = job.checksums.isEmpty && entry == nil ? nil : true
         }
         return result
+    }
+
+    /// An `extract:` job's tree against what the run that unpacked it recorded, by identity —
+    /// one `lstat` per entry, inode, size, mtime and ctime, which any write changes: the tree
+    /// must be the one unpacked from the archive that is there (or, with `keep_archive: false`
+    /// and the archive gone, from the one the job pins or last fetched), whole. Drift names
+    /// the entries that differ.
+    static func verifyTree(_ extract: Extract, of job: Job, root: SafeDirectory, state: StateCache, into result: inout JobResult) {
+        let into = extract.into.resolved
+        let archiveGone = result.status == .missing && !extract.keepArchive
+        guard result.status == .ok || archiveGone else { return }
+        guard let tree = state.tree(at: into), tree.settings == extract.settingsKey else {
+            result.status = archiveGone ? .missing : .drift
+            if !archiveGone {
+                result.failure = DownloadFailure(.checksumUnavailable, "no tree unpacked from it is recorded at \(extract.into.redacted); "
+                    + "batchfetch run unpacks it")
+            }
+            return
+        }
+        let pinned = archiveGone ? job.checksums.first { $0.algorithm == .sha256 }?.hex : result.checksums["sha256"]
+        if let pinned, pinned != tree.archiveSHA256 {
+            result.status = .drift
+            result.failure = DownloadFailure(.checksumMismatch, "the tree at \(extract.into.redacted) was unpacked from another archive "
+                + "(sha256 \(tree.archiveSHA256.prefix(12))…)")
+            return
+        }
+        let differing = tree.differences(in: root, into: into)
+        let extraction = Extraction(into: extract.into.redacted, format: tree.format, files: tree.files, bytes: tree.bytes)
+        result.extracted = extraction
+        if archiveGone {
+            result.status = .ok
+            result.checksums = ["sha256": tree.archiveSHA256]
+        }
+        guard !differing.isEmpty else { return }
+        let named = differing.prefix(5).map { "\($0.path.isEmpty ? extract.into.redacted : $0.path) \($0.why)" }.joined(separator: ", ")
+        result.status = .drift
+        result.failure = DownloadFailure(.checksumMismatch, "the tree at \(extract.into.redacted) differs from what its archive unpacked to: "
+            + named + (differing.count > 5 ? " and \(differing.count - 5) more" : "") + " (\(differing.count) entr\(differing.count == 1 ? "y" : "ies"))")
     }
 
     private func drift(_ result: inout JobResult, _ failure: DownloadFailure) {

@@ -222,6 +222,38 @@ import TestOrigin
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// `verify` checks a tree offline against what the run recorded: whole is `ok` with
+    /// `extracted`; a file rewritten in place with its size and mtime put back (its ctime
+    /// tells) and a removed one are `drift`, named; the next run repairs the tree and `verify`
+    /// is `ok` again.
+    @Test func verifyChecksTheTreeAndNamesWhatDiffers() async throws {
+        let world = try await Harness()
+        world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("reference-tar"))))
+        let yaml = Self.manifest("/r.tar.gz", dest: "r.tar.gz", extract: "{into: t, strip_components: 1}")
+        let manifest = try world.manifest(yaml)
+        let first = try await world.run(yaml)
+        let sound = await Verifier(manifest: manifest, lock: nil, options: world.options(for: manifest)).run()
+
+        let path = world.path("t/a.txt")
+        let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date
+        try Data("ALPHA\n".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.modificationDate: before], ofItemAtPath: path)
+        try FileManager.default.removeItem(atPath: world.path("t/sub/b.bin"))
+        let damaged = await Verifier(manifest: manifest, lock: nil, options: world.options(for: manifest)).run()
+        let repair = try await world.run(yaml)
+        let repaired = await Verifier(manifest: manifest, lock: nil, options: world.options(for: manifest)).run()
+        await world.close()
+
+        #expect(first.jobs[0].status == .downloaded)
+        #expect(sound.jobs[0].status == .ok && sound.jobs[0].extracted?.files == 7, "\(String(describing: sound.jobs[0]))")
+        #expect(damaged.jobs[0].status == .drift && damaged.jobs[0].error?.code == .checksumMismatch)
+        #expect(damaged.jobs[0].error?.message.contains("a.txt changed") == true && damaged.jobs[0].error?.message.contains("sub/b.bin missing") == true,
+                "\(damaged.jobs[0].error?.message ?? "")")
+        // a.txt, its hard link hard-a (the same file), and sub/b.bin.
+        #expect(repair.jobs[0].status == .upToDate && repair.jobs[0].extracted?.repaired == 3, "\(String(describing: repair.jobs[0].extracted))")
+        #expect(repaired.jobs[0].status == .ok)
+    }
+
     /// `keep_archive: false` removes the archive once the tree is in place, and a rerun is
     /// `up_to_date` without a request while the tree is whole; a damaged tree fetches again.
     @Test func withoutTheArchiveARerunNeedsNoRequest() async throws {

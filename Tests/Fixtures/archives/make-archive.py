@@ -8,7 +8,7 @@ Cases:
                                   a setuid file, fixed mtimes
   traversal, absolute, backslash-zip, backslash-zip-utf8, symlink-escape, symlink-dot-climb, symlink-absolute, symlink-then-through,
   hardlink-escape, hardlink-outside, device, fifo, duplicate-types, bomb (20 MiB of zeros),
-  many-entries (5,000 empty files), truncated, corrupt, not-an-archive, single-gz
+  many-entries (5,000 empty files), many-files-old / many-files-new (6,000 files), truncated, corrupt, not-an-archive, single-gz
 """
 import gzip, io, os, sys, tarfile, time, zipfile
 
@@ -114,6 +114,13 @@ def main(case, out):
         tar_of([("zeros.bin", dict(data=bytes(20 << 20)))], out)
     elif case == "many-entries":
         tar_of([(f"f{i:05d}", dict(data=b"")) for i in range(5000)], out)
+    elif case in ("many-files-old", "many-files-new"):
+        # 6,000 small files in 60 directories: long enough to unpack that a kill lands inside.
+        tag = case.split("-")[-1].encode()
+        entries = [(f"d{i // 100:03d}/f{i:05d}.txt", dict(data=tag + b" %d\n" % i * 40)) for i in range(6000)]
+        if tag == b"new":
+            entries.append(("NEW", dict(data=b"the new tree\n")))
+        tar_of(entries, out)
     elif case in ("truncated", "corrupt"):
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w:gz") as tar:

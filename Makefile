@@ -50,6 +50,7 @@ bench: release
 	bench/upload-bench.py
 	bench/scale-bench.py
 	bench/cache-bench.py
+	bench/archive-bench.py
 	bench/urlsession-probe.sh
 
 schemas:

@@ -46,6 +46,10 @@ enum PlanFormatter {
             if let size = job.size { out.write("      size     \(size) bytes\n") }
             for checksum in job.checksums { out.write("      checksum \(checksum)\n") }
             if let from = job.checksumsFrom { out.write("      checksum from the sum file of '\(from)'\n") }
+            if let extract = job.extract {
+                out.write("      extract  into \(extract.into.redacted)" + (extract.format == .auto ? "" : " (\(extract.format.rawValue))")
+                    + (extract.keepArchive ? "" : ", archive removed once unpacked") + "\n")
+            }
             if !job.dependencies.isEmpty { out.write("      after    \(job.dependencies.joined(separator: ", "))\n") }
         }
     }
@@ -157,6 +161,11 @@ enum PlanFormatter {
         if let from = job.checksumsFrom { text += ", \"checksums_from\": " + JSONText.quoted(from) }
         text += ", \"depends_on\": " + JSONText.array(job.dependencies)
         text += ", \"dest\": " + JSONText.quoted(job.dest.redacted)
+        if let extract = job.extract {
+            text += ", \"extract\": " + JSONText.object([
+                ("format", JSONText.quoted(extract.format.rawValue)), ("into", JSONText.quoted(extract.into.redacted)),
+                ("keep_archive", "\(extract.keepArchive)")])
+        }
         text += ", \"id\": " + JSONText.quoted(job.id)
         if let cache, !job.isUpload { text += ", \"in_cache\": \(cache.serves(job))" }
         text += ", \"level\": \(step.level)"

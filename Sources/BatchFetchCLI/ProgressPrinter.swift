@@ -82,9 +82,12 @@ final class ProgressPrinter {
     /// `line` mode's periodic summary.
     static func summaryLine(_ progress: RunProgress) -> String {
         let rate = progress.elapsed > 0 ? Double(progress.transferred) / progress.elapsed : 0
+        let unpacking = progress.active.compactMap { job in
+            job.unpacking.map { "; unpacking \(job.id): \($0.entries) entries, \(ByteFormat.bytes($0.bytes))" }
+        }
         return "progress: \(progress.finished) of \(progress.jobs) jobs finished, \(progress.active.count) running; "
             + "\(ByteFormat.bytes(progress.transferred)) received in \(Int(progress.elapsed.rounded()))s "
-            + "(\(ByteFormat.bytes(Int64(rate)))/s)"
+            + "(\(ByteFormat.bytes(Int64(rate)))/s)" + unpacking.joined()
     }
 
     /// `bar` mode's live area: the run, then each job in flight.
@@ -95,6 +98,10 @@ final class ProgressPrinter {
         for job in progress.active {
             let jobRate = job.elapsed > 0 ? Double(job.transferred) / job.elapsed : 0
             var line = "  \(job.id)  "
+            if let unpacking = job.unpacking {
+                lines.append(line + "unpacking  \(unpacking.entries) entries  \(ByteFormat.bytes(unpacking.bytes))")
+                continue
+            }
             if let total = job.total, total > 0 {
                 line += "\(bar(Double(job.bytes) / Double(total), width: width / 2)) "
                     + "\(ByteFormat.bytes(job.bytes))/\(ByteFormat.bytes(total))"

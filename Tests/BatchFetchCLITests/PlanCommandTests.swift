@@ -57,6 +57,20 @@ import Testing
             """)
     }
 
+    /// A job with `extract:` says where its tree goes, in text and in json.
+    @Test func anExtractJobSaysWhereItsTreeGoes() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            jobs:
+              - {id: val, url: "https://h.example/val.tar.gz", dest: a/val.tar.gz, extract: {into: val, format: tar.gz, keep_archive: false}}
+            """)
+        let text = try BinaryRunner.run(["plan", "m.yaml"], in: directory.url)
+        let json = try BinaryRunner.run(["plan", "--format", "json", "m.yaml"], in: directory.url)
+        #expect(text.stdout.contains("      extract  into val (tar.gz), archive removed once unpacked\n"), "\(text.stdout)")
+        #expect(json.stdout.contains("\"extract\": {\"format\": \"tar.gz\", \"into\": \"val\", \"keep_archive\": false}"), "\(json.stdout)")
+    }
+
     @Test func jsonIsMachineReadableAndRedacted() throws {
         let (output, _) = try plan("json") { directory in
             try directory.write("out/raw/data.bin", "0123456789")

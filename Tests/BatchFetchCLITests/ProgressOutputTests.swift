@@ -40,6 +40,20 @@ import TestOrigin
         #expect(!output.contains("\r") && !output.contains("\u{1B}"))
     }
 
+    /// A job unpacking its archive shows entries and bytes instead of its download, in both
+    /// modes; its finished line says what the tree holds.
+    @Test func unpackingShowsEntriesAndBytes() {
+        var unpacking = Self.train
+        unpacking.unpacking = RunProgress.Unpacking(entries: 1234, bytes: 56 << 20)
+        let lines = ProgressPrinter.barLines(Self.progress(elapsed: 10, finished: 0, active: [unpacking], transferred: 1 << 30))
+        #expect(lines.last == "  train  unpacking  1234 entries  56.0 MiB")
+        #expect(ProgressPrinter.summaryLine(Self.progress(elapsed: 10, finished: 0, active: [unpacking], transferred: 1 << 30))
+            .hasSuffix("; unpacking train: 1234 entries, 56.0 MiB"))
+        var done = Self.finished("train", size: 1 << 30, seconds: 10)
+        done.extracted = Extraction(into: "train", format: "tar.gz", files: 1200, bytes: 1 << 30, repaired: nil)
+        #expect(JobLine.describe(done).hasSuffix(";  1200 files (1.0 GiB) in train"))
+    }
+
     @Test func barLinesAreCutToTheTerminalWidth() {
         var output = ""
         let printer = ProgressPrinter(mode: .bar, width: { 40 }) { output += $0 }

@@ -18,6 +18,8 @@ struct ArchiveExtraction {
     let state: StateCache
     /// The archive's dest, for messages.
     let archiveName: String
+    /// The job's progress, which shows the unpacking.
+    var progress: JobProgress? = nil
 
     private var into: String { extract.into.resolved }
 
@@ -104,7 +106,8 @@ struct ArchiveExtraction {
         guard let tree = try parent.subdirectory(temporary, create: false) else {
             throw DownloadFailure(.ioError, "\(parent.path)/\(temporary) vanished")
         }
-        var writer = TreeWriter(root: tree, extract: extract, format: format, archiveSize: archiveSize, archiveName: archiveName)
+        var writer = TreeWriter(root: tree, extract: extract, format: format, archiveSize: archiveSize, archiveName: archiveName,
+                                progress: progress)
         var next = first
         while let entry = next {
             try writer.write(entry, from: reader)
@@ -125,6 +128,7 @@ struct ArchiveExtraction {
         var total: Int64 = 0
         try reader.readData { (bytes: UnsafeRawBufferPointer, offset: Int64) throws(DownloadFailure) in
             total += Int64(bytes.count)
+            progress?.unpacked(entries: 1, bytes: total)
             if total > cap { throw DownloadFailure(.archiveTooLarge, "\(archiveName) decompresses to more than \(cap) bytes (max_size)") }
             guard pwrite(output, bytes.baseAddress!, bytes.count, off_t(offset)) == bytes.count else {
                 throw FileSink.failure(errno, "cannot write \(shown)")

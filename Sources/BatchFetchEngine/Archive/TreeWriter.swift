@@ -19,6 +19,8 @@ struct TreeWriter {
     private let umask: mode_t
     /// The archive's name, for messages.
     private let archiveName: String
+    /// Hears the entries read and bytes written after each entry (the run's progress).
+    private let progress: JobProgress?
 
     private(set) var entries: [ExtractedTree.Entry] = []
     /// Each written path's slot in ``entries``: duplicates replace their slot, hard links find
@@ -31,7 +33,9 @@ struct TreeWriter {
     /// The directory written last, kept open: entries of one directory come together.
     private var current: (path: String, directory: SafeDirectory)?
 
-    init(root: SafeDirectory, extract: Extract, format: Extract.Format, archiveSize: Int64, archiveName: String) {
+    init(root: SafeDirectory, extract: Extract, format: Extract.Format, archiveSize: Int64, archiveName: String,
+         progress: JobProgress? = nil) {
+        self.progress = progress
         self.root = root
         self.extract = extract
         self.format = format
@@ -43,6 +47,7 @@ struct TreeWriter {
     /// Writes the entry `reader` is at (its header is `entry`), its data read from `reader`.
     mutating func write(_ entry: ArchiveReader.Entry, from reader: ArchiveReader) throws(DownloadFailure) {
         entriesSeen += 1
+        defer { progress?.unpacked(entries: entriesSeen, bytes: bytesWritten) }
         if entriesSeen > extract.maxEntries {
             throw DownloadFailure(.archiveTooLarge, "\(archiveName) has more than \(extract.maxEntries) entries (max_entries)")
         }

@@ -77,7 +77,8 @@ struct JobDownloader: Sendable {
     // MARK: - Archives
 
     private func extraction(_ extract: Extract) -> ArchiveExtraction {
-        ArchiveExtraction(extract: extract, root: context.root, state: context.state, archiveName: job.dest.redacted)
+        ArchiveExtraction(extract: extract, root: context.root, state: context.state, archiveName: job.dest.redacted,
+                          progress: progress)
     }
 
     /// `keep_archive: false`, and the archive gone since an earlier run unpacked it: the job is

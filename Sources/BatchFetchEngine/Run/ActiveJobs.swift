@@ -40,9 +40,9 @@ final class ActiveJobs: Sendable {
             guard !state.active.isEmpty else { return nil }
             let now = DispatchTime.now()
             let entries = state.active.sorted { $0.key < $1.key }.map { _, entry -> RunProgress.Active in
-                let (bytes, total, transferred) = entry.progress.snapshot
+                let (bytes, total, transferred, unpacking) = entry.progress.snapshot
                 return RunProgress.Active(id: entry.id, bytes: bytes, total: total, transferred: transferred,
-                                          elapsed: now.seconds(since: entry.started))
+                                          elapsed: now.seconds(since: entry.started), unpacking: unpacking)
             }
             return RunProgress(elapsed: now.seconds(since: started), jobs: jobs, finished: state.finished, active: entries,
                                transferred: state.finishedTransferred + entries.reduce(0) { $0 + $1.transferred })

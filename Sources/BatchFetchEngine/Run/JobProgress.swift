@@ -7,6 +7,7 @@ public final class JobProgress: Sendable {
         var position: Int64 = 0
         var total: Int64?
         var transferred: Int64 = 0
+        var unpacking: RunProgress.Unpacking?
     }
 
     private let state: NIOLockedValueBox<State>
@@ -31,9 +32,14 @@ public final class JobProgress: Sendable {
         }
     }
 
-    var snapshot: (position: Int64, total: Int64?, transferred: Int64) {
+    /// The archive is being unpacked (`extract:`): entries read and bytes written so far.
+    func unpacked(entries: Int, bytes: Int64) {
+        state.withLockedValue { $0.unpacking = RunProgress.Unpacking(entries: entries, bytes: bytes) }
+    }
+
+    var snapshot: (position: Int64, total: Int64?, transferred: Int64, unpacking: RunProgress.Unpacking?) {
         state.withLockedValue { state in
-            (state.total.map { min(state.position, $0) } ?? state.position, state.total, state.transferred)
+            (state.total.map { min(state.position, $0) } ?? state.position, state.total, state.transferred, state.unpacking)
         }
     }
 }

@@ -23,13 +23,27 @@ public struct RunProgress: Sendable, Equatable {
         public var transferred: Int64
         /// Seconds since the job started.
         public var elapsed: Double
+        /// Set once the job unpacks its archive (`extract:`).
+        public var unpacking: Unpacking?
 
-        public init(id: String, bytes: Int64, total: Int64?, transferred: Int64, elapsed: Double) {
+        public init(id: String, bytes: Int64, total: Int64?, transferred: Int64, elapsed: Double, unpacking: Unpacking? = nil) {
             self.id = id
             self.bytes = bytes
             self.total = total
             self.transferred = transferred
             self.elapsed = elapsed
+            self.unpacking = unpacking
+        }
+    }
+
+    /// How far a job's unpacking is: entries read and bytes written.
+    public struct Unpacking: Sendable, Equatable {
+        public var entries: Int
+        public var bytes: Int64
+
+        public init(entries: Int, bytes: Int64) {
+            self.entries = entries
+            self.bytes = bytes
         }
     }
 

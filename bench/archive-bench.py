@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""`extract:` (not a test; issue 37): what unpacking an archive costs batchfetch against GNU tar,
+bsdtar and unzip on the same file, in one run of this script.
+
+An archive of --files files (default 10,000) totalling --mib MiB (default 1024) of incompressible
+bytes (a dataset of JPEGs is), as tar.gz, tar.zst and zip, made once under bench/work/archives.
+For each format, batchfetch fetches it from nginx once (so that the archive is at its dest,
+verified), then each measured `batchfetch run` unpacks it into a fresh `into` (the archive is
+up to date: the run reads it from disk, as `tar -x` does); the peers unpack the same file into a
+fresh directory. Outputs are removed after each measurement, all tools taking turns. Median of
+--runs, peak RSS the largest seen.
+
+Writes bench/results/archives.md with the command that produced it.
+usage: bench/archive-bench.py [--mib N] [--files N] [--runs N] [--bin PATH]
+"""
+import argparse
+import os
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from benchlib import start_nginx, timed
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def make_archives(www: pathlib.Path, mib: int, files: int) -> dict:
+    """tar.gz, tar.zst and zip of the same tree (made once); name by format."""
+    www.mkdir(parents=True, exist_ok=True)
+    stem = f"data-{mib}m-{files}"
+    names = {"tar.gz": f"{stem}.tar.gz", "tar.zst": f"{stem}.tar.zst", "zip": f"{stem}.zip"}
+    if all((www / name).exists() for name in names.values()):
+        return names
+    tree = www / stem
+    size = (mib << 20) // files
+    for index in range(files):
+        path = tree / f"d{index // 100:03d}" / f"f{index:06d}.bin"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(os.urandom(size))
+    subprocess.run(["tar", "-C", str(www), "-cf", str(www / f"{stem}.tar"), stem], check=True)
+    subprocess.run(f"gzip -1 -c '{www / stem}.tar' > '{www / names['tar.gz']}'", shell=True, check=True)
+    subprocess.run(["zstd", "-q", "-1", "-f", str(www / f"{stem}.tar"), "-o", str(www / names["tar.zst"])], check=True)
+    (www / f"{stem}.tar").unlink()
+    with zipfile.ZipFile(www / names["zip"], "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        for path in sorted(tree.rglob("*")):
+            archive.write(path, path.relative_to(www).as_posix())
+    shutil.rmtree(tree)
+    return names
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mib", type=int, default=1024)
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--bin", default=str(ROOT / ".build/release/batchfetch"))
+    args = parser.parse_args()
+    lines = ["# Archives: unpacking with `extract:` against GNU tar, bsdtar and unzip", "",
+             f"`bench/archive-bench.py --mib {args.mib} --files {args.files} --runs {args.runs}` on a release build, "
+             f"2 cores, {subprocess.run(['stat', '-f', '-c', '%T', str(ROOT)], capture_output=True, text=True).stdout.strip()}; "
+             f"load when it started: {os.getloadavg()[0]:.2f} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). "
+             f"{args.files:,} files, {args.mib} MiB of incompressible bytes; the archive already at its dest, verified: "
+             "each row is the unpacking alone (for batchfetch, a whole `run` whose archive is up to date).", "",
+             "| format | tool | wall (median) | peak RSS | batchfetch ÷ this |", "|---|---|---|---|---|"]
+    www = ROOT / "bench" / "work" / "archives"
+    names = make_archives(www, args.mib, args.files)
+    with tempfile.TemporaryDirectory(prefix="bf-archive-", dir=str(ROOT / "bench" / "work")) as tmp:
+        tmp = pathlib.Path(tmp)
+        nginx, port = start_nginx(www, tmp / "nginx")
+        try:
+            for format, name in names.items():
+                manifest = tmp / f"{format}.yaml"
+
+                def write_manifest(into: str) -> None:
+                    manifest.write_text(f"version: 1\noutput_dir: out\njobs:\n  - {{id: a, url: 'http://127.0.0.1:{port}/{name}', "
+                                        f"dest: {name}, extract: {{into: {into}, max_size: 100GiB}}}}\n")
+
+                write_manifest("first")
+                subprocess.run([args.bin, "run", str(manifest), "--progress", "none"], check=True)
+                shutil.rmtree(tmp / "out" / "first")
+                archive = tmp / "out" / name
+                peers = {"tar.gz": [("GNU tar -xzf", ["tar", "-xzf", str(archive)]), ("bsdtar -xf", ["bsdtar", "-xf", str(archive)])],
+                         "tar.zst": [("GNU tar --zstd -xf", ["tar", "--zstd", "-xf", str(archive)]),
+                                     ("bsdtar -xf", ["bsdtar", "-xf", str(archive)])],
+                         "zip": [("unzip -q", ["unzip", "-q", str(archive)]), ("bsdtar -xf", ["bsdtar", "-xf", str(archive)])]}[format]
+                results = {"batchfetch": []} | {label: [] for label, _ in peers}
+                for run in range(args.runs):
+                    into = f"tree{run}"
+                    write_manifest(into)
+                    subprocess.run(["sync"], check=True)
+                    results["batchfetch"].append(timed([args.bin, "run", str(manifest), "--progress", "none"]))
+                    shutil.rmtree(tmp / "out" / into)
+                    for label, command in peers:
+                        target = tmp / f"peer{run}"
+                        target.mkdir()
+                        subprocess.run(["sync"], check=True)
+                        os.chdir(target)
+                        results[label].append(timed(command))
+                        os.chdir(tmp)
+                        shutil.rmtree(target)
+                ours = statistics.median(r[0] for r in results["batchfetch"])
+                for label, measured in results.items():
+                    wall = statistics.median(r[0] for r in measured)
+                    lines.append(f"| {format} | {label} | {wall:.2f} s | {max(r[1] for r in measured):.0f} MiB | "
+                                 f"{'1' if label == 'batchfetch' else f'{ours / wall:.2f}'}× |")
+                print("\n".join(lines[-len(results):]), flush=True)
+                (tmp / "out" / name).unlink()
+        finally:
+            nginx.terminate()
+            nginx.wait()
+    lines += ["", "The ratio is batchfetch's time over the peer's: 1.05× or less is the goal (issue 37).", ""]
+    text = "\n".join(lines)
+    print(text)
+    (ROOT / "bench" / "results" / "archives.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -790,7 +790,7 @@ enum EmbeddedSchemas {
             },
             "extracted": {
               "type": "object",
-              "description": "What extract: made of the archive: the tree (as the manifest writes it), the format found, the regular files and their bytes; repaired counts the entries a rerun restored.",
+              "description": "What extract: made of the archive: the tree (as the manifest writes it), the format found, the regular files and their bytes; repaired counts the entries a rerun restored; streamed says it was unpacked while the archive downloaded.",
               "required": ["into", "format", "files", "bytes"],
               "additionalProperties": false,
               "properties": {
@@ -798,7 +798,8 @@ enum EmbeddedSchemas {
                 "format": { "enum": ["tar", "tar.gz", "tar.bz2", "tar.xz", "tar.zst", "zip", "gz", "bz2", "xz", "zst"] },
                 "files": { "type": "integer", "minimum": 0 },
                 "bytes": { "type": "integer", "minimum": 0 },
-                "repaired": { "type": "integer", "minimum": 1 }
+                "repaired": { "type": "integer", "minimum": 1 },
+                "streamed": { "const": true, "description": "Unpacked while the archive downloaded (a tar or a compressed file arriving as one stream), not after." }
               }
             },
             "mirrors": {

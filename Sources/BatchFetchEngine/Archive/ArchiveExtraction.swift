@@ -59,8 +59,36 @@ struct ArchiveExtraction {
         return report(tree, repaired: repaired)
     }
 
+    /// A tree (or single file) unpacked beside `into`, not yet in place.
+    struct Unpacked: @unchecked Sendable {
+        let parent: SafeDirectory
+        let temporary: String
+        let name: String
+        let format: Extract.Format
+        let entries: [ExtractedTree.Entry]
+    }
+
     /// Unpacks the archive beside `into` and swaps it into place; records the new tree.
     private func unpack(archive: Int32, size: Int64, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> ExtractedTree {
+        let unpacked = try unpackBeside(archiveSize: size) { () throws(DownloadFailure) in
+            try ArchiveReader(descriptor: archive, format: extract.format, name: archiveName)
+        }
+        return try install(unpacked, archiveSHA256: archiveSHA256, urlSHA256: urlSHA256)
+    }
+
+    /// Unpacks an archive as its bytes arrive through `stream` (``StreamingExtraction``), beside
+    /// `into`; tar-based formats and single compressed files only (a zip is read from its end,
+    /// which a stream does not have yet: the caller unpacks it after verification).
+    func unpackStreaming(_ stream: ArchiveStream, archiveSize: Int64?) throws(DownloadFailure) -> Unpacked {
+        try unpackBeside(archiveSize: archiveSize ?? 0, streaming: true) { () throws(DownloadFailure) in
+            try ArchiveReader(source: stream, format: extract.format, name: archiveName)
+        }
+    }
+
+    /// Unpacks what `open` reads into a fresh temporary sibling of `into` (removing what a
+    /// killed run left beside it first); on failure the sibling is removed.
+    private func unpackBeside(archiveSize: Int64, streaming: Bool = false,
+                              _ open: () throws(DownloadFailure) -> ArchiveReader) throws(DownloadFailure) -> Unpacked {
         let slash = into.lastIndex(of: "/")
         let parentPath = slash.map { String(into[..<$0]) } ?? ""
         let name = slash.map { String(into[into.index(after: $0)...]) } ?? into
@@ -71,30 +99,44 @@ struct ArchiveExtraction {
             try? parent.removeTree(leftover)
         }
         let temporary = SafeDirectory.temporaryName(for: name)
-        let shownArchive = archiveName
         do throws(DownloadFailure) {
-            let reader = try ArchiveReader(descriptor: archive, format: extract.format, name: shownArchive)
+            let reader = try open()
             let first = try reader.next()
-            guard let format = reader.found else { throw DownloadFailure(.archiveInvalid, "\(shownArchive) cannot be read") }
-            var entries: [ExtractedTree.Entry]
-            if format.isSingleFile {
-                entries = [try decompress(reader, into: parent, temporary: temporary, archiveSize: size)]
-            } else {
-                entries = try writeTree(reader, first: first, format: format, into: parent, temporary: temporary, archiveSize: size)
-            }
-            if try parent.exchange(temporary, with: name) { try? parent.removeTree(temporary) }
-            // A rename changes the ctime of what it moves: a single file is taken again in place.
-            if format.isSingleFile, let status = parent.regularFileStatus(name) {
-                entries = [ExtractedTree.Entry(path: "", kind: .file, status: status)]
-            }
-            let tree = ExtractedTree(archiveSHA256: archiveSHA256, settings: extract.settingsKey, format: format.rawValue,
-                                     urlSHA256: urlSHA256, entries: entries)
-            state.record(tree: tree, at: into)
-            return tree
+            guard let format = reader.found else { throw DownloadFailure(.archiveInvalid, "\(archiveName) cannot be read") }
+            if streaming, format == .zip { throw DownloadFailure(.archiveInvalid, "a zip is not unpacked while it downloads") }
+            let entries = format.isSingleFile
+                ? [try decompress(reader, into: parent, temporary: temporary, archiveSize: archiveSize)]
+                : try writeTree(reader, first: first, format: format, into: parent, temporary: temporary, archiveSize: archiveSize)
+            return Unpacked(parent: parent, temporary: temporary, name: name, format: format, entries: entries)
         } catch {
             try? parent.removeTree(temporary)
             throw error
         }
+    }
+
+    /// Swaps an unpacked tree into place (the old one removed) and records it.
+    func install(_ unpacked: Unpacked, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> ExtractedTree {
+        let parent = unpacked.parent
+        var entries = unpacked.entries
+        do throws(DownloadFailure) {
+            if try parent.exchange(unpacked.temporary, with: unpacked.name) { try? parent.removeTree(unpacked.temporary) }
+        } catch {
+            discard(unpacked)
+            throw error
+        }
+        // A rename changes the ctime of what it moves: a single file is taken again in place.
+        if unpacked.format.isSingleFile, let status = parent.regularFileStatus(unpacked.name) {
+            entries = [ExtractedTree.Entry(path: "", kind: .file, status: status)]
+        }
+        let tree = ExtractedTree(archiveSHA256: archiveSHA256, settings: extract.settingsKey, format: unpacked.format.rawValue,
+                                 urlSHA256: urlSHA256, entries: entries)
+        state.record(tree: tree, at: into)
+        return tree
+    }
+
+    /// Removes an unpacked tree that is not to be installed.
+    func discard(_ unpacked: Unpacked) {
+        try? unpacked.parent.removeTree(unpacked.temporary)
     }
 
     /// Writes every entry into a fresh directory `temporary` in `parent`.

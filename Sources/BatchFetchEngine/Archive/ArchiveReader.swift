@@ -49,6 +49,31 @@ final class ArchiveReader {
         guard archive_read_open_fd(archive, descriptor, 1 << 20) == ARCHIVE_OK else { throw invalid("cannot be read") }
     }
 
+    /// Opens an archive read from `source` as its bytes come (streaming extraction): libarchive
+    /// asks it for blocks in order and never seeks.
+    init(source: ArchiveStream, format: Extract.Format, name: String) throws(DownloadFailure) {
+        _ = Self.unicodeNames
+        guard let archive = archive_read_new() else { throw DownloadFailure(.ioError, "libarchive: out of memory") }
+        self.archive = archive
+        self.name = name
+        requested = format
+        stream = source
+        Self.enableFormats(on: archive)
+        let read: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<UnsafeRawPointer?>?) -> la_ssize_t = {
+            _, context, buffer in
+            let source = Unmanaged<ArchiveStream>.fromOpaque(context!).takeUnretainedValue()
+            guard let block = source.next() else { return -1 }
+            buffer?.pointee = block.baseAddress
+            return la_ssize_t(block.count)
+        }
+        guard archive_read_open(archive, Unmanaged.passUnretained(source).toOpaque(), nil, read, nil) == ARCHIVE_OK else {
+            throw invalid("cannot be read")
+        }
+    }
+
+    /// The source of a streamed archive, kept alive while libarchive reads it.
+    private var stream: ArchiveStream?
+
     deinit {
         archive_read_free(archive)
     }

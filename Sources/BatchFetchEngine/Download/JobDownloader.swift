@@ -40,6 +40,9 @@ struct JobDownloader: Sendable {
     private var bytesTransferred: Int64 = 0
     /// Connections used by a segmented transfer, for the report.
     private var segmentsUsed: Int?
+    /// The archive being unpacked while it downloads (`extract:` of a tar or a compressed file
+    /// arriving as one stream), when it is.
+    private var streaming: StreamingExtraction?
 
     init(job: Job, context: Context, progress: JobProgress? = nil, copyFrom: SameContent.Source? = nil, locked: Bool = false) {
         self.job = job
@@ -67,7 +70,9 @@ struct JobDownloader: Sendable {
                 result = await fetch(revalidating: nil)
             }
             if let extract = job.extract, result.status == .downloaded || result.status == .upToDate {
-                result = unpack(result, extract)
+                result = await unpack(result, extract)
+            } else if let streaming {
+                await streaming.cancel()
             }
         }
         result.duration = DispatchTime.now().seconds(since: started)
@@ -101,9 +106,17 @@ struct JobDownloader: Sendable {
     /// — the file at `dest` must still be that archive — and removes the archive with
     /// `keep_archive: false`. A failure fails the job and leaves `into` as it was; the verified
     /// archive stays.
-    private mutating func unpack(_ result: JobResult, _ extract: Extract) -> JobResult {
+    private mutating func unpack(_ result: JobResult, _ extract: Extract) async -> JobResult {
         var result = result
         let url = network.mirrors.first.flatMap { $0?.identity }
+        if let streaming {
+            self.streaming = nil
+            if let streamed = await installStreamed(streaming, result, extract, url: url) {
+                result.extracted = streamed
+                if !extract.keepArchive { files.removeDest() }
+                return result
+            }
+        }
         do throws(DownloadFailure) {
             let archive = try files.openDest()
             defer { close(archive) }
@@ -122,6 +135,28 @@ struct JobDownloader: Sendable {
             result.failure = error
         }
         return result
+    }
+
+    /// The tree the archive made while it downloaded, swapped in now that it verified; nil when
+    /// there is none to take (the unpacking gave up, failed, or the download was not one stream
+    /// to the end): the archive is then unpacked after verification as without streaming — the
+    /// same checks, the same failures. A tree already whole from this archive is kept instead.
+    private func installStreamed(_ streaming: StreamingExtraction, _ result: JobResult, _ extract: Extract,
+                                 url: String?) async -> Extraction? {
+        guard result.status == .downloaded, let size = result.size, let sha256 = result.checksums["sha256"],
+              case .success(let unpacked) = await streaming.result(size: size) else {
+            await streaming.cancel()
+            return nil
+        }
+        let extraction = extraction(extract)
+        if let intact = extraction.intactTree(archiveSHA256: sha256, urlSHA256: nil) {
+            extraction.discard(unpacked)
+            return extraction.report(intact)
+        }
+        guard let tree = try? extraction.install(unpacked, archiveSHA256: sha256, urlSHA256: url) else { return nil }
+        var report = extraction.report(tree)
+        report.streamed = true
+        return report
     }
 
     private static func sha256(of descriptor: Int32) -> String? {
@@ -289,9 +324,19 @@ struct JobDownloader: Sendable {
         do {
             let unnamed = machine.withLockedValue { $0.configuration.transfer }.keepsPartUnnamed(expectedSize: job.size)
             let files = files
-            sink = FileSink(descriptor: try files.openPart(unnamed: unnamed), partPath: files.partPath, algorithms: algorithms,
-                            writeSize: context.writeSize, memoryCap: context.memoryCap, writeRate: context.simulatedDiskRate,
-                            expectedSize: job.size, startsEmpty: files.partIsUnnamed)
+            let part = try files.openPart(unnamed: unnamed)
+            if let extract = job.extract, extract.format != .zip {
+                streaming = StreamingExtraction(extraction: extraction(extract), descriptor: part, written: 0, expectedSize: job.size)
+            }
+            var onWrite: (@Sendable (Int64) -> Void)?
+            var onBodyStart: (@Sendable (Int64) -> Void)?
+            if let stream = streaming?.stream {
+                onWrite = { stream.wrote(through: $0) }
+                onBodyStart = { stream.bodyStarts(at: $0) }
+            }
+            sink = FileSink(descriptor: part, partPath: files.partPath, algorithms: algorithms,
+                            writeSize: context.writeSize, memoryCap: context.memoryCap, onWrite: onWrite, onBodyStart: onBodyStart,
+                            writeRate: context.simulatedDiskRate, expectedSize: job.size, startsEmpty: files.partIsUnnamed)
         } catch {
             return finish(failure: error)
         }
@@ -345,6 +390,8 @@ struct JobDownloader: Sendable {
                 return .act(.fail(error))
             }
         case .segment(let start):
+            // Segments write the part out of order: the archive is unpacked once it verified.
+            streaming?.stream.abandon()
             return await performSegments(start, sink: sink)
         case .notModified:
             var result = revalidating ?? JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)

@@ -42,6 +42,9 @@ final class FileSink: @unchecked Sendable {
     private let hashes: Bool
     /// Called by the writer after each write with the offset written through.
     private let onWrite: (@Sendable (Int64) -> Void)?
+    /// Called by the writer when a body starts at this offset (the part cut there): bytes past
+    /// it are written again, so a reader of the part must not trust what it read beyond.
+    private let onBodyStart: (@Sendable (Int64) -> Void)?
     /// Simulates a slow disk (benchmarks and tests): writes take at least bytes / this rate.
     private let writeRate: Int64?
     private let lock = NIOLock()
@@ -81,8 +84,8 @@ final class FileSink: @unchecked Sendable {
     /// unnamed one), so a first body from 0 needs no look at its size.
     init(descriptor: Int32, partPath: @autoclosure @escaping @Sendable () -> String, algorithms: [Checksum.Algorithm],
                 writeSize: Int = defaultWriteSize, memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
-                onWrite: (@Sendable (Int64) -> Void)? = nil, writeRate: Int64? = nil, expectedSize: Int64? = nil,
-                startsEmpty: Bool = false) {
+                onWrite: (@Sendable (Int64) -> Void)? = nil, onBodyStart: (@Sendable (Int64) -> Void)? = nil,
+                writeRate: Int64? = nil, expectedSize: Int64? = nil, startsEmpty: Bool = false) {
         self.descriptor = descriptor
         self.startsEmpty = startsEmpty
         self.partPath = partPath
@@ -91,6 +94,7 @@ final class FileSink: @unchecked Sendable {
         self.memoryCap = max(memoryCap, writeSize * 2)
         self.hashes = hashes
         self.onWrite = onWrite
+        self.onBodyStart = onBodyStart
         self.writeRate = writeRate
         digester = Digester(also: algorithms)
         buffer = ChunkBuffer(capacity: expectedSize.map { Self.firstBufferCapacity(forBody: $0, writeSize: writeSize) } ?? 0)
@@ -161,6 +165,7 @@ final class FileSink: @unchecked Sendable {
         case .range(let offset):
             written = offset
         case .body(let offset):
+            onBodyStart?(offset)
             // A part that already ends at `offset` (a new, empty one) is left alone: on ext4 a
             // truncate to zero makes the close start writing the file back at once
             // (auto_da_alloc), one small write per job instead of the batch's.

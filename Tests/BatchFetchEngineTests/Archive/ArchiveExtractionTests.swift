@@ -254,6 +254,71 @@ import TestOrigin
         #expect(repaired.jobs[0].status == .ok)
     }
 
+    /// A tar.gz arriving as one stream is unpacked while it downloads: with the origin holding
+    /// the last 2 MiB back, files of the tree are already in its temporary sibling; once the
+    /// archive verified the tree is swapped in and says `streamed`. A zip is unpacked after
+    /// verification (it is read from its end). Both transports.
+    @Test func aTarIsUnpackedWhileItDownloads() async throws {
+        let world = try await Harness()
+        let bytes = try Self.archive("stream")
+        var file = OriginFile(content: .bytes(bytes))
+        file.pauseAfterServed = Int64(bytes.count - (2 << 20))
+        file.paused = true
+        world.origin.serve("/s.tar.gz", file)
+        let run = try world.start(Self.manifest("/s.tar.gz", dest: "s.tar.gz", extract: "{into: t}", extra: "segments: 1"))
+        let unpackedEarly = await eventually {
+            let siblings = ((try? FileManager.default.contentsOfDirectory(atPath: world.directory.path)) ?? []).filter { $0.hasPrefix(".t.") }
+            return siblings.contains { sibling in
+                (((try? FileManager.default.contentsOfDirectory(atPath: world.path("\(sibling)/s"))) ?? []).count) >= 8
+            }
+        }
+        let treeBeforeTheEnd = world.exists("t")
+        world.origin.update("/s.tar.gz") { $0.paused = false }
+        let report = await run.report
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: world.path("t/s")))?.count
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: world.directory.path).filter { $0.hasPrefix(".t.") }
+
+        world.origin.serve("/z.zip", OriginFile(content: .bytes(try Self.archive("reference-zip"))))
+        let zip = try await world.run(Self.manifest("/z.zip", dest: "z.zip", extract: "true"))
+        await world.close()
+
+        #expect(unpackedEarly, "no entry was unpacked before the archive's last bytes came")
+        #expect(!treeBeforeTheEnd)
+        #expect(report.jobs[0].status == .downloaded, "\(String(describing: report.jobs[0].error))")
+        #expect(report.jobs[0].extracted?.streamed == true && report.jobs[0].extracted?.files == 128)
+        #expect(files == 128 && leftovers.isEmpty)
+        #expect(zip.jobs[0].status == .downloaded && zip.jobs[0].extracted?.streamed == nil && zip.jobs[0].extracted?.files == 4)
+    }
+
+    /// A stream unpacked while it came and then failing its checksum publishes nothing: the
+    /// sibling is removed and `into` never appears. A download that starts again from 0 (a
+    /// server that drops the connection and ignores ranges) cannot use what was unpacked from
+    /// the first bytes (``ArchiveStreamTests``): the tree comes out whole.
+    @Test func aStreamThatFailsOrStartsAgainPublishesOnlyAVerifiedTree() async throws {
+        let world = try await Harness()
+        let bytes = try Self.archive("stream")
+        world.origin.serve("/bad.tar.gz", OriginFile(content: .bytes(bytes)))
+        let bad = try await world.run(Self.manifest("/bad.tar.gz", dest: "bad.tar.gz", extract: "{into: bad}",
+                                                    extra: "segments: 1\nchecksum: sha256:\(String(repeating: "0", count: 64))"))
+        var again = OriginFile(content: .bytes(bytes))
+        again.faults = [.drop(afterBytes: 5 << 20)]
+        again.rangesHonoured = 0
+        world.origin.serve("/again.tar.gz", again)
+        let restarted = try await world.run(Self.manifest("/again.tar.gz", dest: "again.tar.gz", extract: "{into: again}",
+                                                          extra: "segments: 1\nretries: 2\nbackoff: 10ms"))
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: world.path("again/s")))?.count
+        let names = try FileManager.default.contentsOfDirectory(atPath: world.directory.path)
+        await world.close()
+
+        #expect(bad.jobs[0].status == .failed && bad.jobs[0].error?.code == .checksumMismatch)
+        #expect(!names.contains("bad") && !names.contains { $0.hasPrefix(".bad.") }, "\(names)")
+        #expect(restarted.jobs[0].status == .downloaded, "\(String(describing: restarted.jobs[0].error))")
+        // Unpacked after verification on nio, whose first body reached the part; streamed on
+        // URLSession when its first body never did (then the second stream is the whole one).
+        #expect(restarted.jobs[0].extracted?.files == 128)
+        #expect(files == 128 && !names.contains { $0.hasPrefix(".again.") })
+    }
+
     /// `keep_archive: false` removes the archive once the tree is in place, and a rerun is
     /// `up_to_date` without a request while the tree is whole; a damaged tree fetches again.
     @Test func withoutTheArchiveARerunNeedsNoRequest() async throws {

@@ -67,7 +67,7 @@ import Testing
         result.skippedBecause = "not really"
         result.copiedFrom = "twin"
         result.source = .link
-        result.extracted = Extraction(into: "tree", format: "tar.gz", files: 3, bytes: 12, repaired: 1)
+        result.extracted = Extraction(into: "tree", format: "tar.gz", files: 3, bytes: 12, repaired: 1, streamed: true)
         result.evidence = "ETag"
         return result
     }

@@ -8,7 +8,7 @@ Cases:
                                   a setuid file, fixed mtimes
   traversal, absolute, backslash-zip, backslash-zip-utf8, symlink-escape, symlink-dot-climb, symlink-absolute, symlink-then-through,
   hardlink-escape, hardlink-outside, device, fifo, duplicate-types, bomb (20 MiB of zeros),
-  many-entries (5,000 empty files), many-files-old / many-files-new (6,000 files), truncated, corrupt, not-an-archive, single-gz
+  many-entries (5,000 empty files), many-files-old / many-files-new (6,000 files), stream (8 MiB), truncated, corrupt, not-an-archive, single-gz
 """
 import gzip, io, os, sys, tarfile, time, zipfile
 
@@ -121,6 +121,10 @@ def main(case, out):
         if tag == b"new":
             entries.append(("NEW", dict(data=b"the new tree\n")))
         tar_of(entries, out)
+    elif case == "stream":
+        # 8 MiB of incompressible files: the origin holds the last part back while a test looks
+        # at the tree being unpacked from the first.
+        tar_of([(f"s/f{i:03d}.bin", dict(data=os.urandom(64 << 10))) for i in range(128)], out)
     elif case in ("truncated", "corrupt"):
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w:gz") as tar:

@@ -14,7 +14,7 @@ Then the tar.gz from a mirror capped at 50 MB/s per connection (nginx `limit_rat
 the manifest: one stream), downloaded alone against downloaded and unpacked while it arrives.
 
 Writes bench/results/archives.md with the command that produced it.
-usage: bench/archive-bench.py [--mib N] [--files N] [--runs N] [--bin PATH]
+usage: bench/archive-bench.py [--mib N] [--files N] [--runs N] [--bin PATH] [--sections peers,streaming]
 """
 import argparse
 import os
@@ -64,7 +64,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--bin", default=str(ROOT / ".build/release/batchfetch"))
+    parser.add_argument("--sections", default="peers,streaming", help="peers, streaming, or both (comma-separated)")
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
     lines = ["# Archives: unpacking with `extract:` against GNU tar, bsdtar and unzip", "",
              f"`bench/archive-bench.py --mib {args.mib} --files {args.files} --runs {args.runs}` on a release build, "
              f"2 cores, {subprocess.run(['stat', '-f', '-c', '%T', str(ROOT)], capture_output=True, text=True).stdout.strip()}; "
@@ -78,7 +80,7 @@ def main() -> None:
         tmp = pathlib.Path(tmp)
         nginx, port = start_nginx(www, tmp / "nginx", locations="location /capped/ { alias " + str(www) + "/; limit_rate 50m; }")
         try:
-            for format, name in names.items():
+            for format, name in (names.items() if "peers" in sections else []):
                 manifest = tmp / f"{format}.yaml"
 
                 def write_manifest(into: str) -> None:
@@ -117,23 +119,27 @@ def main() -> None:
                 (tmp / "out" / name).unlink()
 
             # Streaming: the tar.gz from a mirror capped at 50 MB/s per connection (nginx
-            # limit_rate), downloaded alone against downloaded and unpacked in one run.
-            lines += ["", f"## Streaming: the tar.gz from a mirror capped at 50 MB/s per connection (median of {args.runs})", "",
-                      "| run | wall | peak RSS | ratio to the download alone |", "|---|---|---|---|"]
-            alone, unpacked = [], []
-            for run in range(args.runs):
-                for label, extract, measured in [("alone", "", alone), ("unpacked", f", extract: {{into: s{run}, max_size: 100GiB}}", unpacked)]:
-                    manifest = tmp / f"stream-{label}-{run}.yaml"
-                    manifest.write_text(f"version: 1\noutput_dir: s{label}{run}\njobs:\n  - {{id: a, url: 'http://127.0.0.1:{port}/capped/"
-                                        f"{names['tar.gz']}', dest: a.tar.gz{extract}}}\n")
-                    subprocess.run(["sync"], check=True)
-                    measured.append(timed([args.bin, "run", str(manifest), "--progress", "none"]))
-                    shutil.rmtree(tmp / f"s{label}{run}")
-            base = statistics.median(r[0] for r in alone)
-            for label, measured in [("download alone", alone), ("download and unpack (`extract:`)", unpacked)]:
-                wall = statistics.median(r[0] for r in measured)
-                lines.append(f"| {label} | {wall:.2f} s | {max(r[1] for r in measured):.0f} MiB | {wall / base:.2f}× |")
-            print("\n".join(lines[-2:]), flush=True)
+            # limit_rate), downloaded alone against downloaded and unpacked in one run; one
+            # stream (`segments: 1`), the path where the unpacking follows the download, then
+            # the default (`auto`: four segments for a large file, unpacked after verification).
+            if "streaming" in sections:
+                lines += ["", f"## Streaming: the tar.gz from a mirror capped at 50 MB/s per connection (median of {args.runs})", "",
+                          "| segments | run | wall | peak RSS | ratio to the download alone |", "|---|---|---|---|---|"]
+                for segments in ["1", "auto"]:
+                    alone, unpacked = [], []
+                    for run in range(args.runs):
+                        for label, extract, measured in [("alone", "", alone), ("unpacked", f", extract: {{into: s{run}, max_size: 100GiB}}", unpacked)]:
+                            manifest = tmp / f"stream-{label}-{run}.yaml"
+                            manifest.write_text(f"version: 1\noutput_dir: s{label}{run}\njobs:\n  - {{id: a, url: 'http://127.0.0.1:{port}/capped/"
+                                                f"{names['tar.gz']}', dest: a.tar.gz, segments: {segments}{extract}}}\n")
+                            subprocess.run(["sync"], check=True)
+                            measured.append(timed([args.bin, "run", str(manifest), "--progress", "none"]))
+                            shutil.rmtree(tmp / f"s{label}{run}")
+                    base = statistics.median(r[0] for r in alone)
+                    for label, measured in [("download alone", alone), ("download and unpack (`extract:`)", unpacked)]:
+                        wall = statistics.median(r[0] for r in measured)
+                        lines.append(f"| {segments} | {label} | {wall:.2f} s | {max(r[1] for r in measured):.0f} MiB | {wall / base:.2f}× |")
+                    print("\n".join(lines[-2:]), flush=True)
         finally:
             nginx.terminate()
             nginx.wait()

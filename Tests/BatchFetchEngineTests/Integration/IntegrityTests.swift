@@ -173,6 +173,7 @@ import TestOrigin
         world.origin.serve("/b.bin", .generated(size: 1 << 20, seed: 2))
         let run = try world.start("""
             version: 1
+            defaults: {timeout: 10m}
             jobs:
               - {id: a, url: "{origin}/a.bin", dest: a.bin}
               - {id: b, url: "{origin}/b.bin", dest: sub/b.bin, depends_on: [a]}

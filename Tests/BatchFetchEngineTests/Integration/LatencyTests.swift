@@ -20,7 +20,10 @@ import TestOrigin
         world.origin.delayHeads(by: .milliseconds(500))
         let jobs = (0..<16).map { "  - {id: f\($0), url: '{origin}/f\($0).bin', size: 4096}" }.joined(separator: "\n")
         let started = ContinuousClock.now
-        let run = try world.start("version: 1\nconcurrency: 16\nper_host: 16\njobs:\n\(jobs)\n")
+        // A held request waits on the test, not the network: no idle timeout may end it (under
+        // two CPU hogs the second arrival once came after the default 30 s, and every file was
+        // asked twice).
+        let run = try world.start("version: 1\nconcurrency: 16\nper_host: 16\ndefaults: {timeout: 10m}\njobs:\n\(jobs)\n")
         let arrived = { paths.reduce(0) { $0 + world.origin.arrivals($1) } }
         let side = await eventually { arrived() >= 2 }
         let together = arrived()

@@ -298,7 +298,7 @@ import TestOrigin
             version: 1
             rate_limit: 2MB/s
             jobs:
-              - {id: push, upload: data/src.bin, url: "{origin}/store/copy.bin", retries: 0}
+              - {id: push, upload: data/src.bin, url: "{origin}/store/copy.bin", retries: 0, timeout: 10m}
             """)
         var rewritten = false
         for await event in handle.events {

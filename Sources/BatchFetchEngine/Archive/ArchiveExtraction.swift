@@ -27,13 +27,16 @@ struct ArchiveExtraction {
     /// given, from the URL `urlSHA256`) under these settings and is still whole: what a rerun
     /// keeps without reading the archive.
     func intactTree(archiveSHA256: String?, urlSHA256: String?) -> ExtractedTree? {
-        guard let tree = state.tree(at: into), tree.settings == extract.settingsKey else { return nil }
-        if let archiveSHA256 {
-            guard tree.archiveSHA256 == archiveSHA256 else { return nil }
-        } else {
-            guard let urlSHA256, tree.urlSHA256 == urlSHA256 else { return nil }
-        }
+        guard let tree = recordedTree(archiveSHA256: archiveSHA256, urlSHA256: urlSHA256) else { return nil }
         return tree.differences(in: root, into: into, limit: 1).isEmpty ? tree : nil
+    }
+
+    /// The tree recorded at `into` from the archive `archiveSHA256` (or, with none given, from
+    /// the URL `urlSHA256`) under these settings, whole or not.
+    private func recordedTree(archiveSHA256: String?, urlSHA256: String?) -> ExtractedTree? {
+        guard let tree = state.tree(at: into), tree.settings == extract.settingsKey else { return nil }
+        if let archiveSHA256 { return tree.archiveSHA256 == archiveSHA256 ? tree : nil }
+        return urlSHA256 != nil && tree.urlSHA256 == urlSHA256 ? tree : nil
     }
 
     /// The report's `extracted` for `tree`.
@@ -46,11 +49,8 @@ struct ArchiveExtraction {
     /// swapped in. `repaired` in the result counts the entries of an earlier tree of this
     /// archive that someone changed or removed.
     func ensure(archive: Int32, size: Int64, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> Extraction {
-        let recorded = state.tree(at: into).flatMap {
-            $0.archiveSHA256 == archiveSHA256 && $0.settings == extract.settingsKey ? $0 : nil
-        }
         var repaired: Int?
-        if let recorded {
+        if let recorded = recordedTree(archiveSHA256: archiveSHA256, urlSHA256: nil) {
             let differing = recorded.differences(in: root, into: into).count
             if differing == 0 { return report(recorded) }
             repaired = differing
@@ -172,9 +172,7 @@ struct ArchiveExtraction {
             total += Int64(bytes.count)
             progress?.unpacked(entries: 1, bytes: total)
             if total > cap { throw DownloadFailure(.archiveTooLarge, "\(archiveName) decompresses to more than \(cap) bytes (max_size)") }
-            guard pwrite(output, bytes.baseAddress!, bytes.count, off_t(offset)) == bytes.count else {
-                throw FileSink.failure(errno, "cannot write \(shown)")
-            }
+            guard FileSink.pwriteFully(output, bytes, at: offset) else { throw FileSink.failure(errno, "cannot write \(shown)") }
         }
         var status = stat()
         guard fstat(output, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(shown)") }

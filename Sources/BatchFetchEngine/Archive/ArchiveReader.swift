@@ -36,29 +36,29 @@ final class ArchiveReader {
     let name: String
     let requested: Extract.Format
 
-    /// Opens the archive in `descriptor` (read from its start; libarchive seeks in zips).
-    init(descriptor: Int32, format: Extract.Format, name: String) throws(DownloadFailure) {
+    /// A reader with every format enabled, not yet opened; `stream` is kept alive with it. A
+    /// failure of the opening inits frees the archive in deinit (every property is set).
+    private init(format: Extract.Format, name: String, stream: ArchiveStream?) throws(DownloadFailure) {
         _ = Self.unicodeNames
         guard let archive = archive_read_new() else { throw DownloadFailure(.ioError, "libarchive: out of memory") }
         self.archive = archive
         self.name = name
         requested = format
+        self.stream = stream
         Self.enableFormats(on: archive)
-        // A failure below frees the archive in deinit (every property is set).
+    }
+
+    /// Opens the archive in `descriptor` (read from its start; libarchive seeks in zips).
+    convenience init(descriptor: Int32, format: Extract.Format, name: String) throws(DownloadFailure) {
+        try self.init(format: format, name: name, stream: nil)
         guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw FileSink.failure(errno, "cannot read \(name)") }
         guard archive_read_open_fd(archive, descriptor, 1 << 20) == ARCHIVE_OK else { throw invalid("cannot be read") }
     }
 
     /// Opens an archive read from `source` as its bytes come (streaming extraction): libarchive
     /// asks it for blocks in order and never seeks.
-    init(source: ArchiveStream, format: Extract.Format, name: String) throws(DownloadFailure) {
-        _ = Self.unicodeNames
-        guard let archive = archive_read_new() else { throw DownloadFailure(.ioError, "libarchive: out of memory") }
-        self.archive = archive
-        self.name = name
-        requested = format
-        stream = source
-        Self.enableFormats(on: archive)
+    convenience init(source: ArchiveStream, format: Extract.Format, name: String) throws(DownloadFailure) {
+        try self.init(format: format, name: name, stream: source)
         let read: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<UnsafeRawPointer?>?) -> la_ssize_t = {
             _, context, buffer in
             let source = Unmanaged<ArchiveStream>.fromOpaque(context!).takeUnretainedValue()
@@ -72,7 +72,7 @@ final class ArchiveReader {
     }
 
     /// The source of a streamed archive, kept alive while libarchive reads it.
-    private var stream: ArchiveStream?
+    private let stream: ArchiveStream?
 
     deinit {
         archive_read_free(archive)

@@ -121,15 +121,7 @@ struct TreeWriter {
         try reader.readData { (bytes: UnsafeRawBufferPointer, offset: Int64) throws(DownloadFailure) in
             total += Int64(bytes.count)
             if total > cap { throw tooLarge() }
-            var done = 0
-            while done < bytes.count {
-                let wrote = pwrite(output, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-                if wrote < 0 {
-                    if errno == EINTR { continue }
-                    throw FileSink.failure(errno, "cannot write \(root.path)/\(path)")
-                }
-                done += wrote
-            }
+            guard FileSink.pwriteFully(output, bytes, at: offset) else { throw FileSink.failure(errno, "cannot write \(root.path)/\(path)") }
             end = max(end, offset + Int64(bytes.count))
         }
         bytesWritten = total

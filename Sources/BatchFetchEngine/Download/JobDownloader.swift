@@ -95,10 +95,11 @@ struct JobDownloader: Sendable {
         guard job.settings.refresh != .always, files.destStatus() == nil else { return nil }
         let pinned = job.checksums.first { $0.algorithm == .sha256 }?.hex
         let url = pinned == nil ? network.mirrors.first.flatMap { $0?.identity } : nil
-        guard let tree = extraction(extract).intactTree(archiveSHA256: pinned, urlSHA256: url) else { return nil }
+        let extraction = extraction(extract)
+        guard let tree = extraction.intactTree(archiveSHA256: pinned, urlSHA256: url) else { return nil }
         var result = JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
         result.checksums = ["sha256": tree.archiveSHA256]
-        result.extracted = extraction(extract).report(tree)
+        result.extracted = extraction.report(tree)
         return result
     }
 

@@ -209,16 +209,7 @@ final class JournalFile: Sendable {
 
     /// Writes `bytes` at `offset`; false when they could not all be written (a full disk).
     func write(_ bytes: [UInt8], at offset: Int64) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let count = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { return false }
-                done += count
-            }
-            return true
-        }
+        bytes.withUnsafeBytes { FileSink.pwriteFully(descriptor, $0, at: offset) }
     }
 
     /// Up to `length` bytes from `offset`: fewer at the end of the file.

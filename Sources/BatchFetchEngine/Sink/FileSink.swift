@@ -373,15 +373,9 @@ final class FileSink: @unchecked Sendable {
         guard writeFailure == nil else { return false }
         if let writeRate { usleep(UInt32(min(Double(chunk.count) / Double(writeRate) * 1e6, 1e7))) }
         let ok = chunk.withBytes { bytes -> Bool in
-            var done = 0
-            while done < bytes.count {
-                let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    record(Self.failure(errno, "write failed"))
-                    return false
-                }
-                done += result
+            guard Self.pwriteFully(descriptor, bytes, at: offset) else {
+                record(Self.failure(errno, "write failed"))
+                return false
             }
             if hashes { digester.update(bytes) }
             return true
@@ -410,6 +404,23 @@ final class FileSink: @unchecked Sendable {
             done += got
         }
         return done
+    }
+
+    /// Writes all of `bytes` at `offset`, going on after a short write or `EINTR`: false (with
+    /// `errno` set) when they could not all be written.
+    static func pwriteFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let wrote = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if wrote < 0 && errno == EINTR { continue }
+            if wrote < 0 { return false }
+            if wrote == 0 {
+                errno = EIO
+                return false
+            }
+            done += wrote
+        }
+        return true
     }
 
     static func failure(_ code: Int32, _ context: String) -> DownloadFailure {

@@ -13,10 +13,18 @@ fresh directory. Outputs are removed after each measurement, all tools taking tu
 Then the tar.gz from a mirror capped at 50 MB/s per connection (nginx `limit_rate`, no size in
 the manifest: one stream), downloaded alone against downloaded and unpacked while it arrives.
 
+Then the bombs (`--sections bombs`, one run each): a tar.gz of a million empty files in 1,000
+directories unpacked whole under the default caps, by batchfetch, GNU tar and bsdtar (each tree
+removed, then 40 s of quiet: ext4 skips inodes freed in the last 30 s when it allocates, and a
+million of them made the next tool's creates four times slower); and a tar.gz of 10 GiB of zeros
+(10 MB: 1,000:1) that batchfetch stops at its default `max_size` (1 GiB) — the peers would
+write all 10 GiB.
+
 Writes bench/results/archives.md with the command that produced it.
-usage: bench/archive-bench.py [--mib N] [--files N] [--runs N] [--bin PATH] [--sections peers,streaming]
+usage: bench/archive-bench.py [--mib N] [--files N] [--runs N] [--bin PATH] [--sections peers,streaming,bombs]
 """
 import argparse
+import json
 import os
 import pathlib
 import shutil
@@ -58,13 +66,37 @@ def make_archives(www: pathlib.Path, mib: int, files: int) -> dict:
     return names
 
 
+def make_bombs(www: pathlib.Path) -> tuple:
+    """A million empty files in a tar.gz, and 10 GiB of zeros in one (made once)."""
+    many, zeros = www / "million-entries.tar.gz", www / "zeros-10g.tar.gz"
+    if not many.exists():
+        with tarfile.open(many, "w:gz", compresslevel=1, format=tarfile.GNU_FORMAT) as archive:
+            for d in range(1000):
+                info = tarfile.TarInfo(f"d{d:04d}")
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                archive.addfile(info)
+                for i in range(1000):
+                    info = tarfile.TarInfo(f"d{d:04d}/f{i:04d}.txt")
+                    info.mode = 0o644
+                    archive.addfile(info)
+    if not zeros.exists():
+        class Zeros:
+            def read(self, n: int) -> bytes:
+                return bytes(n)
+        info = tarfile.TarInfo("zeros.bin")
+        info.size = 10 << 30
+        with tarfile.open(zeros, "w:gz", compresslevel=1) as archive:
+            archive.addfile(info, Zeros())
+    return many.name, zeros.name
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mib", type=int, default=1024)
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--bin", default=str(ROOT / ".build/release/batchfetch"))
-    parser.add_argument("--sections", default="peers,streaming", help="peers, streaming, or both (comma-separated)")
+    parser.add_argument("--sections", default="peers,streaming,bombs", help="peers, streaming, bombs (comma-separated)")
     args = parser.parse_args()
     sections = set(args.sections.split(","))
     lines = ["# Archives: unpacking with `extract:` against GNU tar, bsdtar and unzip", "",
@@ -140,6 +172,33 @@ def main() -> None:
                         wall = statistics.median(r[0] for r in measured)
                         lines.append(f"| {segments} | {label} | {wall:.2f} s | {max(r[1] for r in measured):.0f} MiB | {wall / base:.2f}× |")
                     print("\n".join(lines[-2:]), flush=True)
+            if "bombs" in sections:
+                many, zeros = make_bombs(www)
+                lines += ["", "## Bombs (one run each, default caps)", "",
+                          "| archive | tool | outcome | wall | peak RSS |", "|---|---|---|---|---|"]
+                for name, peers in [(many, [("GNU tar -xzf", ["tar", "-xzf"]), ("bsdtar -xf", ["bsdtar", "-xf"])]), (zeros, [])]:
+                    manifest = tmp / "bomb.yaml"
+                    manifest.write_text(f"version: 1\noutput_dir: bomb\njobs:\n  - {{id: a, url: 'http://127.0.0.1:{port}/{name}', "
+                                        f"dest: {name}, extract: {{into: tree}}}}\n")
+                    subprocess.run(["sync"], check=True)
+                    wall, rss = timed([args.bin, "run", str(manifest), "--progress", "none", "--report", str(tmp / "bomb.json")], check=False)
+                    job = json.loads((tmp / "bomb.json").read_text())["jobs"][0]
+                    outcome = f"{job['extracted']['files']:,} files" if job["status"] == "downloaded" else job["error"]["code"]
+                    lines.append(f"| {name} | batchfetch (download and unpack) | {outcome} | {wall:.2f} s | {rss:.0f} MiB |")
+                    archive = tmp / "bomb" / name
+                    shutil.rmtree(tmp / "bomb" / "tree", ignore_errors=True)
+                    for label, command in peers:
+                        time.sleep(40)
+                        target = tmp / "peer-bomb"
+                        target.mkdir()
+                        os.chdir(target)
+                        wall, rss = timed(command + [str(archive)])
+                        os.chdir(tmp)
+                        lines.append(f"| {name} | {label} | {sum(1 for _ in target.rglob('*.txt')):,} files | {wall:.2f} s | {rss:.0f} MiB |")
+                        shutil.rmtree(target)
+                    print("\n".join(lines[-1 - len(peers):]), flush=True)
+                    shutil.rmtree(tmp / "bomb")
+                    time.sleep(40)
         finally:
             nginx.terminate()
             nginx.wait()

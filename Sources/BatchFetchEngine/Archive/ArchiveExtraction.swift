@@ -28,7 +28,7 @@ struct ArchiveExtraction {
     /// keeps without reading the archive.
     func intactTree(archiveSHA256: String?, urlSHA256: String?) -> ExtractedTree? {
         guard let tree = recordedTree(archiveSHA256: archiveSHA256, urlSHA256: urlSHA256) else { return nil }
-        return tree.differences(in: root, into: into, limit: 1).isEmpty ? tree : nil
+        return tree.differences(in: root, into: into, state: state, stopEarly: true).count == 0 ? tree : nil
     }
 
     /// The tree recorded at `into` from the archive `archiveSHA256` (or, with none given, from
@@ -51,7 +51,7 @@ struct ArchiveExtraction {
     func ensure(archive: Int32, size: Int64, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> Extraction {
         var repaired: Int?
         if let recorded = recordedTree(archiveSHA256: archiveSHA256, urlSHA256: nil) {
-            let differing = recorded.differences(in: root, into: into).count
+            let differing = recorded.differences(in: root, into: into, state: state, naming: 0).count
             if differing == 0 { return report(recorded) }
             repaired = differing
         }
@@ -65,7 +65,9 @@ struct ArchiveExtraction {
         let temporary: String
         let name: String
         let format: Extract.Format
-        let entries: [ExtractedTree.Entry]
+        /// A tree's entries, recorded in the state store as they were written (a single file is
+        /// recorded once in place: the rename changes its ctime).
+        var recording: StateCache.TreeRecording?
     }
 
     /// Unpacks the archive beside `into` and swaps it into place; records the new tree.
@@ -104,10 +106,13 @@ struct ArchiveExtraction {
             let first = try reader.next()
             guard let format = reader.found else { throw DownloadFailure(.archiveInvalid, "\(archiveName) cannot be read") }
             if streaming, format == .zip { throw DownloadFailure(.archiveInvalid, "a zip is not unpacked while it downloads") }
-            let entries = format.isSingleFile
-                ? [try decompress(reader, into: parent, temporary: temporary, archiveSize: archiveSize)]
-                : try writeTree(reader, first: first, format: format, into: parent, temporary: temporary, archiveSize: archiveSize)
-            return Unpacked(parent: parent, temporary: temporary, name: name, format: format, entries: entries)
+            guard !format.isSingleFile else {
+                try decompress(reader, into: parent, temporary: temporary, archiveSize: archiveSize)
+                return Unpacked(parent: parent, temporary: temporary, name: name, format: format)
+            }
+            let recording = try writeTree(reader, first: first, format: format, into: parent, temporary: temporary,
+                                          archiveSize: archiveSize)
+            return Unpacked(parent: parent, temporary: temporary, name: name, format: format, recording: recording)
         } catch {
             try? parent.removeTree(temporary)
             throw error
@@ -117,31 +122,31 @@ struct ArchiveExtraction {
     /// Swaps an unpacked tree into place (the old one removed) and records it.
     func install(_ unpacked: Unpacked, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> ExtractedTree {
         let parent = unpacked.parent
-        var entries = unpacked.entries
         do throws(DownloadFailure) {
             if try parent.exchange(unpacked.temporary, with: unpacked.name) { try? parent.removeTree(unpacked.temporary) }
         } catch {
             discard(unpacked)
             throw error
         }
-        // A rename changes the ctime of what it moves: a single file is taken again in place.
+        var recording = unpacked.recording ?? StateCache.TreeRecording(format: unpacked.format, settings: extract.settingsKey, in: state)
+        // A rename changes the ctime of what it moves: a single file is taken in place.
         if unpacked.format.isSingleFile, let status = parent.regularFileStatus(unpacked.name) {
-            entries = [ExtractedTree.Entry(path: "", kind: .file, status: status)]
+            recording.add(ExtractedTree.Entry(path: "", kind: .file, status: status))
         }
-        let tree = ExtractedTree(archiveSHA256: archiveSHA256, settings: extract.settingsKey, format: unpacked.format.rawValue,
-                                 urlSHA256: urlSHA256, entries: entries)
-        state.record(tree: tree, at: into)
-        return tree
+        return recording.install(at: into, archiveSHA256: archiveSHA256, urlSHA256: urlSHA256)
     }
 
-    /// Removes an unpacked tree that is not to be installed.
+    /// Removes an unpacked tree that is not to be installed, and what was recorded of it.
     func discard(_ unpacked: Unpacked) {
         try? unpacked.parent.removeTree(unpacked.temporary)
+        unpacked.recording?.discard()
     }
 
-    /// Writes every entry into a fresh directory `temporary` in `parent`.
+    /// Writes every entry into a fresh directory `temporary` in `parent`, and records what it
+    /// holds — walked once the last entry is written and before the directories get their
+    /// modes (one may be unreadable then), so that a hard link's ctime is its last one.
     private func writeTree(_ reader: ArchiveReader, first: ArchiveReader.Entry?, format: Extract.Format, into parent: SafeDirectory,
-                           temporary: String, archiveSize: Int64) throws(DownloadFailure) -> [ExtractedTree.Entry] {
+                           temporary: String, archiveSize: Int64) throws(DownloadFailure) -> StateCache.TreeRecording {
         guard mkdirat(parent.descriptor, temporary, 0o700) == 0 else {
             throw FileSink.failure(errno, "cannot create \(parent.path)/\(temporary)")
         }
@@ -155,14 +160,17 @@ struct ArchiveExtraction {
             try writer.write(entry, from: reader)
             next = try reader.next()
         }
+        var recording = StateCache.TreeRecording(format: format, settings: extract.settingsKey, in: state)
+        ExtractedTree.walk(tree) { recording.add($0) }
+        recording.flush()
         writer.finish()
         _ = fchmod(tree.descriptor, 0o777 & ~TreeWriter.processUmask)
-        return writer.entries
+        return recording
     }
 
     /// A single compressed file: its one stream, decompressed into the file `temporary`.
     private func decompress(_ reader: ArchiveReader, into parent: SafeDirectory, temporary: String,
-                            archiveSize: Int64) throws(DownloadFailure) -> ExtractedTree.Entry {
+                            archiveSize: Int64) throws(DownloadFailure) {
         let output = try parent.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o666)
         defer { close(output) }
         let cap = extract.sizeCap(archiveSize: archiveSize)
@@ -174,8 +182,5 @@ struct ArchiveExtraction {
             if total > cap { throw DownloadFailure(.archiveTooLarge, "\(archiveName) decompresses to more than \(cap) bytes (max_size)") }
             guard FileSink.pwriteFully(output, bytes, at: offset) else { throw FileSink.failure(errno, "cannot write \(shown)") }
         }
-        var status = stat()
-        guard fstat(output, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(shown)") }
-        return ExtractedTree.Entry(path: "", kind: .file, status: status)
     }
 }

@@ -8,12 +8,16 @@ import Foundation
 /// and so does putting the mtime back, so a file rewritten in place is caught as the content
 /// cache catches it —, a directory while it is a directory, a link while it is the same link
 /// (its inode).
+///
+/// This value is the tree's header; its entries are rows of the store
+/// (``StateCache/forEachEntry(of:_:)``), never all in memory: a million-entry archive held
+/// them as 850 MB of values and JSON (Docs/StateStore.md).
 struct ExtractedTree: Codable, Sendable, Equatable {
     enum Kind: String, Codable, Sendable {
         case file = "f", directory = "d", symlink = "l"
     }
 
-    struct Entry: Codable, Sendable, Equatable {
+    struct Entry: Sendable, Equatable {
         /// Relative to the tree; "" for a single decompressed file (the tree is that file).
         var path: String
         var kind: Kind
@@ -22,18 +26,31 @@ struct ExtractedTree: Codable, Sendable, Equatable {
         var mtimeNanoseconds: Int64
         var ctimeNanoseconds: Int64
 
-        enum CodingKeys: String, CodingKey {
-            case path = "p", kind = "k", size = "s", inode = "i", mtimeNanoseconds = "m", ctimeNanoseconds = "c"
+        init(path: String, kind: Kind, size: Int64, inode: UInt64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64) {
+            self.path = path
+            self.kind = kind
+            self.size = size
+            self.inode = inode
+            self.mtimeNanoseconds = mtimeNanoseconds
+            self.ctimeNanoseconds = ctimeNanoseconds
         }
 
         /// An entry for what `status` (an `lstat`) describes at `path`.
         init(path: String, kind: Kind, status: stat) {
-            self.path = path
-            self.kind = kind
-            size = kind == .file ? Int64(status.st_size) : 0
-            inode = kind == .directory ? 0 : UInt64(status.st_ino)
-            mtimeNanoseconds = kind == .file ? status.mtimeNanoseconds : 0
-            ctimeNanoseconds = kind == .file ? status.ctimeNanoseconds : 0
+            self.init(path: path, kind: kind, size: kind == .file ? Int64(status.st_size) : 0,
+                      inode: kind == .directory ? 0 : UInt64(status.st_ino),
+                      mtimeNanoseconds: kind == .file ? status.mtimeNanoseconds : 0,
+                      ctimeNanoseconds: kind == .file ? status.ctimeNanoseconds : 0)
+        }
+
+        /// The kind an `lstat` describes; nil for what an extraction never makes.
+        static func kind(of status: stat) -> Kind? {
+            switch status.st_mode & S_IFMT {
+            case S_IFREG: .file
+            case S_IFDIR: .directory
+            case S_IFLNK: .symlink
+            default: nil
+            }
         }
 
         /// Why the entry is not as recorded, given what is there now (nil: `lstat` found
@@ -62,29 +79,70 @@ struct ExtractedTree: Codable, Sendable, Equatable {
     /// The sha256 of the URL the archive came from (``Mirror/identity``): with `keep_archive:
     /// false` and no pinned checksum, a rerun knows the tree is this URL's without the archive.
     var urlSHA256: String?
-    var entries: [Entry]
+    /// Regular files written, and their bytes: the report's `files` and `bytes`.
+    var files = 0
+    var bytes: Int64 = 0
+    /// Entries recorded (files, directories and links): a record missing rows is not trusted.
+    var entries = 0
+    /// The store's key for the entries' rows; 0 while not recorded.
+    var generation: Int64 = 0
 
     enum CodingKeys: String, CodingKey {
-        case archiveSHA256 = "archive_sha256", settings, format, urlSHA256 = "url_sha256", entries
+        case archiveSHA256 = "archive_sha256", settings, format, urlSHA256 = "url_sha256", files, bytes, entries, generation
     }
 
-    /// Regular files written, and their bytes: the report's `files` and `bytes`.
-    var files: Int { entries.count { $0.kind == .file } }
-    var bytes: Int64 { entries.reduce(0) { $0 + ($1.kind == .file ? $1.size : 0) } }
+    init(archiveSHA256: String, settings: String, format: String, urlSHA256: String?) {
+        self.archiveSHA256 = archiveSHA256
+        self.settings = settings
+        self.format = format
+        self.urlSHA256 = urlSHA256
+    }
 
-    /// The entries that are not as recorded in the tree `into` (relative to `root`), each with
-    /// why (``Entry/difference(from:)``). Empty when the tree is whole; `limit` stops early.
-    func differences(in root: SafeDirectory, into: String, limit: Int = Int.max) -> [(path: String, why: String)] {
-        var differing: [(path: String, why: String)] = []
-        for entry in entries {
+    /// Counts `entry` in the header.
+    mutating func count(_ entry: Entry) {
+        entries += 1
+        if entry.kind == .file {
+            files += 1
+            bytes += entry.size
+        }
+    }
+
+    /// How the tree at `into` (relative to `root`) differs from the record `state` holds of it:
+    /// how many entries are not as recorded, and the first `naming` of them with why
+    /// (``Entry/difference(from:)``). `stopEarly` ends at the first difference. A record whose
+    /// rows cannot all be read counts as one difference: it is not trusted.
+    func differences(in root: SafeDirectory, into: String, state: StateCache, naming: Int = 5,
+                     stopEarly: Bool = false) -> (count: Int, named: [(path: String, why: String)]) {
+        var count = 0
+        var named: [(path: String, why: String)] = []
+        var seen = 0
+        let read = state.forEachEntry(of: self) { entry in
+            seen += 1
             let path = entry.path.isEmpty ? into : into + "/" + entry.path
             var status = stat()
             let found = fstatat(root.descriptor, path, &status, AT_SYMLINK_NOFOLLOW) == 0 ? status : nil
-            if let why = entry.difference(from: found) {
-                differing.append((entry.path, why))
-                if differing.count >= limit { break }
+            guard let why = entry.difference(from: found) else { return true }
+            count += 1
+            if named.count < naming { named.append((entry.path, why)) }
+            return !stopEarly
+        }
+        if !read || (count == 0 && seen != entries) {
+            return (count + 1, named.count < naming ? named + [("", "not fully recorded")] : named)
+        }
+        return (count, named)
+    }
+
+    /// Calls `body` with an entry for everything beneath `directory`, depth first, never
+    /// following a link, reading each directory as it goes (a million names in one directory are
+    /// not listed first). `prefix` is the path of `directory` within the tree.
+    static func walk(_ directory: SafeDirectory, prefix: String = "", _ body: (Entry) -> Void) {
+        directory.forEachStatus { name, status in
+            guard let kind = Entry.kind(of: status) else { return }
+            let path = prefix.isEmpty ? name : prefix + "/" + name
+            body(Entry(path: path, kind: kind, status: status))
+            if kind == .directory, let inner = try? directory.subdirectory(name, create: false) {
+                walk(inner, prefix: path, body)
             }
         }
-        return differing
     }
 }

@@ -11,6 +11,11 @@ import Foundation
 /// Modes come from the archive without setuid, setgid and sticky bits and under the umask;
 /// mtimes from the archive; owners never. Directories get their modes and mtimes last, deepest
 /// first, once nothing more is written into them.
+///
+/// What earlier entries made is asked of the tree itself (an `lstat`), not kept: the tree is a
+/// fresh directory only this writer writes into, so what is there is the archive's, and a
+/// million entries cost no memory (only directories' modes and mtimes are kept, as GNU tar and
+/// bsdtar keep them).
 struct TreeWriter {
     private let root: SafeDirectory
     private let extract: Extract
@@ -22,10 +27,6 @@ struct TreeWriter {
     /// Hears the entries read and bytes written after each entry (the run's progress).
     private let progress: JobProgress?
 
-    private(set) var entries: [ExtractedTree.Entry] = []
-    /// Each written path's slot in ``entries``: duplicates replace their slot, hard links find
-    /// their target.
-    private var slots: [String: Int] = [:]
     /// Directory entries' modes and mtimes, applied by ``finish()``.
     private var directoryAttributes: [(path: String, mode: mode_t, mtime: timespec?)] = []
     private(set) var bytesWritten: Int64 = 0
@@ -75,18 +76,9 @@ struct TreeWriter {
         }
     }
 
-    /// Applies the directories' modes and mtimes, deepest first, and takes the status of files
-    /// with several names again: each link made after a file was recorded changed its ctime.
+    /// Applies the directories' modes and mtimes, deepest first.
     mutating func finish() {
         current = nil
-        var names: [UInt64: Int] = [:]
-        for entry in entries where entry.kind == .file { names[entry.inode, default: 0] += 1 }
-        for slot in entries.indices where entries[slot].kind == .file && names[entries[slot].inode, default: 0] > 1 {
-            var status = stat()
-            if fstatat(root.descriptor, entries[slot].path, &status, AT_SYMLINK_NOFOLLOW) == 0 {
-                entries[slot] = ExtractedTree.Entry(path: entries[slot].path, kind: .file, status: status)
-            }
-        }
         for (path, mode, mtime) in directoryAttributes.sorted(by: { $0.path.count > $1.path.count }) {
             _ = fchmodat(root.descriptor, path, mode & 0o777 & ~umask, 0)
             if let mtime {
@@ -99,10 +91,9 @@ struct TreeWriter {
     // MARK: - Kinds
 
     private mutating func makeDirectory(_ components: [String], entry: ArchiveReader.Entry) throws(DownloadFailure) {
-        let path = components.joined(separator: "/")
-        if let slot = slots[path] {
-            guard entries[slot].kind == .directory else { throw duplicate(entry, was: entries[slot].kind, now: .directory) }
-            return
+        let parent = try parent(of: components, entry: entry)
+        if let earlier = parent.status(components.last!).flatMap(ExtractedTree.Entry.kind(of:)), earlier != .directory {
+            throw duplicate(entry, was: earlier, now: .directory)
         }
         _ = try directory(components, entry: entry)
     }
@@ -133,9 +124,6 @@ struct TreeWriter {
             var times = [Self.keepAccessTime, mtime]
             _ = futimens(output, &times)
         }
-        var status = stat()
-        guard fstat(output, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(root.path)/\(path)") }
-        place(ExtractedTree.Entry(path: path, kind: .file, status: status))
     }
 
     private mutating func writeSymlink(_ components: [String], path: String, entry: ArchiveReader.Entry) throws(DownloadFailure) {
@@ -149,8 +137,6 @@ struct TreeWriter {
             var times = [Self.keepAccessTime, mtime]
             _ = utimensat(directory.descriptor, name, &times, AT_SYMLINK_NOFOLLOW)
         }
-        guard let status = directory.status(name) else { throw FileSink.failure(errno, "cannot read \(root.path)/\(path)") }
-        place(ExtractedTree.Entry(path: path, kind: .symlink, status: status))
     }
 
     /// A hard link may only name a regular file this archive itself wrote into the tree.
@@ -160,24 +146,19 @@ struct TreeWriter {
               parts.count > extract.stripComponents else {
             throw unsafe(entry, "is a hard link to '\(targetName)', which is not a file of the archive's tree")
         }
-        let target = parts.dropFirst(extract.stripComponents).joined(separator: "/")
-        guard let slot = slots[target], entries[slot].kind == .file else {
+        let targetComponents = Array(parts.dropFirst(extract.stripComponents))
+        guard let source = try existingDirectory(Array(targetComponents.dropLast())),
+              source.regularFileStatus(targetComponents.last!) != nil else {
             throw unsafe(entry, "is a hard link to '\(targetName)', which is not a file of the archive's tree")
         }
-        let targetComponents = Array(parts.dropFirst(extract.stripComponents))
-        let source = try parent(of: targetComponents, entry: entry)
-        let sourceDescriptor = source.descriptor
         let directory = try parent(of: components, entry: entry)
         let name = components.last!
-        if target == path { return }
+        if targetComponents.joined(separator: "/") == path { return }
         try replaceable(path, name: name, in: directory, entry: entry, as: .file)
-        guard linkat(sourceDescriptor, targetComponents.last!, directory.descriptor, name, 0) == 0 else {
+        guard linkat(source.descriptor, targetComponents.last!, directory.descriptor, name, 0) == 0 else {
             throw FileSink.failure(errno, "cannot link \(root.path)/\(path)")
         }
         withExtendedLifetime(source) {}
-        var linked = entries[slot]
-        linked.path = path
-        place(linked)
     }
 
     // MARK: - Places
@@ -187,56 +168,48 @@ struct TreeWriter {
         try directory(Array(components.dropLast()), entry: entry)
     }
 
-    /// The directory at `components`, opened without following links; every directory made on
-    /// the way is recorded. A component that is a file or a link fails the entry: writing
+    /// The directory at `components`, made as needed and opened one component at a time
+    /// without following links. A component that is a file or a link fails the entry: writing
     /// through a link an earlier entry planted is how archives escape.
     private mutating func directory(_ components: [String], entry: ArchiveReader.Entry) throws(DownloadFailure) -> SafeDirectory {
         let path = components.joined(separator: "/")
         if let current, current.path == path { return current.directory }
+        var opened = root
         var prefix = ""
         for component in components {
             prefix = prefix.isEmpty ? component : prefix + "/" + component
-            if let slot = slots[prefix] {
-                guard entries[slot].kind == .directory else {
-                    throw unsafe(entry, "goes through '\(prefix)', which the archive made a \(entries[slot].kind == .symlink ? "symbolic link" : "file")")
-                }
-                continue
-            }
-            if mkdirat(root.descriptor, prefix, 0o755) != 0 {
+            if mkdirat(opened.descriptor, component, 0o755) != 0, errno != EEXIST {
                 throw FileSink.failure(errno, "cannot create \(root.path)/\(prefix)")
             }
-            place(ExtractedTree.Entry(path: prefix, kind: .directory, status: stat()))
-        }
-        let found: SafeDirectory?
-        do throws(DownloadFailure) {
-            found = try root.subdirectory(path, create: false)
-        } catch {
-            throw error.code == .unsafePath ? unsafe(entry, "goes through a symbolic link") : error
-        }
-        guard let opened = found else {
-            throw DownloadFailure(.ioError, "\(root.path)/\(path) vanished while the archive was unpacked")
+            let next = openat(opened.descriptor, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard next >= 0 else {
+                guard errno == ELOOP || errno == ENOTDIR else { throw FileSink.failure(errno, "cannot open \(root.path)/\(prefix)") }
+                let made = opened.status(component).flatMap(ExtractedTree.Entry.kind(of:)) == .symlink ? "symbolic link" : "file"
+                throw unsafe(entry, "goes through '\(prefix)', which the archive made a \(made)")
+            }
+            opened = SafeDirectory(adopting: next, path: root.path + "/" + prefix)
         }
         current = (path, opened)
         return opened
     }
 
-    /// Makes room for a new `kind` at `path`: an earlier entry of the same kind is replaced (the
-    /// later one wins, as with tar); one of another kind fails the archive.
-    private mutating func replaceable(_ path: String, name: String, in directory: SafeDirectory, entry: ArchiveReader.Entry,
-                                      as kind: ExtractedTree.Kind) throws(DownloadFailure) {
-        guard let slot = slots[path] else { return }
-        let earlier = entries[slot].kind
-        guard earlier == kind else { throw duplicate(entry, was: earlier, now: kind) }
-        guard unlinkat(directory.descriptor, name, 0) == 0 else { throw FileSink.failure(errno, "cannot replace \(root.path)/\(path)") }
+    /// The directory at `components` if it is there (never following a link), nil if not.
+    private func existingDirectory(_ components: [String]) throws(DownloadFailure) -> SafeDirectory? {
+        do throws(DownloadFailure) {
+            return try root.subdirectory(components.joined(separator: "/"), create: false)
+        } catch {
+            guard error.code == .unsafePath else { throw error }
+            return nil
+        }
     }
 
-    private mutating func place(_ written: ExtractedTree.Entry) {
-        if let slot = slots[written.path] {
-            entries[slot] = written
-        } else {
-            slots[written.path] = entries.count
-            entries.append(written)
-        }
+    /// Makes room for a new `kind` at `path`: an earlier entry of the same kind is replaced (the
+    /// later one wins, as with tar); one of another kind fails the archive.
+    private func replaceable(_ path: String, name: String, in directory: SafeDirectory, entry: ArchiveReader.Entry,
+                             as kind: ExtractedTree.Kind) throws(DownloadFailure) {
+        guard let earlier = directory.status(name).flatMap(ExtractedTree.Entry.kind(of:)) else { return }
+        guard earlier == kind else { throw duplicate(entry, was: earlier, now: kind) }
+        guard unlinkat(directory.descriptor, name, 0) == 0 else { throw FileSink.failure(errno, "cannot replace \(root.path)/\(path)") }
     }
 
     // MARK: - Failures

@@ -85,18 +85,19 @@ public final class Verifier: Sendable {
                 + "(sha256 \(tree.archiveSHA256.prefix(12))…)")
             return
         }
-        let differing = tree.differences(in: root, into: into)
+        let differing = tree.differences(in: root, into: into, state: state)
         let extraction = Extraction(into: extract.into.redacted, format: tree.format, files: tree.files, bytes: tree.bytes)
         result.extracted = extraction
         if archiveGone {
             result.status = .ok
             result.checksums = ["sha256": tree.archiveSHA256]
         }
-        guard !differing.isEmpty else { return }
-        let named = differing.prefix(5).map { "\($0.path.isEmpty ? extract.into.redacted : $0.path) \($0.why)" }.joined(separator: ", ")
+        guard differing.count > 0 else { return }
+        let named = differing.named.map { "\($0.path.isEmpty ? extract.into.redacted : $0.path) \($0.why)" }.joined(separator: ", ")
+        let more = differing.count - differing.named.count
         result.status = .drift
         result.failure = DownloadFailure(.checksumMismatch, "the tree at \(extract.into.redacted) differs from what its archive unpacked to: "
-            + named + (differing.count > 5 ? " and \(differing.count - 5) more" : "") + " (\(differing.count) entr\(differing.count == 1 ? "y" : "ies"))")
+            + named + (more > 0 ? " and \(more) more" : "") + " (\(differing.count) entr\(differing.count == 1 ? "y" : "ies"))")
     }
 
     private func drift(_ result: inout JobResult, _ failure: DownloadFailure) {

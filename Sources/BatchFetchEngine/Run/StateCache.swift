@@ -66,8 +66,10 @@ public final class StateCache: Sendable {
     static let batchSize = 1024
     /// `PRAGMA application_id` of a batchfetch store ("bfst"), and `PRAGMA user_version`.
     static let applicationID: Int32 = 0x6266_7374
-    /// 2 added the `trees` table (`extract:`); a store of version 1 gains it in place.
-    static let schemaVersion = 2
+    /// 2 added the `trees` table (`extract:`), 3 its entries as rows (`tree_entries`); a store
+    /// of version 1 or 2 gains them in place (version 2's tree records are dropped: those trees
+    /// are unpacked again once).
+    static let schemaVersion = 3
 
     private struct Rows {
         /// Recorded and not yet written, by dest.
@@ -77,17 +79,14 @@ public final class StateCache: Sendable {
     }
 
     /// Nil when there is no output directory or no store could be opened there: entries then
-    /// live only in memory, for this run.
-    private let database: DatabaseQueue?
+    /// live only in memory, for this run (and extracted trees are not recorded).
+    let database: DatabaseQueue?
     /// The rows as the store held them when it was opened, read in one scan: the lookups of a
     /// run. A row recorded since is in `rows` until it is written, and then only in the
     /// database — where no lookup of this run needs it (each job looks its dest up before it
     /// records it; a twin that misses hashes the file).
     private let loaded: LoadedRows
     private let rows = NIOLockedValueBox(Rows())
-    /// Extracted trees recorded by this run, by `into`: where they live without a database, and
-    /// what this run's lookups see first.
-    private let trees = NIOLockedValueBox([String: ExtractedTree?]())
     /// One batch written at a time.
     private let flushing = NIOLock()
     /// What went wrong opening the store (set aside, migrated badly, not writable), to print.
@@ -156,40 +155,6 @@ public final class StateCache: Sendable {
             return rows.pending.count >= Self.batchSize
         }
         if full { flush() }
-    }
-
-    // MARK: - Extracted trees
-
-    /// One row per `extract.into`: the tree as ``ExtractedTree`` JSON. Few jobs extract, so
-    /// trees are read when a job asks and written as soon as they are made (one transaction
-    /// each), not batched.
-    static let createTrees = """
-        CREATE TABLE trees (
-            path TEXT NOT NULL PRIMARY KEY,
-            record BLOB NOT NULL
-        ) WITHOUT ROWID;
-        """
-
-    /// The tree last extracted at `into` (relative to the output directory), if one is recorded.
-    func tree(at into: String) -> ExtractedTree? {
-        if let recorded = trees.withLockedValue({ $0[into] }) { return recorded }
-        guard let data = try? database?.read({ db in
-            try Data.fetchOne(db, sql: "SELECT record FROM trees WHERE path = ?", arguments: [into])
-        }) else { return nil }
-        return try? JSONDecoder().decode(ExtractedTree.self, from: data)
-    }
-
-    /// Records the tree now at `into` (nil: none is, or the one there is not known).
-    func record(tree: ExtractedTree?, at into: String) {
-        trees.withLockedValue { $0[into] = .some(tree) }
-        guard let database else { return }
-        _ = try? database.write { db in
-            if let tree, let data = try? JSONEncoder().encode(tree) {
-                try db.execute(sql: "INSERT OR REPLACE INTO trees (path, record) VALUES (?, ?)", arguments: [into, data])
-            } else {
-                try db.execute(sql: "DELETE FROM trees WHERE path = ?", arguments: [into])
-            }
-        }
     }
 
     /// Writes what is recorded and not yet written, and folds the write-ahead log into the
@@ -340,14 +305,16 @@ public final class StateCache: Sendable {
             let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
             let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
             let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
-            if application == applicationID && version == 1 {
+            if application == applicationID && (1..<schemaVersion).contains(version) {
                 try db.inTransaction {
-                    try db.execute(sql: Self.createTrees + "PRAGMA user_version = \(schemaVersion);")
+                    try db.execute(sql: (version == 2 ? "DROP TABLE trees;" : "") + Self.createTrees
+                        + "PRAGMA user_version = \(schemaVersion);")
                     return .commit
                 }
             }
             if application == applicationID && (1...schemaVersion).contains(version) {
                 _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+                try removeUnfinishedTrees(db)
                 return false
             }
             guard application == 0 && version == 0 && tables == 0 else {

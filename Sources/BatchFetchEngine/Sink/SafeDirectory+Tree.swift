@@ -4,28 +4,48 @@ import Foundation
 /// Whole directory trees beneath a ``SafeDirectory``, for `extract:`: listed, removed and
 /// swapped by descriptor, never following a link (Docs/Archives.md).
 extension SafeDirectory {
-    /// The names in this directory, `.` and `..` left out; empty when it cannot be read.
-    func names() -> [String] {
-        let copy = dup(descriptor)
-        guard copy >= 0 else { return [] }
-        guard let stream = fdopendir(copy) else {
-            close(copy)
-            return []
-        }
-        defer { closedir(stream) }
-        rewinddir(stream)
+    /// The names in this directory, `.` and `..` left out, at most `limit` of them; empty when
+    /// it cannot be read.
+    func names(limit: Int = .max) -> [String] {
         var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
+        forEachName { name in
+            names.append(name)
+            return names.count < limit
         }
         return names
     }
 
+    /// Calls `body` with each name in this directory (`.` and `..` left out) and its `lstat`,
+    /// as `readdir` returns them: a directory of a million names is never listed whole.
+    func forEachStatus(_ body: (String, stat) -> Void) {
+        forEachName { name in
+            var info = stat()
+            if fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { body(name, info) }
+            return true
+        }
+    }
+
+    /// Calls `body` with each name as `readdir` returns it, until it returns false.
+    private func forEachName(_ body: (String) -> Bool) {
+        let copy = dup(descriptor)
+        guard copy >= 0 else { return }
+        guard let stream = fdopendir(copy) else {
+            close(copy)
+            return
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != "..", !body(name) { return }
+        }
+    }
+
     /// Removes `name` — a file, a link (never followed) or a whole directory tree. Directories an
     /// archive left without write permission are made writable first. Nothing is there: fine.
+    /// A directory is emptied a few thousand names at a time, so a huge one costs no memory.
     func removeTree(_ name: String) throws(DownloadFailure) {
         if unlinkat(descriptor, name, 0) == 0 || errno == ENOENT { return }
         guard errno == EISDIR || errno == EPERM else { throw FileSink.failure(errno, "cannot remove \(path)/\(name)") }
@@ -33,7 +53,9 @@ extension SafeDirectory {
         guard opened >= 0 else { throw FileSink.failure(errno, "cannot remove \(path)/\(name)") }
         _ = fchmod(opened, 0o700)
         let inner = SafeDirectory(adopting: opened, path: path + "/" + name)
-        for child in inner.names() { try inner.removeTree(child) }
+        while case let children = inner.names(limit: 4096), !children.isEmpty {
+            for child in children { try inner.removeTree(child) }
+        }
         guard unlinkat(descriptor, name, AT_REMOVEDIR) == 0 || errno == ENOENT else {
             throw FileSink.failure(errno, "cannot remove \(path)/\(name)")
         }

@@ -9,6 +9,9 @@ public struct Mirror: Sendable, Equatable {
     public var url: URL
     public var printed: String
     public var identity: String
+    /// Signs the requests of an `s3://` or `gs://` mirror, whose `url` is then the store's
+    /// http(s) URL of the object (``AWSConfiguration``); nil for any other, or anonymous.
+    var signer: SigV4Signer?
 
     /// Nil when `resolved` is not a URL: validation refuses those, so only a library caller that
     /// built a ``Job`` by hand meets it (the job then fails before any request).
@@ -21,6 +24,26 @@ public struct Mirror: Sendable, Equatable {
 
     public init?(_ url: TemplatedString) {
         self.init(resolved: url.resolved, printed: url.redacted)
+    }
+
+    /// A job's mirror: an `s3://bucket/key` or `gs://bucket/object` URL becomes the store's
+    /// http(s) URL of the object, signed as `s3` and the environment say; the identity stays
+    /// that of the URL as written.
+    init?(_ url: TemplatedString, s3: S3Settings, environment: [String: String]) {
+        let resolved = url.resolved
+        let scheme = resolved.prefix(5).lowercased()
+        guard scheme == "s3://" || scheme == "gs://" else {
+            self.init(resolved: resolved, printed: url.redacted)
+            return
+        }
+        // `path` is percent-decoded: the key as stored (one leading `/` separates it).
+        guard let components = URLComponents(string: URLSyntax.encodingInvalidCharacters(resolved)), let bucket = components.host,
+              case let key = String(components.path.dropFirst()), !bucket.isEmpty, !key.isEmpty else { return nil }
+        let configuration = AWSConfiguration.resolve(scheme: String(scheme.prefix(2)), settings: s3, environment: environment)
+        guard let target = configuration.url(bucket: bucket, key: key) else { return nil }
+        self.init(resolved: resolved, printed: url.redacted)
+        self.url = target
+        signer = configuration.signer
     }
 
     /// The identity of a resolved URL string (what sidecars and the state cache record).

@@ -46,7 +46,7 @@ struct JobNetwork: Sendable {
             headers.append((name: "User-Agent", value: Self.userAgent))
         }
         credentials = CredentialPolicy(headers: headers, crossOrigin: job.settings.crossOriginHeaders, netrc: netrc)
-        let mirrors = job.urls.map { Mirror($0) }
+        let mirrors = job.urls.map { Mirror($0, s3: job.settings.s3, environment: environment) }
         self.mirrors = mirrors
         let netrcPasswords = netrc.map { netrc in
             mirrors.compactMap { mirror in
@@ -54,7 +54,13 @@ struct JobNetwork: Sendable {
                     .map { TemplatedString.Secret(name: "NETRC_PASSWORD", value: $0.password) }
             }
         } ?? []
-        redactor = job.redactor(extra: netrcPasswords)
+        // A store's secret key never leaves the signer, but a session token is a header.
+        var storeSecrets: [TemplatedString.Secret] = []
+        for credentials in mirrors.compactMap({ $0?.signer?.credentials }) {
+            storeSecrets.append(.init(name: "AWS_SECRET_ACCESS_KEY", value: credentials.secretAccessKey))
+            if let token = credentials.sessionToken { storeSecrets.append(.init(name: "AWS_SESSION_TOKEN", value: token)) }
+        }
+        redactor = job.redactor(extra: netrcPasswords + storeSecrets)
         redirect = RedirectPolicy(allowInsecure: job.settings.allowInsecureRedirect, redactor: redactor)
         retry = RetryPolicy(job.settings)
         method = job.method.rawValue
@@ -84,11 +90,15 @@ struct JobNetwork: Sendable {
     /// method and body, the headers the credential policy allows there, plus `extra`.
     func request(_ target: URL, mirrorIndex: Int, method: String, extra: [(name: String, value: String)] = [],
                  body: Data? = nil, timeout: Double) -> TransportRequest {
-        let mirror = mirrors.indices.contains(mirrorIndex) ? mirrors[mirrorIndex]?.url : nil
-        let (url, headers) = credentials.request(to: target, forMirror: mirror)
+        let mirror = mirrors.indices.contains(mirrorIndex) ? mirrors[mirrorIndex] : nil
+        let (url, headers) = credentials.request(to: target, forMirror: mirror?.url)
         var request = TransportRequest(url: url, method: method, headers: headers + extra, body: body, timeout: timeout + 30)
         request.requestsPerSecond = requestsPerSecond
         request.longestPace = longestPace
+        // Signed only where the signature is meant for: a redirect elsewhere goes unsigned.
+        if let mirror, let signer = mirror.signer, Origin(target) != nil, Origin(target) == Origin(mirror.url) {
+            request.signer = signer
+        }
         return request
     }
 }

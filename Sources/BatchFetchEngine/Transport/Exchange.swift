@@ -27,13 +27,26 @@ enum Exchange {
         if interruption?.register(handler) ?? true {
             if proceed() {
                 let paced = QuotaReader(handler, host: host, hosts: hosts)
-                handler.watch.attach(transport.start(request, handler: paced))
+                handler.watch.attach(transport.start(signed(request), handler: paced))
                 outcome = await handler.watch.outcome(idleTimeout: idleTimeout, deadline: deadline)
             }
             interruption?.unregister(handler)
         }
         hosts.release(host)
         return outcome
+    }
+}
+
+extension Exchange {
+    /// `request` with its signature headers, made now (a SigV4 signature carries its time, and
+    /// the request may have waited for its host).
+    static func signed(_ request: TransportRequest, at date: Date = Date()) -> TransportRequest {
+        guard let signer = request.signer else { return request }
+        var signed = request
+        let payload = request.upload == nil && (request.body?.isEmpty ?? true) ? SigV4Signer.emptyPayload : SigV4Signer.unsignedPayload
+        signed.headers += signer.headers(method: request.method, url: request.url, headers: SigV4Signer.signedHeaders(of: request.headers),
+                                         payloadHash: payload, date: date)
+        return signed
     }
 }
 

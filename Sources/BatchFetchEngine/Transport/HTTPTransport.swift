@@ -19,6 +19,9 @@ public struct TransportRequest: Sendable {
     /// The longest wait, in seconds, for a host's quota to reset (rate-limit headers,
     /// ``ServerPace``) before the request starts anyway: the job's `retry_after_max`.
     public var longestPace = JobSettings().retryAfterMax
+    /// Signs the request (an object store's) when it starts, after any wait for the host:
+    /// ``Exchange`` adds the headers. Transports ignore it.
+    public var signer: SigV4Signer?
 
     public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
                 upload: UploadBody? = nil, timeout: TimeInterval = 60) {

@@ -34,7 +34,7 @@ struct ListJobDecoder {
         urls.reserveCapacity(1 + (row.mirrorText == nil && row.mirrorList == nil ? 0 : 2))
         for field in [urlField] + row.mirrors {
             let url = TemplatedString(literal: field.text)
-            if let problem = ManifestDecoder.urlProblem(url) {
+            if let problem = ManifestDecoder.urlProblem(url, objectStores: true) {
                 fail(problem, at: field.location)
             } else {
                 urls.append(url)

@@ -314,6 +314,7 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
         var crossOriginHeaders: [String] = []
         var netrc = false
         var tls = TLSSettings()
+        var s3 = S3Settings()
         var requestsPerSecond: Int?
     }
 
@@ -414,6 +415,11 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
     public var tls: TLSSettings {
         get { box.values.tls }
         set { values.tls = newValue }
+    }
+    /// How `s3://` and `gs://` URLs are reached (`s3:`).
+    public var s3: S3Settings {
+        get { box.values.s3 }
+        set { values.s3 = newValue }
     }
 }
 

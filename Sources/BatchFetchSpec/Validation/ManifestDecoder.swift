@@ -12,9 +12,10 @@ struct ManifestDecoder {
     static let listKeys = ["file", "format", "id_prefix", "dest"]
     static let settingKeys = [
         "retries", "backoff", "backoff_max", "retry_after_max", "timeout", "deadline", "segments", "refresh",
-        "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls", "requests_per_second",
+        "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls", "requests_per_second", "s3",
     ]
     static let tlsKeys = ["ca_file", "client_cert", "client_key"]
+    static let s3Keys = ["region", "endpoint", "anonymous", "path_style", "profile"]
     static let defaultsKeys = settingKeys + ["headers", "hash_mirrors"]
     static let jobKeys = [
         "id", "url", "urls", "dest", "size", "checksum", "checksums_from", "depends_on", "method", "body",
@@ -564,7 +565,7 @@ struct ManifestDecoder {
         for (entry, node) in candidates {
             let item = YAMLMappingEntry(key: entry.key, keyLocation: entry.keyLocation, value: node)
             guard let url = templated(item, context: context) else { continue }
-            if let problem = Self.urlProblem(url) {
+            if let problem = Self.urlProblem(url, objectStores: true) {
                 problems.error("\(context)\(problem)", at: node.location)
             } else {
                 result.append(url)
@@ -608,8 +609,9 @@ struct ManifestDecoder {
         return result
     }
 
-    /// Why a URL is unusable, or nil. Messages show the redacted form only.
-    static func urlProblem(_ url: TemplatedString) -> String? {
+    /// Why a URL is unusable, or nil. Messages show the redacted form only. `objectStores`
+    /// also accepts `s3://bucket/key` and `gs://bucket/object` (a job's URLs; Docs/ObjectStores.md).
+    static func urlProblem(_ url: TemplatedString, objectStores: Bool = false) -> String? {
         if URLSyntax.isPlainHTTPURL(url.resolved) { return nil }
         let shown = url.redacted
         if url.resolved.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
@@ -622,8 +624,16 @@ struct ManifestDecoder {
         guard let components = URLComponents(string: url.resolved), let scheme = components.scheme else {
             return "'\(shown)' is not a valid URL"
         }
+        if objectStores, scheme.lowercased() == "s3" || scheme.lowercased() == "gs" {
+            guard let bucket = components.host, !bucket.isEmpty else { return "URL '\(shown)' has no bucket" }
+            guard components.query == nil, components.fragment == nil else { return "URL '\(shown)': an object URL has no query or fragment" }
+            let key = components.percentEncodedPath.drop { $0 == "/" }
+            if key.isEmpty { return "URL '\(shown)' names no object (write \(scheme)://\(bucket)/KEY)" }
+            if key.hasSuffix("/") { return "URL '\(shown)' is a prefix; listing prefixes is not supported yet, name each object" }
+            return nil
+        }
         guard scheme.lowercased() == "http" || scheme.lowercased() == "https" else {
-            return "unsupported URL scheme '\(scheme)' in '\(shown)' (expected http or https)"
+            return "unsupported URL scheme '\(scheme)' in '\(shown)' (expected \(objectStores ? "http, https, s3 or gs" : "http or https"))"
         }
         guard let host = components.host, !host.isEmpty else {
             return "URL '\(shown)' has no host"
@@ -817,6 +827,9 @@ struct ManifestDecoder {
         if let entry = fields["tls"] {
             decodeTLS(entry, into: &settings.tls, context: context)
         }
+        if let entry = fields["s3"] {
+            decodeS3(entry, into: &settings.s3, context: context)
+        }
         if settings.backoffMax < settings.backoff, let entry = fields["backoff_max"] ?? fields["backoff"] {
             problems.error("\(context)'backoff_max' (\(settings.backoffMax)s) is below 'backoff' (\(settings.backoff)s)",
                            at: entry.value.location)
@@ -851,6 +864,36 @@ struct ManifestDecoder {
         if (tls.clientCertificate == nil) != (tls.clientKey == nil) {
             problems.error("\(context)tls: 'client_cert' and 'client_key' go together; give both", at: entry.value.location)
         }
+    }
+
+    /// The `s3` mapping, key by key over what `defaults` gave. Credentials never go here: they
+    /// come from the environment or the AWS CLI's files, so a manifest holds no secret.
+    private mutating func decodeS3(_ entry: YAMLMappingEntry, into s3: inout S3Settings, context: ProblemContext) {
+        guard let mapping = entry.value.mapping else {
+            problems.error("\(context)'s3' must be a mapping with \(Self.s3Keys.map { "'\($0)'" }.joined(separator: ", ")), found \(entry.value.kindDescription)",
+                           at: entry.value.location)
+            return
+        }
+        let inner = context.appending("s3: ")
+        checkKeys(mapping, allowed: Self.s3Keys, context: inner)
+        let fields = Fields(mapping)
+        if let entry = fields["region"], let text = string(entry, context: inner) {
+            if !text.isEmpty, text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }) {
+                s3.region = text
+            } else {
+                problems.error("\(inner)'region' must be a region name such as 'us-east-1', found '\(text)'", at: entry.value.location)
+            }
+        }
+        if let entry = fields["endpoint"], let url = templated(entry, context: inner) {
+            if let problem = Self.urlProblem(url) {
+                problems.error("\(inner)'endpoint': \(problem)", at: entry.value.location)
+            } else {
+                s3.endpoint = url.resolved
+            }
+        }
+        if let entry = fields["anonymous"], let value = boolean(entry, context: inner) { s3.anonymous = value }
+        if let entry = fields["path_style"], let value = boolean(entry, context: inner) { s3.pathStyle = value }
+        if let entry = fields["profile"], let text = string(entry, context: inner) { s3.profile = text }
     }
 
     // MARK: - Keys

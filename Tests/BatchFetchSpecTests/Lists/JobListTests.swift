@@ -126,7 +126,7 @@ import Testing
             "m.yaml:7:39: jobs_from #3: 'dest' may use {path} (the URL's path) and {name} (its last segment), found '{stem}'",
             "l.csv:1:17: unknown column 'sha265' (did you mean 'sha256'?); columns are url, id, dest, size, checksum, sha256, "
                 + "sha512, sha1, md5, mirrors (others are ignored)",
-            "l.csv:3:1: unsupported URL scheme 'ftp' in 'ftp://h.example/x' (expected http or https)",
+            "l.csv:3:1: unsupported URL scheme 'ftp' in 'ftp://h.example/x' (expected http, https, s3 or gs)",
             "l.csv:3:19: 'size' must not be negative, found '-1'",
             "l.csv:3:22: 'sha256': sha256 checksum must be hexadecimal digits (0-9, a-f)",
             "l.csv:4:25: dest '../escape' escapes output_dir through '..'",

@@ -2,6 +2,10 @@
 batchfetch):
 
   s3_helper.py serve PORT                      runs moto's S3 server on 127.0.0.1:PORT
+  s3_helper.py serve-signed PORT               the same, checking every signature after the
+                                               first three requests (the user made by `user`)
+  s3_helper.py user ENDPOINT                   makes an IAM user allowed s3:*, prints its keys
+  s3_helper.py put ENDPOINT ID SECRET BUCKET KEY FILE   makes the bucket if needed, stores FILE
   s3_helper.py presign ENDPOINT BUCKET KEY     makes the bucket, prints a presigned PUT URL
   s3_helper.py object ENDPOINT BUCKET KEY      prints the stored object: size, sha256, ETag
 """
@@ -15,11 +19,12 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 
 
-def client(endpoint):
+def client(endpoint, service="s3", key=None, secret=None):
     import boto3
     from botocore.config import Config
-    return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+    credentials = {"aws_access_key_id": key, "aws_secret_access_key": secret} if key else {}
+    return boto3.client(service, endpoint_url=endpoint, region_name="us-east-1",
+                        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}), **credentials)
 
 
 def main(argv):
@@ -27,6 +32,27 @@ def main(argv):
     if command == "serve":
         from moto.server import main as moto_main
         moto_main(["-H", "127.0.0.1", "-p", argv[2]])
+    elif command == "serve-signed":
+        # moto checks signatures once this many requests went unchecked: those `user` makes.
+        os.environ["INITIAL_NO_AUTH_ACTION_COUNT"] = "3"
+        from moto.server import main as moto_main
+        moto_main(["-H", "127.0.0.1", "-p", argv[2]])
+    elif command == "user":
+        iam = client(argv[2], "iam")
+        iam.create_user(UserName="batchfetch")
+        key = iam.create_access_key(UserName="batchfetch")["AccessKey"]
+        iam.put_user_policy(UserName="batchfetch", PolicyName="s3", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
+        print(json.dumps({"id": key["AccessKeyId"], "secret": key["SecretAccessKey"]}))
+    elif command == "put":
+        s3 = client(argv[2], key=argv[3], secret=argv[4])
+        try:
+            s3.create_bucket(Bucket=argv[5])
+        except (s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
+            pass
+        with open(argv[7], "rb") as body:
+            answer = s3.put_object(Bucket=argv[5], Key=argv[6], Body=body, ChecksumAlgorithm="SHA256")
+        print(json.dumps({"etag": answer["ETag"], "sha256": answer.get("ChecksumSHA256")}))
     elif command == "presign":
         s3 = client(argv[2])
         try:

@@ -154,6 +154,9 @@ struct DownloadStateMachine: Sendable {
         var etag: String?
         var lastModified: String?
         var total: Int64?
+        /// The content's sha256 (hex) as the server announced it with a whole body
+        /// (`x-amz-checksum-sha256`, ``ResponseHeaders/announcedSHA256(_:)``): verified too.
+        var sha256: String?
 
         /// What `If-Range` carries: a strong ETag, else the date.
         var validator: String? { etag ?? lastModified }
@@ -193,6 +196,7 @@ struct DownloadStateMachine: Sendable {
     var etag: String? { partial.etag }
     var lastModified: String? { partial.lastModified }
     var totalSize: Int64? { partial.total }
+    var announcedSHA256: String? { partial.sha256 }
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -508,7 +512,7 @@ struct DownloadStateMachine: Sendable {
         // A 200 to a range request: the server ignored the range or the file changed. Either way
         // this body is the whole file, so it replaces the partial from byte 0.
         partial = Partial(bytes: 0, mirror: route.mirror, etag: ResponseHeaders.strongETag(head),
-                          lastModified: head.header("last-modified"), total: length)
+                          lastModified: head.header("last-modified"), total: length, sha256: ResponseHeaders.announcedSHA256(head))
         resumedFrom = nil
         let bodyEnd = length ?? configuration.expectedSize
         return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))

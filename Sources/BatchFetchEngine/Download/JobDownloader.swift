@@ -499,9 +499,11 @@ struct JobDownloader: Sendable {
     }
 
     /// Checks size and checksums against the expectations — the manifest's (or the lock's), then
-    /// the size the server announced — and publishes when they hold.
+    /// the size and sha256 the server announced — and publishes when they hold.
     private mutating func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) -> Next {
-        let announced = ContentExpectation(size: machine.withLockedValue { $0.totalSize }, authority: .server)
+        let (total, sha256) = machine.withLockedValue { ($0.totalSize, $0.announcedSHA256) }
+        let announced = ContentExpectation(size: total, checksums: sha256.map { [Checksum(algorithm: .sha256, hex: $0)] } ?? [],
+                                           authority: .server)
         if let problem = ContentExpectation.firstMismatch([expectation, announced], size: size, digests: digests) {
             // The part is truncated by the next mirror's body, or removed when the job fails;
             // unlinking it here would leave the sink writing to a deleted file.

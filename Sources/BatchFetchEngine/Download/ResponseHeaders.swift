@@ -39,6 +39,16 @@ public enum ResponseHeaders {
         return etag
     }
 
+    /// The whole content's sha256 in hex, as an object store announces it with a full body:
+    /// `x-amz-checksum-sha256` (base64 of the 32 bytes; S3 sends it to GETs that ask with
+    /// `x-amz-checksum-mode: ENABLED`). Nil without one, or for a multipart object's checksum
+    /// of its parts' checksums (`…-N`), which is not the content's.
+    public static func announcedSHA256(_ head: TransportResponseHead) -> String? {
+        guard let value = head.header("x-amz-checksum-sha256")?.trimmingOWS(), let bytes = Data(base64Encoded: value),
+              bytes.count == 32, head.header("x-amz-checksum-type")?.uppercased() != "COMPOSITE" else { return nil }
+        return bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
     /// Why a 206 cannot continue the partial it was asked for, or nil when it can.
     ///
     /// `If-Range` alone is not enough: busybox httpd and twisted.web ignore it and answer 206

@@ -12,6 +12,8 @@ public struct Mirror: Sendable, Equatable {
     /// Signs the requests of an `s3://` or `gs://` mirror, whose `url` is then the store's
     /// http(s) URL of the object (``AWSConfiguration``); nil for any other, or anonymous.
     var signer: SigV4Signer?
+    /// An `s3://` or `gs://` mirror (signed or anonymous): its GETs ask for the store's checksum.
+    var isObjectStore = false
 
     /// Nil when `resolved` is not a URL: validation refuses those, so only a library caller that
     /// built a ``Job`` by hand meets it (the job then fails before any request).
@@ -44,6 +46,7 @@ public struct Mirror: Sendable, Equatable {
         self.init(resolved: resolved, printed: url.redacted)
         self.url = target
         signer = configuration.signer
+        isObjectStore = true
     }
 
     /// The identity of a resolved URL string (what sidecars and the state cache record).

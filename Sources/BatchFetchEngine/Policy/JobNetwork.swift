@@ -96,8 +96,9 @@ struct JobNetwork: Sendable {
         request.requestsPerSecond = requestsPerSecond
         request.longestPace = longestPace
         // Signed only where the signature is meant for: a redirect elsewhere goes unsigned.
-        if let mirror, let signer = mirror.signer, Origin(target) != nil, Origin(target) == Origin(mirror.url) {
-            request.signer = signer
+        if let mirror, mirror.isObjectStore, Origin(target) != nil, Origin(target) == Origin(mirror.url) {
+            request.signer = mirror.signer
+            if method == "GET" || method == "HEAD" { request.headers.append((name: "x-amz-checksum-mode", value: "ENABLED")) }
         }
         return request
     }

@@ -115,9 +115,9 @@ enum EmbeddedSchemas {
           "pattern": "^[A-Za-z0-9._-]+$"
         },
         "url": {
-          "description": "An http or https URL; ${VAR} and ${VAR:-default} expand from the environment.",
+          "description": "An http or https URL, or an object in a bucket (s3://bucket/key, gs://bucket/object); ${VAR} and ${VAR:-default} expand from the environment.",
           "type": "string",
-          "pattern": "^([hH][tT][tT][pP][sS]?://|\\$\\{)"
+          "pattern": "^([hH][tT][tT][pP][sS]?://|[sS]3://|[gG][sS]://|\\$\\{)"
         },
         "size": {
           "description": "Bytes: 123, 10KB, 1.5GiB (decimal KB/MB/GB/TB, binary KiB/MiB/GiB/TiB).",
@@ -230,6 +230,18 @@ enum EmbeddedSchemas {
                 "client_key": { "description": "PEM private key of client_cert.", "type": "string", "minLength": 1 }
               },
               "dependentRequired": { "client_cert": ["client_key"], "client_key": ["client_cert"] }
+            },
+            "s3": {
+              "description": "How s3:// and gs:// URLs are reached; what is left out comes from the environment and the AWS CLI's files (Docs/ObjectStores.md). Credentials never go here.",
+              "type": ["object", "null"],
+              "additionalProperties": false,
+              "properties": {
+                "region": { "description": "Signing region (else AWS_REGION, AWS_DEFAULT_REGION, the profile's, us-east-1).", "type": "string", "pattern": "^[a-z0-9-]+$" },
+                "endpoint": { "description": "A custom endpoint: MinIO, R2, Ceph, moto (else AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's endpoint_url).", "type": "string", "pattern": "^([hH][tT][tT][pP][sS]?://|\\$\\{)" },
+                "anonymous": { "description": "Send requests unsigned (public buckets).", "type": "boolean" },
+                "path_style": { "description": "endpoint/bucket/key rather than bucket.endpoint/key; default true with a custom endpoint.", "type": "boolean" },
+                "profile": { "description": "Profile of ~/.aws/credentials and ~/.aws/config (else AWS_PROFILE, else default); wins over keys in the environment.", "type": "string", "minLength": 1 }
+              }
             }
           }
         },

@@ -565,6 +565,8 @@ struct DownloadStateMachine: Sendable {
             // A paced download's first range: this response names the content from now on.
             partial.etag = ResponseHeaders.strongETag(head)
             partial.lastModified = head.header("last-modified")
+            // A checksum sent with a range is the whole object's only when the range is whole.
+            partial.sha256 = range.total == last + 1 ? ResponseHeaders.announcedSHA256(head) : nil
             resumedFrom = nil
             return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
         }

@@ -79,6 +79,42 @@ import TestOrigin
         #expect(report.jobs[0].size == Int64(wire.count))
     }
 
+    /// An object store's `x-amz-checksum-sha256` sent with a whole body is checked like a
+    /// pinned checksum: a store (or a proxy before it) serving other bytes than it announces
+    /// fails `checksum_mismatch` and nothing is published; the honest mirror after it serves.
+    /// A composite checksum (of a multipart object's parts) is not the content's and is ignored.
+    @Test func anAnnouncedObjectChecksumIsVerified() async throws {
+        let world = try await Harness()
+        let content = OriginContent.generated(size: 5000, seed: 81)
+        let sha256 = Harness.sha256(content)
+        var lying = OriginFile(content: content)
+        lying.extraHeaders = [("x-amz-checksum-sha256", Data(repeating: 9, count: 32).base64EncodedString())]
+        world.origin.serve("/lying.bin", lying)
+        var honest = OriginFile(content: content)
+        honest.extraHeaders = [("x-amz-checksum-sha256", Data(hex: sha256).base64EncodedString())]
+        world.origin.serve("/honest.bin", honest)
+        var composite = OriginFile(content: content)
+        composite.extraHeaders = [("x-amz-checksum-sha256", Data(repeating: 9, count: 32).base64EncodedString()),
+                                  ("x-amz-checksum-type", "COMPOSITE")]
+        world.origin.serve("/composite.bin", composite)
+        let report = try await world.run("""
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: lying, url: "\(world.origin.url("/lying.bin"))", dest: lying.bin, retries: 0}
+              - {id: both, urls: ["\(world.origin.url("/lying.bin"))", "\(world.origin.url("/honest.bin"))"], dest: both.bin, retries: 0}
+              - {id: composite, url: "\(world.origin.url("/composite.bin"))", dest: composite.bin}
+            """)
+        let published = world.exists("out/lying.bin")
+        await world.close()
+        let jobs = Dictionary(uniqueKeysWithValues: report.jobs.map { ($0.id, $0) })
+        #expect(jobs["lying"]?.status == .failed && jobs["lying"]?.error?.code == .checksumMismatch, "\(String(describing: jobs["lying"]?.error))")
+        #expect(jobs["lying"]?.error?.message.contains("the server announced") == true)
+        #expect(!published)
+        #expect(jobs["both"]?.status == .downloaded && jobs["both"]?.checksums?["sha256"] == sha256)
+        #expect(jobs["composite"]?.status == .downloaded)
+    }
+
     // MARK: - Metadata files
 
     /// The sidecar is replaced by rename, so a reader (or a kill) at any instant sees a whole

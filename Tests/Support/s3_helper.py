@@ -6,6 +6,7 @@ batchfetch):
                                                first three requests (the user made by `user`)
   s3_helper.py user ENDPOINT                   makes an IAM user allowed s3:*, prints its keys
   s3_helper.py put ENDPOINT ID SECRET BUCKET KEY FILE   makes the bucket if needed, stores FILE
+  s3_helper.py put-many ENDPOINT ID SECRET BUCKET PREFIX COUNT   stores COUNT small objects
   s3_helper.py presign ENDPOINT BUCKET KEY     makes the bucket, prints a presigned PUT URL
   s3_helper.py object ENDPOINT BUCKET KEY      prints the stored object: size, sha256, ETag
 """
@@ -53,6 +54,14 @@ def main(argv):
         with open(argv[7], "rb") as body:
             answer = s3.put_object(Bucket=argv[5], Key=argv[6], Body=body, ChecksumAlgorithm="SHA256")
         print(json.dumps({"etag": answer["ETag"], "sha256": answer.get("ChecksumSHA256")}))
+    elif command == "put-many":
+        s3 = client(argv[2], key=argv[3], secret=argv[4])
+        try:
+            s3.create_bucket(Bucket=argv[5])
+        except (s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
+            pass
+        for index in range(int(argv[7])):
+            s3.put_object(Bucket=argv[5], Key=f"{argv[6]}{index:05d}.txt", Body=f"object {index}\n".encode())
     elif command == "presign":
         s3 = client(argv[2])
         try:

@@ -157,10 +157,11 @@ struct MirrorProbe: Sendable {
         head.status == 416 && ResponseHeaders.contentRange(head.header("content-range"))?.total == 0
     }
 
-    /// A small file's whole body (a sum file for `checksums_from`), following the job's rules;
-    /// a failure saying why when it cannot be had or is larger than `limit`.
-    func fetch(mirror: Int, limit: Int) async -> Result<Data, DownloadFailure> {
-        guard network.mirrors.indices.contains(mirror), let url = network.mirrors[mirror]?.url else {
+    /// A small file's whole body (a sum file for `checksums_from`, a page of a bucket's listing
+    /// at `url`, asked on behalf of the mirror), following the job's rules; a failure saying why
+    /// when it cannot be had or is larger than `limit`.
+    func fetch(mirror: Int, limit: Int, url: URL? = nil) async -> Result<Data, DownloadFailure> {
+        guard network.mirrors.indices.contains(mirror), let url = url ?? network.mirrors[mirror]?.url else {
             return .failure(DownloadFailure(.connection, "invalid URL"))
         }
         var attempts = AttemptLog()

@@ -9,11 +9,12 @@ public struct Mirror: Sendable, Equatable {
     public var url: URL
     public var printed: String
     public var identity: String
-    /// Signs the requests of an `s3://` or `gs://` mirror, whose `url` is then the store's
-    /// http(s) URL of the object (``AWSConfiguration``); nil for any other, or anonymous.
-    var signer: SigV4Signer?
-    /// An `s3://` or `gs://` mirror (signed or anonymous): its GETs ask for the store's checksum.
-    var isObjectStore = false
+    /// Where an `s3://` or `gs://` mirror is, whose `url` is then the store's http(s) URL of
+    /// the object (``AWSConfiguration``); nil for any other.
+    var store: ObjectLocation?
+
+    /// Signs the mirror's requests; nil unless it is in a store and not anonymous.
+    var signer: SigV4Signer? { store?.configuration.signer }
 
     /// Nil when `resolved` is not a URL: validation refuses those, so only a library caller that
     /// built a ``Job`` by hand meets it (the job then fails before any request).
@@ -45,12 +46,24 @@ public struct Mirror: Sendable, Equatable {
         guard let target = configuration.url(bucket: bucket, key: key) else { return nil }
         self.init(resolved: resolved, printed: url.redacted)
         self.url = target
-        signer = configuration.signer
-        isObjectStore = true
+        store = ObjectLocation(bucket: bucket, key: key, configuration: configuration)
     }
 
     /// The identity of a resolved URL string (what sidecars and the state cache record).
     public static func identity(of resolved: String) -> String {
         Digester.sha256Hex(resolved)
+    }
+}
+
+/// An object (or, for a key ending in `/`, a prefix) in a bucket, and how its store is reached.
+struct ObjectLocation: Sendable, Equatable {
+    var bucket: String
+    var key: String
+    var configuration: AWSConfiguration
+
+    /// The URL of one page of the ListObjectsV2 listing of the keys under ``key``.
+    func listURL(continuation: String?) -> URL? {
+        configuration.url(bucket: bucket, key: "", query: [("list-type", "2"), ("prefix", key)]
+            + (continuation.map { [("continuation-token", $0)] } ?? []))
     }
 }

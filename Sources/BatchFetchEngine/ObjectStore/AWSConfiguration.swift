@@ -75,9 +75,10 @@ struct AWSConfiguration: Sendable, Equatable {
     }
 
     /// The http(s) URL of `key` in `bucket`: `endpoint/bucket/key` (path style) or
-    /// `bucket.endpoint/key`; AWS's regional endpoint without a custom one. The key is encoded
-    /// as SigV4 encodes it, so what goes on the wire is what was signed.
-    func url(bucket: String, key: String) -> URL? {
+    /// `bucket.endpoint/key`; AWS's regional endpoint without a custom one; `query` pairs after
+    /// it. Key and query are encoded as SigV4 encodes them, so what goes on the wire is what
+    /// was signed.
+    func url(bucket: String, key: String, query: [(String, String)] = []) -> URL? {
         let path = SigV4Signer.encode(key, keepSlash: true)
         guard let base = endpoint.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: false) })
                 ?? URLComponents(string: "https://s3.\(region).amazonaws.com") else { return nil }
@@ -88,6 +89,10 @@ struct AWSConfiguration: Sendable, Equatable {
         } else {
             components.host = bucket + "." + (components.host ?? "")
             components.percentEncodedPath = prefix + "/" + path
+        }
+        if !query.isEmpty {
+            components.percentEncodedQuery = query.map { SigV4Signer.encode($0.0, keepSlash: false) + "=" + SigV4Signer.encode($0.1, keepSlash: false) }
+                .joined(separator: "&")
         }
         return components.url
     }

@@ -96,7 +96,7 @@ struct JobNetwork: Sendable {
         request.requestsPerSecond = requestsPerSecond
         request.longestPace = longestPace
         // Signed only where the signature is meant for: a redirect elsewhere goes unsigned.
-        if let mirror, mirror.isObjectStore, Origin(target) != nil, Origin(target) == Origin(mirror.url) {
+        if let mirror, mirror.store != nil, Origin(target) != nil, Origin(target) == Origin(mirror.url) {
             request.signer = mirror.signer
             if method == "GET" || method == "HEAD" { request.headers.append((name: "x-amz-checksum-mode", value: "ENABLED")) }
         }

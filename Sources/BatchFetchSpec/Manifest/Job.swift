@@ -77,9 +77,11 @@ public struct Job: Sendable, CustomReflectable {
         let headers: [Header]
         let upload: Upload?
         let extract: Extract?
+        let listing: ObjectListing?
 
         init(moreURLs: [TemplatedString], moreChecksums: [Checksum], checksumsFrom: String?, dependsOn: [String],
-             method: Method, body: TemplatedString?, headers: [Header], upload: Upload?, extract: Extract?) {
+             method: Method, body: TemplatedString?, headers: [Header], upload: Upload?, extract: Extract?,
+             listing: ObjectListing? = nil) {
             self.moreURLs = moreURLs
             self.moreChecksums = moreChecksums
             self.checksumsFrom = checksumsFrom
@@ -89,6 +91,7 @@ public struct Job: Sendable, CustomReflectable {
             self.headers = headers
             self.upload = upload
             self.extract = extract
+            self.listing = listing
         }
 
         static let plain = Extras(moreURLs: [], moreChecksums: [], checksumsFrom: nil, dependsOn: [], method: .get, body: nil,
@@ -96,18 +99,18 @@ public struct Job: Sendable, CustomReflectable {
 
         var isPlain: Bool {
             moreURLs.isEmpty && moreChecksums.isEmpty && checksumsFrom == nil && dependsOn.isEmpty && method == .get
-                && body == nil && headers.isEmpty && upload == nil && extract == nil
+                && body == nil && headers.isEmpty && upload == nil && extract == nil && listing == nil
         }
 
         /// This box with one field changed (a new box: a shared one is never written).
         func with(moreURLs: [TemplatedString]? = nil, moreChecksums: [Checksum]? = nil, checksumsFrom: String?? = .none,
                   dependsOn: [String]? = nil, method: Method? = nil,
                   body: TemplatedString?? = .none, headers: [Header]? = nil, upload: Upload?? = .none,
-                  extract: Extract?? = .none) -> Extras {
+                  extract: Extract?? = .none, listing: ObjectListing?? = .none) -> Extras {
             Extras(moreURLs: moreURLs ?? self.moreURLs, moreChecksums: moreChecksums ?? self.moreChecksums,
                    checksumsFrom: checksumsFrom ?? self.checksumsFrom, dependsOn: dependsOn ?? self.dependsOn,
                    method: method ?? self.method, body: body ?? self.body, headers: headers ?? self.headers,
-                   upload: upload ?? self.upload, extract: extract ?? self.extract)
+                   upload: upload ?? self.upload, extract: extract ?? self.extract, listing: listing ?? self.listing)
         }
     }
 
@@ -164,6 +167,12 @@ public struct Job: Sendable, CustomReflectable {
         get { extras.extract }
         set { extras = extras.with(extract: .some(newValue)) }
     }
+    /// Set on a job whose URL is a bucket prefix: it is expanded into one job per object
+    /// before the run (``ObjectListing``); `dest` is then the directory.
+    public var listing: ObjectListing? {
+        get { extras.listing }
+        set { extras = extras.with(listing: .some(newValue)) }
+    }
 
     /// Shown (`dump`, the debugger) as its fields: whether its extras' box is shared is not part
     /// of them (a manifest loaded in pieces shares one box per piece).
@@ -171,7 +180,8 @@ public struct Job: Sendable, CustomReflectable {
         Mirror(self, children: [
             "id": id, "urls": urls, "dest": dest, "size": size as Any, "checksums": checksums,
             "checksumsFrom": checksumsFrom as Any, "dependsOn": dependsOn, "method": method, "body": body as Any,
-            "headers": headers, "settings": settings, "upload": upload as Any, "extract": extract as Any, "source": source,
+            "headers": headers, "settings": settings, "upload": upload as Any, "extract": extract as Any,
+            "listing": listing as Any, "source": source,
         ], displayStyle: .struct)
     }
 

@@ -101,7 +101,7 @@ extension ManifestDecoder {
     }
 
     /// `include`/`exclude`: a pattern or a list of them, each checked (``Glob/parse(_:)``).
-    private mutating func globs(_ entry: YAMLMappingEntry, context: ProblemContext) -> [Glob] {
+    mutating func globs(_ entry: YAMLMappingEntry, context: ProblemContext) -> [Glob] {
         var result: [Glob] = []
         for (text, location) in stringList(entry, context: context) {
             switch Glob.parse(text) {

@@ -19,7 +19,7 @@ struct ManifestDecoder {
     static let defaultsKeys = settingKeys + ["headers", "hash_mirrors"]
     static let jobKeys = [
         "id", "url", "urls", "dest", "size", "checksum", "checksums_from", "depends_on", "method", "body",
-        "headers", "upload", "form", "content_md5", "retry_post", "extract",
+        "headers", "upload", "form", "content_md5", "retry_post", "extract", "include", "exclude",
     ] + settingKeys
     static let formKeys = ["file_field", "file_name", "content_type", "fields"]
     /// Keys of a download job that an upload job (`upload:`) must not have, with why.
@@ -347,9 +347,25 @@ struct ManifestDecoder {
                 }
             }
         }
+        let listing = decodeListing(fields, urls: urls, isUpload: isUpload, context: context)
         let dest: TemplatedString?
         let destLocation: SourceLocation
-        if let entry = fields["upload"] {
+        if listing != nil, let entry = fields["dest"] {
+            // A prefix's dest is a directory, written with its `/`.
+            destLocation = entry.value.location
+            dest = templated(entry, context: context).flatMap { written in
+                guard written.resolved.hasSuffix("/") else {
+                    problems.error("\(context)dest '\(written.redacted)' must end with '/': the objects under the prefix go into it",
+                                   at: destLocation)
+                    return nil
+                }
+                return normalizedDest(TemplatedString(literal: String(written.resolved.dropLast())), at: destLocation, context: context)
+            }
+        } else if listing != nil {
+            destLocation = urlLocation
+            problems.error("\(context)a prefix URL needs 'dest: DIR/', the directory its objects go into", at: urlLocation)
+            dest = nil
+        } else if let entry = fields["upload"] {
             destLocation = entry.value.location
             dest = templated(entry, context: context).flatMap { normalizedDest($0, at: destLocation, context: context, key: "upload") }
         } else if let entry = fields["dest"] {
@@ -400,7 +416,7 @@ struct ManifestDecoder {
             }
         }
         let upload = decodeUpload(fields, isUpload: isUpload, method: method, context: context)
-        let extract = fields["extract"].flatMap { decodeExtract($0, dest: dest, isUpload: isUpload, context: context) }
+        let extract = listing != nil ? nil : fields["extract"].flatMap { decodeExtract($0, dest: dest, isUpload: isUpload, context: context) }
         var body: TemplatedString?
         if let entry = fields["body"] {
             body = templated(entry, context: context)
@@ -434,6 +450,7 @@ struct ManifestDecoder {
         if body != nil { job.body = body }
         if upload != nil { job.upload = upload }
         if extract != nil { job.extract = extract }
+        if listing != nil { job.listing = listing }
         job.source = JobSource(
             job: node.location, id: fields["id"]?.value.location ?? node.location, dest: destLocation,
             dependsOn: dependsOnLocations, checksumsFrom: checksumsFromLocation)
@@ -609,6 +626,35 @@ struct ManifestDecoder {
         return result
     }
 
+    /// The listing of a job whose URL is a bucket prefix (``ObjectListing``), with its
+    /// `include`/`exclude`; nil for any other job, whose `include`/`exclude` are refused. A prefix
+    /// job has one URL and no key that names one file's content (`size`, `checksum`,
+    /// `checksums_from`, `extract`), and is not an upload.
+    private mutating func decodeListing(_ fields: Fields, urls: [TemplatedString], isUpload: Bool,
+                                        context: ProblemContext) -> ObjectListing? {
+        let prefixes = urls.filter { ObjectListing.isPrefix($0.resolved) }
+        guard !prefixes.isEmpty, !isUpload else {
+            for key in ["include", "exclude"] {
+                if let entry = fields[key] {
+                    problems.error("\(context)'\(key)' applies only to a bucket prefix (a URL such as s3://bucket/dir/)",
+                                   at: entry.keyLocation)
+                }
+            }
+            return nil
+        }
+        if urls.count > 1, let entry = fields["urls"] {
+            problems.error("\(context)a prefix (\(prefixes[0].redacted)) is listed from one URL; give it alone", at: entry.value.location)
+        }
+        for key in ["size", "checksum", "checksums_from", "extract"] {
+            if let entry = fields[key] {
+                problems.error("\(context)'\(key)' does not apply to a prefix: it becomes one job per object", at: entry.keyLocation)
+            }
+        }
+        let include = fields["include"].map { globs($0, context: context) } ?? []
+        let exclude = fields["exclude"].map { globs($0, context: context) } ?? []
+        return ObjectListing(include: include, exclude: exclude)
+    }
+
     /// Why a URL is unusable, or nil. Messages show the redacted form only. `objectStores`
     /// also accepts `s3://bucket/key` and `gs://bucket/object` (a job's URLs; Docs/ObjectStores.md).
     static func urlProblem(_ url: TemplatedString, objectStores: Bool = false) -> String? {
@@ -627,9 +673,7 @@ struct ManifestDecoder {
         if objectStores, scheme.lowercased() == "s3" || scheme.lowercased() == "gs" {
             guard let bucket = components.host, !bucket.isEmpty else { return "URL '\(shown)' has no bucket" }
             guard components.query == nil, components.fragment == nil else { return "URL '\(shown)': an object URL has no query or fragment" }
-            let key = components.percentEncodedPath.drop { $0 == "/" }
-            if key.isEmpty { return "URL '\(shown)' names no object (write \(scheme)://\(bucket)/KEY)" }
-            if key.hasSuffix("/") { return "URL '\(shown)' is a prefix; listing prefixes is not supported yet, name each object" }
+            // A key that is empty or ends with `/` is a prefix (``ObjectListing``).
             return nil
         }
         guard scheme.lowercased() == "http" || scheme.lowercased() == "https" else {

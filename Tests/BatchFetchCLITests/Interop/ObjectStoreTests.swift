@@ -128,4 +128,90 @@ import Testing
         #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/k.bin")) == bucket.objects["k.bin"])
     }
+
+    /// moto without its own checks behind the tests' verifying proxy (`sigv4_proxy.py`, which
+    /// recomputes every signature with botocore and accepts boto3's): the objects are stored
+    /// through it by boto3.
+    static func proxiedBucket(_ objects: [String: Data], in directory: TemporaryDirectory) throws -> (moto: PythonService, proxy: PythonService) {
+        let moto = try PythonService("s3_helper.py", ["serve", "{port}"])
+        let proxy = try PythonService("sigv4_proxy.py", ["{port}", moto.url(""), proxyKey, proxySecret])
+        for (key, data) in objects {
+            let file = directory.url.appendingPathComponent("upload-\(UUID().uuidString)")
+            try data.write(to: file)
+            let put = try PythonService.run("s3_helper.py", ["put", proxy.url(""), proxyKey, proxySecret, "data", key, file.path])
+            try #require(put.status == 0, "put \(key)")
+            try FileManager.default.removeItem(at: file)
+        }
+        return (moto, proxy)
+    }
+
+    static let proxyKey = "AKIAPROXYTEST"
+    static let proxySecret = "proxy+secret/with=odd"
+
+    /// A prefix becomes one job per object: ids `JOBID/relative`, dests under `DIR/`, `exclude`
+    /// applied, a folder marker (a key ending in `/`) not an object, keys with spaces, `+` and
+    /// non-ASCII characters; a job that depended on the prefix waits for every object; a rerun
+    /// lists again and is up to date; a listing refused (wrong secret) fails the prefix job and
+    /// skips its dependents.
+    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
+    func aPrefixBecomesOneJobPerObject() throws {
+        let directory = try TemporaryDirectory()
+        let objects = ["ds/a.bin": Self.random(50_000), "ds/sub/b.bin": Self.random(20_000), "ds/sub/notes.txt": Data("skip".utf8),
+                       "ds/é q+.bin": Self.random(1000), "ds/empty/": Data(), "other/x.bin": Self.random(3000)]
+        let (moto, proxy) = try Self.proxiedBucket(objects, in: directory)
+        defer { proxy.stop(); moto.stop() }
+        _ = try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            defaults:
+              s3: {endpoint: "\(proxy.url(""))"}
+            jobs:
+              - {id: ds, url: "s3://data/ds/", dest: tree/, exclude: ["**/*.txt"]}
+              - {id: after, url: "s3://data/other/x.bin", dest: x.bin, depends_on: [ds]}
+            """)
+        let environment = ["AWS_ACCESS_KEY_ID": Self.proxyKey, "AWS_SECRET_ACCESS_KEY": Self.proxySecret, "HOME": directory.url.path]
+        let first = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        for (key, relative) in [("ds/a.bin", "a.bin"), ("ds/sub/b.bin", "sub/b.bin"), ("ds/é q+.bin", "é q+.bin")] {
+            #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/tree/\(relative)")) == objects[key], "\(key)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/tree/sub/notes.txt").path))
+        let jobs = try Self.report(directory)
+        #expect(Set(jobs.keys) == ["ds/a.bin", "ds/sub/b.bin", "ds/é q+.bin", "after"], "\(jobs.keys)")
+        #expect(jobs["ds/a.bin"]?["url"] as? String == "s3://data/ds/a.bin" && jobs["ds/a.bin"]?["dest"] as? String == "tree/a.bin")
+        #expect(jobs["after"]?["status"] as? String == "downloaded")
+
+        let again = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        #expect(again.status == 0 && (again.stdout + again.stderr).contains("0 downloaded, 4 up to date"), "\(again.stdout)\(again.stderr)")
+
+        var wrong = environment
+        wrong["AWS_SECRET_ACCESS_KEY"] = "wrong"
+        let refused = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: wrong)
+        #expect(refused.status == 1 && refused.stderr.contains("listing s3://data/ds/: HTTP 403"), "\(refused.stderr)")
+        let failed = try Self.report(directory)
+        #expect(failed["ds"]?["status"] as? String == "failed" && failed["after"]?["status"] as? String == "skipped")
+    }
+
+    /// A prefix of more objects than one listing page (moto's pages hold 1,000 keys): every page
+    /// is read, through its continuation token.
+    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
+    func aListingOfManyPages() throws {
+        let directory = try TemporaryDirectory()
+        let (moto, proxy) = try Self.proxiedBucket([:], in: directory)
+        defer { proxy.stop(); moto.stop() }
+        let put = try PythonService.run("s3_helper.py", ["put-many", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "many/", "1005"])
+        try #require(put.status == 0)
+        _ = try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: many, url: "s3://data/many/", dest: many/, s3: {endpoint: "\(proxy.url(""))"}}
+            """)
+        let output = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: [
+            "AWS_ACCESS_KEY_ID": Self.proxyKey, "AWS_SECRET_ACCESS_KEY": Self.proxySecret, "HOME": directory.url.path])
+        #expect(output.status == 0, "\(output.stderr.suffix(2000))")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.appendingPathComponent("out/many").path)
+        #expect(files.count == 1005)
+        #expect(try String(contentsOf: directory.url.appendingPathComponent("out/many/01004.txt"), encoding: .utf8) == "object 1004\n")
+    }
 }

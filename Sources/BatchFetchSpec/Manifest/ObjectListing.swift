@@ -1,0 +1,29 @@
+/// A job whose URL is a bucket prefix (`s3://bucket/dir/`, Docs/ObjectStores.md): at run time it
+/// becomes one job per object under the prefix that `include` and `exclude` keep, each with the
+/// id `JOBID/` + the key relative to the prefix and the dest `DIR/` + that relative key. The
+/// job's own `dest` is the directory (written `DIR/` in the manifest, held without the slash).
+public struct ObjectListing: Sendable, Hashable {
+    /// Globs on the relative key (`*` within a `/` segment, `**` across them); default all.
+    public let include: [Glob]
+    public let exclude: [Glob]
+
+    public init(include: [Glob] = [], exclude: [Glob] = []) {
+        self.include = include
+        self.exclude = exclude
+    }
+
+    /// Whether the object at `relative` (its key after the prefix) is listed.
+    public func keeps(_ relative: String) -> Bool {
+        (include.isEmpty || include.contains { $0.matches(relative) }) && !exclude.contains { $0.matches(relative) }
+    }
+
+    /// Whether `url` (resolved) names a prefix of a bucket rather than an object: an `s3://` or
+    /// `gs://` URL whose key is empty or ends with `/`.
+    public static func isPrefix(_ url: String) -> Bool {
+        let scheme = url.prefix(5).lowercased()
+        guard scheme == "s3://" || scheme == "gs://" else { return false }
+        let rest = url.dropFirst(5)
+        guard let slash = rest.firstIndex(of: "/") else { return true }
+        return rest[slash...].hasSuffix("/")
+    }
+}

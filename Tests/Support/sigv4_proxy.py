@@ -1,0 +1,86 @@
+"""A verifying proxy in front of an S3 server (moto without its own checks), for the object
+store tests where moto's signature checks cannot judge (prefixed listings, keys with `+` or
+non-ASCII characters):
+
+  sigv4_proxy.py PORT UPSTREAM ACCESS_KEY SECRET
+
+Every request must carry an `AWS4-HMAC-SHA256` Authorization by ACCESS_KEY whose signature
+botocore computes the same from the request as received (its signed headers, its
+x-amz-content-sha256, its x-amz-date); else 403 SignatureDoesNotMatch and nothing is forwarded.
+Accepted requests go to UPSTREAM and the answer streams back as it came. The tests store their
+objects through this proxy with boto3, so it is checked against boto3's own signatures too.
+"""
+import http.client
+import sys
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+PORT, UPSTREAM, ACCESS, SECRET = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
+
+
+def problem(headers, method, raw_path):
+    """Why the request's signature is not valid, or None."""
+    given = headers.get("Authorization", "")
+    if not given.startswith("AWS4-HMAC-SHA256 "):
+        return "unsigned"
+    fields = dict(part.strip().split("=", 1) for part in given[len("AWS4-HMAC-SHA256 "):].split(","))
+    key, day, region, service, _ = fields["Credential"].split("/")
+    if key != ACCESS:
+        return "unknown key"
+    signed = fields["SignedHeaders"].split(";")
+    names = {name.lower(): name for name in headers.keys()}
+    if any(name != "host" and name not in names for name in signed):
+        return "a signed header is missing"
+    request = AWSRequest(method=method, url="http://" + headers["Host"] + raw_path,
+                         headers={names[name]: headers[names[name]] for name in signed if name != "host"})
+    request.context["timestamp"] = headers.get("x-amz-date", "")
+    if not request.context["timestamp"].startswith(day):
+        return "date and scope differ"
+    auth = S3SigV4Auth(Credentials(ACCESS, SECRET), service, region)
+    canonical = auth.canonical_request(request)
+    expected = auth.signature(auth.string_to_sign(request, canonical), request)
+    return None if expected == fields["Signature"] else "signature mismatch"
+
+
+class Proxy(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def handle_one(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        why = problem(self.headers, self.command, self.path)
+        if why:
+            message = f"<Error><Code>SignatureDoesNotMatch</Code><Message>{why}</Message></Error>".encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(message)))
+            self.end_headers()
+            self.wfile.write(message)
+            return
+        target = urllib.parse.urlsplit(UPSTREAM)
+        upstream = http.client.HTTPConnection(target.hostname, target.port)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
+        upstream.request(self.command, self.path, body=body, headers=headers)
+        answer = upstream.getresponse()
+        self.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in HOP:
+                self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            while chunk := answer.read(1 << 16):
+                self.wfile.write(chunk)
+        upstream.close()
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = handle_one
+
+
+ThreadingHTTPServer(("127.0.0.1", PORT), Proxy).serve_forever()

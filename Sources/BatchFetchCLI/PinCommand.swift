@@ -49,7 +49,16 @@ struct PinCommand: AsyncParsableCommand {
     var fromReports: [String] = []
 
     func run() async throws {
-        let loaded = try manifest.load()
+        var loaded = try manifest.load()
+        // A prefix is pinned as the objects it lists now (each with its key, size, ETag, sha256).
+        let options = runOptions(loaded)
+        let expansion = await PrefixExpansion.expand(loaded, transport: options.httpTransport(perHost: loaded.perHost),
+                                                     environment: options.environment)
+        if let (id, failure) = expansion.failures.first {
+            Console.error("batchfetch: error: job '\(id)': \(failure.message)")
+            throw ExitStatus.jobsFailed.exitCode
+        }
+        loaded = expansion.manifest
         guard fromReports.isEmpty else {
             return try write(try await pinFromReports(loaded))
         }

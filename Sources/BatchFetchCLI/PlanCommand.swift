@@ -1,9 +1,11 @@
 import ArgumentParser
 import BatchFetchEngine
 import BatchFetchSpec
+import Foundation
 
-/// `batchfetch plan`: shows the execution order and what already exists locally, offline.
-struct PlanCommand: ParsableCommand {
+/// `batchfetch plan`: shows the execution order and what already exists locally, offline but
+/// for listing bucket prefixes (each shown as the objects it lists; `--locked`: as pinned).
+struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
         abstract: "Show the jobs in execution order, their levels, and what already exists locally.",
@@ -60,8 +62,19 @@ struct PlanCommand: ParsableCommand {
         if shards != nil && format == .dot { throw ValidationError("--shards prints text or json") }
     }
 
-    func run() throws {
-        let loaded = try manifest.load()
+    func run() async throws {
+        var loaded = try manifest.load()
+        if loaded.jobs.contains(where: { $0.listing != nil }) {
+            // A bucket prefix is shown as the objects it lists now (or, --locked, as pinned).
+            let expansion = locked
+                ? PrefixExpansion.expand(loaded, lock: try lockOption.load(forManifest: manifest.manifest, required: true)!)
+                : await PrefixExpansion.expand(loaded, transport: RunOptions().httpTransport(perHost: loaded.perHost),
+                                               environment: ProcessInfo.processInfo.environment)
+            for (id, failure) in expansion.failures.sorted(by: { $0.key < $1.key }) {
+                Console.error("batchfetch: warning: job '\(id)': \(failure.message)")
+            }
+            loaded = expansion.manifest
+        }
         keepUntilExit(loaded)
         var out = BufferedOutput()
         defer { out.flush() }

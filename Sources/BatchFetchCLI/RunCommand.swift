@@ -130,9 +130,12 @@ struct RunCommand: AsyncParsableCommand {
         }
         var options = try options()
         if !dryRun {
-            // Bucket prefixes become their objects' jobs before the lock, the shard and the graph see them.
-            let expansion = await PrefixExpansion.expand(loaded, transport: options.httpTransport(perHost: loaded.perHost),
-                                                         environment: options.environment)
+            // Bucket prefixes become their objects' jobs before the lock, the shard and the graph
+            // see them: as listed now, or with --locked as the lock pinned them.
+            let expansion = locked
+                ? PrefixExpansion.expand(loaded, lock: try lockOption.load(forManifest: manifest.manifest, required: true)!)
+                : await PrefixExpansion.expand(loaded, transport: options.httpTransport(perHost: loaded.perHost),
+                                               environment: options.environment)
             (loaded, options.unexpanded) = (expansion.manifest, expansion.failures)
         }
         let lock = locked ? try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: true) : nil

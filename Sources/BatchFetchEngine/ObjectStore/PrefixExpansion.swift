@@ -61,6 +61,40 @@ public struct PrefixExpansion: Sendable {
         return expansion
     }
 
+    /// `manifest` with its prefix jobs expanded into the objects `lock` pinned for them (its
+    /// entries whose id is the prefix job's id and `/`): `run --locked` fetches exactly the
+    /// pinned listing, without listing again. No request is made.
+    public static func expand(_ manifest: Manifest, lock: LockFile) -> PrefixExpansion {
+        var expansion = PrefixExpansion(manifest: manifest)
+        guard manifest.jobs.contains(where: { $0.listing != nil }) else { return expansion }
+        var jobs: [Job] = []
+        var expandedIDs: [String: [String]] = [:]
+        for job in manifest.jobs {
+            guard job.listing != nil else {
+                jobs.append(job)
+                continue
+            }
+            let pinned = lock.jobs.filter { $0.key.hasPrefix(job.id + "/") }.sorted { $0.key < $1.key }
+            var ids: [String] = []
+            for (id, entry) in pinned {
+                var objectJob = job
+                objectJob.listing = nil
+                objectJob.id = id
+                objectJob.urls = entry.mirrors.prefix(1).map { TemplatedString(literal: $0.url) }
+                objectJob.dest = TemplatedString(literal: entry.dest)
+                objectJob.size = entry.size
+                ids.append(id)
+                jobs.append(objectJob)
+            }
+            expandedIDs[job.id] = ids
+        }
+        for index in jobs.indices where jobs[index].dependsOn.contains(where: { expandedIDs[$0] != nil }) {
+            jobs[index].dependsOn = jobs[index].dependsOn.flatMap { expandedIDs[$0] ?? [$0] }
+        }
+        expansion.manifest.jobs = jobs
+        return expansion
+    }
+
     /// The job of one listed object: the prefix job's settings, this object's URL, dest and size.
     private static func objectJob(_ job: Job, location: ObjectLocation, object: BucketListing.Object, relative: String) -> Job {
         var objectJob = job

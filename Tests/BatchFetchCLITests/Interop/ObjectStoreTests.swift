@@ -184,6 +184,27 @@ import Testing
         let again = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(again.status == 0 && (again.stdout + again.stderr).contains("0 downloaded, 4 up to date"), "\(again.stdout)\(again.stderr)")
 
+        // pin records the listing; an object added since is in a new plan and run, not in the
+        // locked ones.
+        let pin = try BinaryRunner.run(["pin", "m.yaml"], in: directory.url, environment: environment)
+        #expect(pin.status == 0, "\(pin.stderr)")
+        let lock = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("m.lock.json"))) as? [String: Any]
+        let pinned = lock?["jobs"] as? [String: [String: Any]] ?? [:]
+        #expect(Set(pinned.keys) == ["ds/a.bin", "ds/sub/b.bin", "ds/é q+.bin", "after"], "\(pinned.keys)")
+        #expect(pinned["ds/a.bin"]?["size"] as? Int == 50_000 && (pinned["ds/a.bin"]?["sha256"] as? String)?.count == 64)
+        let added = directory.url.appendingPathComponent("added.bin")
+        try Self.random(777).write(to: added)
+        #expect(try PythonService.run("s3_helper.py", ["put", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "ds/new.bin", added.path]).status == 0)
+        let plan = try BinaryRunner.run(["plan", "m.yaml"], in: directory.url, environment: environment)
+        let lockedPlan = try BinaryRunner.run(["plan", "m.yaml", "--locked"], in: directory.url, environment: environment)
+        #expect(plan.stdout.contains("ds/new.bin -> tree/new.bin") && !lockedPlan.stdout.contains("new.bin"), "\(plan.stdout)\(lockedPlan.stdout)")
+        let locked = try BinaryRunner.run(["run", "m.yaml", "--locked"], in: directory.url, environment: environment)
+        #expect(locked.status == 0 && (locked.stdout + locked.stderr).contains("0 downloaded, 4 up to date"), "\(locked.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/tree/new.bin").path))
+        let unlocked = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        #expect(unlocked.status == 0 && (unlocked.stdout + unlocked.stderr).contains("1 downloaded, 4 up to date"), "\(unlocked.stderr)")
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/tree/new.bin")) == Data(contentsOf: added))
+
         var wrong = environment
         wrong["AWS_SECRET_ACCESS_KEY"] = "wrong"
         let refused = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: wrong)

@@ -7,6 +7,7 @@ batchfetch):
   s3_helper.py user ENDPOINT                   makes an IAM user allowed s3:*, prints its keys
   s3_helper.py put ENDPOINT ID SECRET BUCKET KEY FILE   makes the bucket if needed, stores FILE
   s3_helper.py put-many ENDPOINT ID SECRET BUCKET PREFIX COUNT   stores COUNT small objects
+  s3_helper.py put-random ENDPOINT ID SECRET BUCKET KEY SIZE      stores SIZE random bytes, prints sha256
   s3_helper.py presign ENDPOINT BUCKET KEY     makes the bucket, prints a presigned PUT URL
   s3_helper.py object ENDPOINT BUCKET KEY      prints the stored object: size, sha256, ETag
 """
@@ -62,6 +63,15 @@ def main(argv):
             pass
         for index in range(int(argv[7])):
             s3.put_object(Bucket=argv[5], Key=f"{argv[6]}{index:05d}.txt", Body=f"object {index}\n".encode())
+    elif command == "put-random":
+        s3 = client(argv[2], key=argv[3], secret=argv[4])
+        try:
+            s3.create_bucket(Bucket=argv[5])
+        except (s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
+            pass
+        data = os.urandom(int(argv[7]))
+        s3.put_object(Bucket=argv[5], Key=argv[6], Body=data)
+        print(hashlib.sha256(data).hexdigest())
     elif command == "presign":
         s3 = client(argv[2])
         try:

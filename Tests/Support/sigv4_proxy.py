@@ -2,14 +2,19 @@
 store tests where moto's signature checks cannot judge (prefixed listings, keys with `+` or
 non-ASCII characters):
 
-  sigv4_proxy.py PORT UPSTREAM ACCESS_KEY SECRET
+  sigv4_proxy.py PORT UPSTREAM ACCESS_KEY SECRET [HOLD_BYTES GATE_FILE]
 
 Every request must carry an `AWS4-HMAC-SHA256` Authorization by ACCESS_KEY whose signature
 botocore computes the same from the request as received (its signed headers, its
 x-amz-content-sha256, its x-amz-date); else 403 SignatureDoesNotMatch and nothing is forwarded.
 Accepted requests go to UPSTREAM and the answer streams back as it came. The tests store their
 objects through this proxy with boto3, so it is checked against boto3's own signatures too.
+
+With HOLD_BYTES and GATE_FILE, a GET's body stops after HOLD_BYTES until GATE_FILE exists: a
+test holds a download there, at a point it chose, to kill the client mid-body.
 """
+import os
+import time
 import http.client
 import sys
 import urllib.parse
@@ -20,6 +25,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 PORT, UPSTREAM, ACCESS, SECRET = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+HOLD, GATE = (int(sys.argv[5]), sys.argv[6]) if len(sys.argv) > 6 else (None, None)
 HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 
 
@@ -76,8 +82,17 @@ class Proxy(BaseHTTPRequestHandler):
                 self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
+            sent = 0
             while chunk := answer.read(1 << 16):
-                self.wfile.write(chunk)
+                if HOLD is not None and sent < HOLD <= sent + len(chunk):
+                    self.wfile.write(chunk[:HOLD - sent])
+                    self.wfile.flush()
+                    while not os.path.exists(GATE):
+                        time.sleep(0.05)
+                    self.wfile.write(chunk[HOLD - sent:])
+                else:
+                    self.wfile.write(chunk)
+                sent += len(chunk)
         upstream.close()
 
     do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = handle_one

@@ -235,4 +235,38 @@ import Testing
         #expect(files.count == 1005)
         #expect(try String(contentsOf: directory.url.appendingPathComponent("out/many/01004.txt"), encoding: .utf8) == "object 1004\n")
     }
+
+    /// A `kill -9` in the middle of a 200 MB object (the proxy holds the body at 100 MB until the
+    /// test has killed the client) leaves a part that the next run resumes with a signed
+    /// `Range` + `If-Range` request: the file is whole and the report says where it resumed.
+    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
+    func aKilledObjectDownloadResumes() async throws {
+        let directory = try TemporaryDirectory()
+        let gate = directory.url.appendingPathComponent("release").path
+        let moto = try PythonService("s3_helper.py", ["serve", "{port}"])
+        let proxy = try PythonService("sigv4_proxy.py", ["{port}", moto.url(""), Self.proxyKey, Self.proxySecret, "\(100 << 20)", gate])
+        defer { proxy.stop(); moto.stop() }
+        let stored = try PythonService.run("s3_helper.py", ["put-random", moto.url(""), "any", "any", "data", "big/object.bin", "\(200 << 20)"])
+        try #require(stored.status == 0)
+        _ = try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: big, url: "s3://data/big/object.bin", dest: object.bin, segments: 1, s3: {endpoint: "\(proxy.url(""))"}}
+            """)
+        let environment = ["AWS_ACCESS_KEY_ID": Self.proxyKey, "AWS_SECRET_ACCESS_KEY": Self.proxySecret, "HOME": directory.url.path]
+        let process = try BinaryRunner.start(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
+        let part = directory.url.appendingPathComponent("out/object.bin.part").path
+        let held = await BinaryRunner.signal(SIGKILL, to: process, when: { BinaryRunner.fileSize(part) >= 64 << 20 })
+        await BinaryRunner.exit(of: process)
+        try #require(held, "the download never reached 64 MiB")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/object.bin").path))
+        #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
+
+        let rerun = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let job = try Self.report(directory)["big"] ?? [:]
+        #expect((job["resumed_from"] as? Int ?? 0) >= 64 << 20, "\(job)")
+        #expect((job["checksums"] as? [String: String])?["sha256"] == stored.output)
+    }
 }

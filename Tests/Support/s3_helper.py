@@ -8,6 +8,7 @@ batchfetch):
   s3_helper.py put ENDPOINT ID SECRET BUCKET KEY FILE   makes the bucket if needed, stores FILE
   s3_helper.py put-many ENDPOINT ID SECRET BUCKET PREFIX COUNT   stores COUNT small objects
   s3_helper.py put-random ENDPOINT ID SECRET BUCKET KEY SIZE      stores SIZE random bytes, prints sha256
+  s3_helper.py delete ENDPOINT ID SECRET BUCKET KEY               removes an object
   s3_helper.py presign ENDPOINT BUCKET KEY     makes the bucket, prints a presigned PUT URL
   s3_helper.py object ENDPOINT BUCKET KEY      prints the stored object: size, sha256, ETag
 """
@@ -72,6 +73,8 @@ def main(argv):
         data = os.urandom(int(argv[7]))
         s3.put_object(Bucket=argv[5], Key=argv[6], Body=data)
         print(hashlib.sha256(data).hexdigest())
+    elif command == "delete":
+        client(argv[2], key=argv[3], secret=argv[4]).delete_object(Bucket=argv[5], Key=argv[6])
     elif command == "presign":
         s3 = client(argv[2])
         try:

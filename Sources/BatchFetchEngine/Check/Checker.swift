@@ -8,12 +8,17 @@ public final class Checker: Sendable {
     public let lock: LockFile?
     public let deep: Bool
     public let options: RunOptions
+    /// Objects a bucket prefix lists now that the lock did not pin (``PrefixExpansion/added(since:)``):
+    /// each is reported as drift, "added". (A pinned object that is gone is `missing`, one that
+    /// changed `drift`, as for any pinned file.)
+    public let added: [Job]
 
-    public init(manifest: Manifest, lock: LockFile?, deep: Bool, options: RunOptions = RunOptions()) {
+    public init(manifest: Manifest, lock: LockFile?, deep: Bool, options: RunOptions = RunOptions(), added: [Job] = []) {
         self.manifest = manifest
         self.lock = lock
         self.deep = deep
         self.options = options
+        self.added = added
     }
 
     public func run() async -> RunReport {
@@ -23,8 +28,19 @@ public final class Checker: Sendable {
         let hosts = HostLimiter(limit: manifest.perHost)
         let jobs = manifest.downloads.jobs
         let sums = await sumFiles(transport: transport, hosts: hosts)
-        let results = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
-            await self.check(jobs[index], sums: sums, transport: transport, hosts: hosts)
+        var results = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
+            if let failure = self.options.unexpanded[jobs[index].id] {
+                // A prefix whose listing failed: nothing of it can be judged.
+                var result = JobResult(id: jobs[index].id, status: .verdict(.unreachable), dest: jobs[index].dest.redacted)
+                result.failure = failure
+                return result
+            }
+            return await self.check(jobs[index], sums: sums, transport: transport, hosts: hosts)
+        }
+        for job in added {
+            var result = JobResult(id: job.id, status: .verdict(.drift), dest: job.dest.redacted)
+            result.failure = DownloadFailure(.lockMismatch, "added: \(job.url?.redacted ?? "") is listed now but not in the lockfile")
+            results.append(result)
         }
         return RunReport(command: .check, manifest: manifest, options: options, startDate: startDate, started: started,
                          jobs: ReportJobs(results.map(RunReport.Job.init)), interrupted: false)

@@ -95,6 +95,16 @@ public struct PrefixExpansion: Sendable {
         return expansion
     }
 
+    /// The objects this (network) expansion listed that `lock` does not pin: added since.
+    public func added(since lock: LockFile, original: Manifest) -> [Job] {
+        let prefixes = Set(original.jobs.filter { $0.listing != nil }.map(\.id))
+        let known = Set(original.jobs.map(\.id))
+        return manifest.jobs.filter { job in
+            !known.contains(job.id) && lock.jobs[job.id] == nil
+                && job.id.firstIndex(of: "/").map { prefixes.contains(String(job.id[..<$0])) } == true
+        }
+    }
+
     /// The job of one listed object: the prefix job's settings, this object's URL, dest and size.
     private static func objectJob(_ job: Job, location: ObjectLocation, object: BucketListing.Object, relative: String) -> Job {
         var objectJob = job

@@ -205,6 +205,16 @@ import Testing
         #expect(unlocked.status == 0 && (unlocked.stdout + unlocked.stderr).contains("1 downloaded, 4 up to date"), "\(unlocked.stderr)")
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/tree/new.bin")) == Data(contentsOf: added))
 
+        // check against the lock: an object added since is drift ("added"), one removed missing.
+        #expect(try PythonService.run("s3_helper.py", ["delete", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "ds/sub/b.bin"]).status == 0)
+        let check = try BinaryRunner.run(["check", "m.yaml", "--report", "check.json"], in: directory.url, environment: environment)
+        #expect(check.status == 3, "\(check.stderr)")
+        let checked = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("check.json"))) as? [String: Any]
+        let verdicts = Dictionary(uniqueKeysWithValues: (checked?["jobs"] as? [[String: Any]] ?? []).map { ($0["id"] as? String ?? "", $0) })
+        #expect(verdicts["ds/a.bin"]?["status"] as? String == "ok" && verdicts["ds/sub/b.bin"]?["status"] as? String == "missing")
+        #expect(verdicts["ds/new.bin"]?["status"] as? String == "drift"
+                && ((verdicts["ds/new.bin"]?["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("added:") == true, "\(verdicts["ds/new.bin"] ?? [:])")
+
         var wrong = environment
         wrong["AWS_SECRET_ACCESS_KEY"] = "wrong"
         let refused = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: wrong)

@@ -51,6 +51,7 @@ bench: release
 	bench/scale-bench.py
 	bench/cache-bench.py
 	bench/archive-bench.py
+	bench/bucket-bench.py
 	bench/urlsession-probe.sh
 
 schemas:

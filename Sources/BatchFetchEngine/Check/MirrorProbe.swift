@@ -226,7 +226,8 @@ struct MirrorProbe: Sendable {
             let (head, failure, received) = await Exchange.perform(
                 request, handler: handler, transport: network.transport, hosts: hosts, interruption: nil, idleTimeout: .seconds(timeout))!
             if let head, ResponseClass(status: head.status) == .redirect {
-                switch network.redirect.decide(status: head.status, location: head.header("location"), from: current, followed: followed) {
+                switch network.redirect.decide(status: head.status, location: head.header("location"), from: current, followed: followed,
+                                               bucketRegion: head.header("x-amz-bucket-region")) {
                 case .follow(let target):
                     current = target
                     followed += 1

@@ -488,7 +488,7 @@ struct DownloadStateMachine: Sendable {
 
     private mutating func redirect(_ head: TransportResponseHead, request: PlannedRequest, turn: Turn) -> Action {
         switch configuration.redirect.decide(status: head.status, location: head.header("location"), from: route.url,
-                                             followed: route.redirects.count) {
+                                             followed: route.redirects.count, bucketRegion: head.header("x-amz-bucket-region")) {
         case .refuse(let failure):
             record(status: head.status, failure: failure, continuing: turn == .continuing)
             return failMirror(failure)

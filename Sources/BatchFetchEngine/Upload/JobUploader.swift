@@ -262,7 +262,8 @@ struct JobUploader: Sendable {
                 head: outcome.head, failure: outcome.failure, bodyStarted: body.started, method: job.method,
                 retryPost: upload.retryPost, snippet: UploadRules.snippet(outcome.body),
                 redirect: { status, location in
-                    network.redirect.decide(status: status, location: location, from: current, followed: followed)
+                    network.redirect.decide(status: status, location: location, from: current, followed: followed,
+                                            bucketRegion: outcome.head?.header("x-amz-bucket-region"))
                 })
             if context.interruption.isInterrupted { verdict = .fail(DownloadFailure(.interrupted, "the run was interrupted")) }
             if let deadline, ContinuousClock.now >= deadline, verdict != UploadRules.Verdict.accepted {

@@ -51,6 +51,20 @@ import Testing
         #expect(decide("/f", followed: 9) == .follow(URL(string: "https://a.example/f")!))
     }
 
+    /// S3's 301 to a bucket of another region has no Location but names the region: the
+    /// failure says which to set; with a Location the header changes nothing.
+    @Test func anS3RegionRedirectSaysWhichRegion() {
+        let from = URL(string: "https://data.s3.us-east-1.amazonaws.com/k.bin")!
+        guard case .refuse(let failure) = RedirectPolicy().decide(status: 301, location: nil, from: from, followed: 0,
+                                                                  bucketRegion: "eu-west-1") else {
+            Issue.record("followed a redirect without Location")
+            return
+        }
+        #expect(failure.message.contains("the bucket is in the region eu-west-1") && failure.message.contains("s3: {region: eu-west-1}"))
+        #expect(RedirectPolicy().decide(status: 307, location: "https://other.example/k.bin", from: from, followed: 0,
+                                        bucketRegion: "eu-west-1") == .follow(URL(string: "https://other.example/k.bin")!))
+    }
+
     @Test func messagesShowTargetsRedacted() throws {
         let token = try VariableExpander(environment: ["TOKEN": "t0ps3cret/x"]).expand("https://a.example/f?token=${TOKEN}").get()
         let policy = RedirectPolicy(redactor: Redactor([token]))

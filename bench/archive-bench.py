@@ -22,7 +22,8 @@ six minutes after anything deleted many files); and a tar.gz of 10 GiB of zeros 
 1,000:1) that batchfetch stops at its default `max_size` (1 GiB) — the peers would write all
 10 GiB.
 
-Writes bench/results/archives.md with the command that produced it.
+Writes bench/results/archives.md with the command that produced it (a run of some sections only:
+bench/results/archives-SECTIONS.md).
 usage: bench/archive-bench.py [--mib N] [--files N] [--runs N] [--bin PATH] [--sections peers,streaming,bombs]
 """
 import argparse
@@ -102,7 +103,7 @@ def main() -> None:
     args = parser.parse_args()
     sections = set(args.sections.split(","))
     lines = ["# Archives: unpacking with `extract:` against GNU tar, bsdtar and unzip", "",
-             f"`bench/archive-bench.py --mib {args.mib} --files {args.files} --runs {args.runs}` on a release build, "
+             f"`bench/archive-bench.py --mib {args.mib} --files {args.files} --runs {args.runs} --sections {args.sections}` on a release build, "
              f"2 cores, {subprocess.run(['stat', '-f', '-c', '%T', str(ROOT)], capture_output=True, text=True).stdout.strip()}; "
              f"load when it started: {os.getloadavg()[0]:.2f} ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). "
              f"{args.files:,} files, {args.mib} MiB of incompressible bytes; the archive already at its dest, verified: "
@@ -215,7 +216,10 @@ def main() -> None:
               "of the second, the run that unpacks over the download alone: 1.1× or less (issue 37).", ""]
     text = "\n".join(lines)
     print(text)
-    (ROOT / "bench" / "results" / "archives.md").write_text(text)
+    # Only a run of every section replaces archives.md; a run of some writes its own file.
+    every = {"peers", "streaming", "bombs"}
+    name = "archives.md" if sections >= every else "archives-" + "-".join(sorted(sections & every)) + ".md"
+    (ROOT / "bench" / "results" / name).write_text(text)
 
 
 if __name__ == "__main__":

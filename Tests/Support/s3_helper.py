@@ -30,6 +30,13 @@ def client(endpoint, service="s3", key=None, secret=None):
                         config=Config(signature_version="s3v4", s3={"addressing_style": "path"}), **credentials)
 
 
+def ensure_bucket(s3, name):
+    try:
+        s3.create_bucket(Bucket=name)
+    except (s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
+        pass
+
+
 def main(argv):
     command = argv[1]
     if command == "serve":
@@ -49,27 +56,18 @@ def main(argv):
         print(json.dumps({"id": key["AccessKeyId"], "secret": key["SecretAccessKey"]}))
     elif command == "put":
         s3 = client(argv[2], key=argv[3], secret=argv[4])
-        try:
-            s3.create_bucket(Bucket=argv[5])
-        except (s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
-            pass
+        ensure_bucket(s3, argv[5])
         with open(argv[7], "rb") as body:
             answer = s3.put_object(Bucket=argv[5], Key=argv[6], Body=body, ChecksumAlgorithm="SHA256")
         print(json.dumps({"etag": answer["ETag"], "sha256": answer.get("ChecksumSHA256")}))
     elif command == "put-many":
         s3 = client(argv[2], key=argv[3], secret=argv[4])
-        try:
-            s3.create_bucket(Bucket=argv[5])
-        except (s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
-            pass
+        ensure_bucket(s3, argv[5])
         for index in range(int(argv[7])):
             s3.put_object(Bucket=argv[5], Key=f"{argv[6]}{index:05d}.txt", Body=f"object {index}\n".encode())
     elif command == "put-random":
         s3 = client(argv[2], key=argv[3], secret=argv[4])
-        try:
-            s3.create_bucket(Bucket=argv[5])
-        except (s3.exceptions.BucketAlreadyOwnedByYou, s3.exceptions.BucketAlreadyExists):
-            pass
+        ensure_bucket(s3, argv[5])
         data = os.urandom(int(argv[7]))
         s3.put_object(Bucket=argv[5], Key=argv[6], Body=data)
         print(hashlib.sha256(data).hexdigest())

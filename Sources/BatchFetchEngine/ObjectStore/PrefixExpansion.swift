@@ -26,38 +26,27 @@ public struct PrefixExpansion: Sendable {
         var expansion = PrefixExpansion(manifest: manifest)
         guard manifest.jobs.contains(where: { $0.listing != nil }) else { return expansion }
         let hosts = HostLimiter(limit: manifest.perHost)
-        var jobs: [Job] = []
-        var expandedIDs: [String: [String]] = [:]
+        var objects: [String: [Job]] = [:]
         for job in manifest.jobs {
-            guard let listing = job.listing else {
-                jobs.append(job)
-                continue
-            }
+            guard let listing = job.listing else { continue }
             let network = JobNetwork(job: job, transport: transport, perHost: manifest.perHost, environment: environment)
             switch await list(job, network: network, hosts: hosts) {
             case .failure(let failure):
                 expansion.failures[job.id] = failure
-                jobs.append(job)
-            case .success(let (location, objects)):
-                var ids: [String] = []
-                for object in objects {
+            case .success(let (location, listed)):
+                objects[job.id] = listed.compactMap { object in
                     let relative = String(object.key.dropFirst(location.key.count))
-                    guard !relative.isEmpty, !relative.hasSuffix("/"), listing.keeps(relative) else { continue }
+                    guard !relative.isEmpty, !relative.hasSuffix("/"), listing.keeps(relative) else { return nil }
                     let objectJob = self.objectJob(job, location: location, object: object, relative: relative)
                     if case .failure(let problem) = DestPath.normalize(job.dest.resolved + "/" + relative) {
                         expansion.failures[objectJob.id] = DownloadFailure(.unsafePath, "the key '\(object.key)' "
                             + problem.message(key: "dest", shown: job.dest.redacted + "/" + relative))
                     }
-                    ids.append(objectJob.id)
-                    jobs.append(objectJob)
+                    return objectJob
                 }
-                expandedIDs[job.id] = ids
             }
         }
-        for index in jobs.indices where jobs[index].dependsOn.contains(where: { expandedIDs[$0] != nil }) {
-            jobs[index].dependsOn = jobs[index].dependsOn.flatMap { expandedIDs[$0] ?? [$0] }
-        }
-        expansion.manifest.jobs = jobs
+        expansion.manifest = replacing(manifest, objects)
         return expansion
     }
 
@@ -65,34 +54,34 @@ public struct PrefixExpansion: Sendable {
     /// entries whose id is the prefix job's id and `/`): `run --locked` fetches exactly the
     /// pinned listing, without listing again. No request is made.
     public static func expand(_ manifest: Manifest, lock: LockFile) -> PrefixExpansion {
-        var expansion = PrefixExpansion(manifest: manifest)
-        guard manifest.jobs.contains(where: { $0.listing != nil }) else { return expansion }
-        var jobs: [Job] = []
-        var expandedIDs: [String: [String]] = [:]
-        for job in manifest.jobs {
-            guard job.listing != nil else {
-                jobs.append(job)
-                continue
-            }
-            let pinned = lock.jobs.filter { $0.key.hasPrefix(job.id + "/") }.sorted { $0.key < $1.key }
-            var ids: [String] = []
-            for (id, entry) in pinned {
+        var objects: [String: [Job]] = [:]
+        for job in manifest.jobs where job.listing != nil {
+            objects[job.id] = lock.jobs.filter { $0.key.hasPrefix(job.id + "/") }.sorted { $0.key < $1.key }.map { id, entry in
                 var objectJob = job
                 objectJob.listing = nil
                 objectJob.id = id
                 objectJob.urls = entry.mirrors.prefix(1).map { TemplatedString(literal: $0.url) }
                 objectJob.dest = TemplatedString(literal: entry.dest)
                 objectJob.size = entry.size
-                ids.append(id)
-                jobs.append(objectJob)
+                return objectJob
             }
-            expandedIDs[job.id] = ids
         }
-        for index in jobs.indices where jobs[index].dependsOn.contains(where: { expandedIDs[$0] != nil }) {
-            jobs[index].dependsOn = jobs[index].dependsOn.flatMap { expandedIDs[$0] ?? [$0] }
+        return PrefixExpansion(manifest: objects.isEmpty ? manifest : replacing(manifest, objects))
+    }
+
+    /// `manifest` with each prefix job that `objects` has an entry for replaced, in place, by
+    /// those jobs, and every job that depended on it depending on all of them.
+    private static func replacing(_ manifest: Manifest, _ objects: [String: [Job]]) -> Manifest {
+        var jobs: [Job] = []
+        jobs.reserveCapacity(manifest.jobs.count + objects.values.reduce(0) { $0 + $1.count })
+        for job in manifest.jobs { jobs += objects[job.id] ?? [job] }
+        let ids = objects.mapValues { $0.map(\.id) }
+        for index in jobs.indices where jobs[index].dependsOn.contains(where: { ids[$0] != nil }) {
+            jobs[index].dependsOn = jobs[index].dependsOn.flatMap { ids[$0] ?? [$0] }
         }
-        expansion.manifest.jobs = jobs
-        return expansion
+        var replaced = manifest
+        replaced.jobs = jobs
+        return replaced
     }
 
     /// The objects this (network) expansion listed that `lock` does not pin: added since.

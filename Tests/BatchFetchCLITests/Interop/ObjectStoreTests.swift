@@ -22,14 +22,19 @@ import Testing
         let user = try PythonService.run("s3_helper.py", ["user", moto.url("")])
         let keys = try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: String] ?? [:]
         let (id, secret) = (keys["id"] ?? "", keys["secret"] ?? "")
+        try store(objects, at: moto.url(""), id: id, secret: secret, in: directory)
+        return Bucket(moto: moto, id: id, secret: secret, objects: objects)
+    }
+
+    /// Stores `objects` in the bucket `data` at `endpoint`, by boto3 (not by us).
+    static func store(_ objects: [String: Data], at endpoint: String, id: String, secret: String, in directory: TemporaryDirectory) throws {
         for (key, data) in objects {
             let file = directory.url.appendingPathComponent("upload-\(UUID().uuidString)")
             try data.write(to: file)
-            let put = try PythonService.run("s3_helper.py", ["put", moto.url(""), id, secret, "data", key, file.path])
+            let put = try PythonService.run("s3_helper.py", ["put", endpoint, id, secret, "data", key, file.path])
             try #require(put.status == 0, "put \(key)")
             try FileManager.default.removeItem(at: file)
         }
-        return Bucket(moto: moto, id: id, secret: secret, objects: objects)
     }
 
     static func random(_ count: Int) -> Data {
@@ -135,13 +140,7 @@ import Testing
     static func proxiedBucket(_ objects: [String: Data], in directory: TemporaryDirectory) throws -> (moto: PythonService, proxy: PythonService) {
         let moto = try PythonService("s3_helper.py", ["serve", "{port}"])
         let proxy = try PythonService("sigv4_proxy.py", ["{port}", moto.url(""), proxyKey, proxySecret])
-        for (key, data) in objects {
-            let file = directory.url.appendingPathComponent("upload-\(UUID().uuidString)")
-            try data.write(to: file)
-            let put = try PythonService.run("s3_helper.py", ["put", proxy.url(""), proxyKey, proxySecret, "data", key, file.path])
-            try #require(put.status == 0, "put \(key)")
-            try FileManager.default.removeItem(at: file)
-        }
+        try store(objects, at: proxy.url(""), id: proxyKey, secret: proxySecret, in: directory)
         return (moto, proxy)
     }
 

@@ -10,7 +10,7 @@ batchfetch):
   s3_helper.py put-random ENDPOINT ID SECRET BUCKET KEY SIZE      stores SIZE random bytes, prints sha256
   s3_helper.py delete ENDPOINT ID SECRET BUCKET KEY               removes an object
   s3_helper.py presign ENDPOINT BUCKET KEY     makes the bucket, prints a presigned PUT URL
-  s3_helper.py object ENDPOINT BUCKET KEY      prints the stored object: size, sha256, ETag
+  s3_helper.py object ENDPOINT BUCKET KEY [ID SECRET]   prints the stored object: size, sha256, ETag
 """
 import hashlib
 import json
@@ -81,7 +81,7 @@ def main(argv):
             pass
         print(s3.generate_presigned_url("put_object", Params={"Bucket": argv[3], "Key": argv[4]}, ExpiresIn=3600))
     elif command == "object":
-        s3 = client(argv[2])
+        s3 = client(argv[2], key=argv[5], secret=argv[6]) if len(argv) > 6 else client(argv[2])
         answer = s3.get_object(Bucket=argv[3], Key=argv[4])
         body = answer["Body"].read()
         print(json.dumps({"size": len(body), "sha256": hashlib.sha256(body).hexdigest(), "etag": answer["ETag"]}))

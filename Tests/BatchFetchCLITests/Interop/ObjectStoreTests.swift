@@ -100,6 +100,34 @@ import Testing
         #expect(unsigned.status == 1 && unsigned.stderr.contains("HTTP 403"), "\(unsigned.stderr)")
     }
 
+    /// An upload to `s3://` is one signed PUT (below 64 MiB); the object is what boto3 reads
+    /// back, and a rerun is up to date without sending it again.
+    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
+    func anUploadToABucketIsOneSignedPut() throws {
+        let directory = try TemporaryDirectory()
+        let (moto, proxy) = try Self.proxiedBucket(["seed.bin": Data("x".utf8)], in: directory)
+        defer { proxy.stop(); moto.stop() }
+        let data = Self.random(300_000)
+        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try data.write(to: directory.url.appendingPathComponent("out/result.bin"))
+        _ = try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: up, upload: result.bin, url: "s3://data/runs/2026/result+é%20x.bin", s3: {endpoint: "\(proxy.url(""))"}}
+            """)
+        let environment = ["AWS_ACCESS_KEY_ID": Self.proxyKey, "AWS_SECRET_ACCESS_KEY": Self.proxySecret, "HOME": directory.url.path]
+        let first = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        let stored = try PythonService.run("s3_helper.py", ["object", proxy.url(""), "data", "runs/2026/result+é x.bin",
+                                                            Self.proxyKey, Self.proxySecret])
+        let object = try JSONSerialization.jsonObject(with: Data(stored.output.utf8)) as? [String: Any]
+        #expect(object?["size"] as? Int == data.count)
+        #expect(object?["sha256"] as? String == SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())
+        let again = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        #expect(again.status == 0 && (again.stdout + again.stderr).contains("1 up to date"), "\(again.stdout)\(again.stderr)")
+    }
+
     /// Credentials and region from a named profile in the AWS CLI's files (the manifest's
     /// `profile` wins over keys in the environment, as `--profile` does), endpoint from
     /// `AWS_ENDPOINT_URL`.

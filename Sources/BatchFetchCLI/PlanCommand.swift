@@ -14,7 +14,9 @@ struct PlanCommand: AsyncParsableCommand {
             Validates the manifest, orders the jobs by dependency level (jobs of one level can run
             in parallel), and for each job prints its URL(s) with secrets redacted, its
             destination, the expected size and checksum, and whether the destination (or a
-            resumable .part) already exists. No network access.
+            resumable .part) already exists. No network access, but to list a bucket prefix
+            (s3://bucket/dir/), shown as the objects it lists now; with --locked as the
+            lockfile pinned them, without listing.
 
             With a content cache (--cache, BATCHFETCH_CACHE or the manifest's cache:) each
             download whose content the cache holds is marked "in the cache" (json: in_cache): a

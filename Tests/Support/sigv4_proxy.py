@@ -2,7 +2,7 @@
 store tests where moto's signature checks cannot judge (prefixed listings, keys with `+` or
 non-ASCII characters):
 
-  sigv4_proxy.py PORT UPSTREAM ACCESS_KEY SECRET [HOLD_BYTES GATE_FILE]
+  sigv4_proxy.py PORT UPSTREAM ACCESS_KEY SECRET [HOLD_BYTES GATE_FILE [uploads]]
 
 Every request must carry an `AWS4-HMAC-SHA256` Authorization by ACCESS_KEY whose signature
 botocore computes the same from the request as received (its signed headers, its
@@ -11,8 +11,12 @@ Accepted requests go to UPSTREAM and the answer streams back as it came. The tes
 objects through this proxy with boto3, so it is checked against boto3's own signatures too.
 
 With HOLD_BYTES and GATE_FILE, a GET's body stops after HOLD_BYTES until GATE_FILE exists: a
-test holds a download there, at a point it chose, to kill the client mid-body.
+test holds a download there, at a point it chose, to kill the client mid-body. With `uploads`,
+request bodies are counted instead, across requests: the one that would pass HOLD_BYTES is not
+forwarded until GATE_FILE exists (GATE_FILE.held appears when that begins), so the parts before
+it are stored and the rest are not.
 """
+import threading
 import os
 import time
 import http.client
@@ -26,6 +30,24 @@ from botocore.credentials import Credentials
 
 PORT, UPSTREAM, ACCESS, SECRET = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 HOLD, GATE = (int(sys.argv[5]), sys.argv[6]) if len(sys.argv) > 6 else (None, None)
+HOLD_UPLOADS = len(sys.argv) > 7 and sys.argv[7] == "uploads"
+received = {"bytes": 0, "forwarding": 0}
+counting = threading.Condition()
+
+
+def hold_upload(length):
+    """Waits for the gate when this request body would take the uploads past HOLD."""
+    with counting:
+        passing = received["bytes"] < HOLD <= received["bytes"] + length
+        received["bytes"] += length
+        over = received["bytes"] > HOLD
+        if passing:
+            # The parts before this one are stored before anyone is told it holds.
+            counting.wait_for(lambda: received["forwarding"] == 0)
+    if passing or over:
+        open(GATE + ".held", "w").close()
+        while not os.path.exists(GATE):
+            time.sleep(0.05)
 HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 
 
@@ -71,20 +93,32 @@ class Proxy(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(message)
             return
+        if HOLD_UPLOADS and length:
+            hold_upload(length)
         target = urllib.parse.urlsplit(UPSTREAM)
         upstream = http.client.HTTPConnection(target.hostname, target.port)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
-        upstream.request(self.command, self.path, body=body, headers=headers)
-        answer = upstream.getresponse()
+        with counting:
+            received["forwarding"] += 1
+        try:
+            upstream.request(self.command, self.path, body=body, headers=headers)
+            answer = upstream.getresponse()
+            data = answer.read() if HOLD_UPLOADS else None
+        finally:
+            with counting:
+                received["forwarding"] -= 1
+                counting.notify_all()
         self.send_response(answer.status)
         for name, value in answer.getheaders():
             if name.lower() not in HOP:
                 self.send_header(name, value)
         self.end_headers()
-        if self.command != "HEAD":
+        if data is not None:
+            self.wfile.write(data)
+        elif self.command != "HEAD":
             sent = 0
             while chunk := answer.read(1 << 16):
-                if HOLD is not None and sent < HOLD <= sent + len(chunk):
+                if HOLD is not None and not HOLD_UPLOADS and sent < HOLD <= sent + len(chunk):
                     self.wfile.write(chunk[:HOLD - sent])
                     self.wfile.flush()
                     while not os.path.exists(GATE):

@@ -66,8 +66,9 @@ public final class StateCache: Sendable {
     static let batchSize = 1024
     /// `PRAGMA application_id` of a batchfetch store ("bfst"), and `PRAGMA user_version`.
     static let applicationID: Int32 = 0x6266_7374
-    /// 2 added the `trees` table (`extract:`), 3 its entries as rows (`tree_entries`); a store
-    /// of version 1 or 2 gains them in place (version 2's tree records are dropped: those trees
+    /// 2 added the `trees` table (`extract:`), 3 its entries as rows (`tree_entries`) and the
+    /// object stores' unfinished multipart uploads (`multipart_uploads`); a store of version 1 or
+    /// 2 gains them in place (version 2's tree records are dropped: those trees
     /// are unpacked again once).
     static let schemaVersion = 3
 
@@ -307,7 +308,7 @@ public final class StateCache: Sendable {
             let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
             if application == applicationID && (1..<schemaVersion).contains(version) {
                 try db.inTransaction {
-                    try db.execute(sql: (version == 2 ? "DROP TABLE trees;" : "") + Self.createTrees
+                    try db.execute(sql: (version == 2 ? "DROP TABLE trees;" : "") + Self.createTrees + Self.createMultipart
                         + "PRAGMA user_version = \(schemaVersion);")
                     return .commit
                 }
@@ -339,6 +340,7 @@ public final class StateCache: Sendable {
                         last_modified TEXT
                     ) WITHOUT ROWID;
                     \(Self.createTrees)
+                    \(Self.createMultipart)
                     PRAGMA application_id = \(applicationID);
                     PRAGMA user_version = \(schemaVersion);
                     """)

@@ -17,6 +17,8 @@ public final class UploadBody: Sendable {
 
     private let descriptor: Int32
     private let fileSize: Int64
+    /// Where in the file the bytes sent start (a part of a multipart upload); 0 for the whole.
+    private let fileOffset: Int64
     private let prefix: Data
     private let suffix: Data
     /// Called before each block is sent (the run's `rate_limit`).
@@ -33,10 +35,12 @@ public final class UploadBody: Sendable {
     }
 
     /// `descriptor` stays open and owned by the caller for as long as the request runs.
-    public init(descriptor: Int32, fileSize: Int64, prefix: Data = Data(), suffix: Data = Data(),
+    /// `fileSize` bytes of it are sent from `fileOffset` on.
+    public init(descriptor: Int32, fileSize: Int64, fileOffset: Int64 = 0, prefix: Data = Data(), suffix: Data = Data(),
                 pace: (@Sendable (Int) async -> Void)? = nil, sent: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.descriptor = descriptor
         self.fileSize = fileSize
+        self.fileOffset = fileOffset
         self.prefix = prefix
         self.suffix = suffix
         self.pace = pace
@@ -108,7 +112,7 @@ public final class UploadBody: Sendable {
         var buffer = ByteBufferAllocator().buffer(capacity: want)
         let got = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { pointer in
             var got = -1
-            repeat { got = pread(descriptor, pointer.baseAddress!, want, off_t(offset)) } while got < 0 && errno == EINTR
+            repeat { got = pread(descriptor, pointer.baseAddress!, want, off_t(fileOffset + offset)) } while got < 0 && errno == EINTR
             guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             return got
         }

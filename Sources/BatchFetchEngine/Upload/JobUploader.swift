@@ -11,14 +11,14 @@ import Foundation
 /// `up_to_date`), and with a content cache the file sent enters it. The decisions live in
 /// ``UploadRules``; this type only performs them.
 struct JobUploader: Sendable {
-    private let job: Job
-    private let upload: Upload
-    private let context: JobDownloader.Context
-    private let progress: JobProgress
-    private let network: JobNetwork
+    let job: Job
+    let upload: Upload
+    let context: JobDownloader.Context
+    let progress: JobProgress
+    let network: JobNetwork
     private let files: PartialFiles
     private let started = DispatchTime.now()
-    private let deadline: ContinuousClock.Instant?
+    let deadline: ContinuousClock.Instant?
 
     init(job: Job, context: JobDownloader.Context, progress: JobProgress? = nil) {
         self.job = job
@@ -68,6 +68,9 @@ struct JobUploader: Sendable {
             return upToDate
         }
         if context.interruption.isInterrupted { return failed(DownloadFailure(.interrupted, "the run was interrupted")) }
+        if mirror.store != nil, job.method == .put, source.size > S3Multipart.threshold {
+            return await sendInParts(opened, mirror: mirror, stateKey: stateKey)
+        }
 
         let form: MultipartForm?
         do {
@@ -88,7 +91,7 @@ struct JobUploader: Sendable {
             result.failure = failure
             result.httpStatus = sending.lastStatus
             return result
-        case .success(let head):
+        case .success(let (head, _)):
             result.httpStatus = head.status
             result.checksumVerified = UploadRules.confirms(head, source: source) ? true : nil
             var etag = head.header("etag")
@@ -109,7 +112,7 @@ struct JobUploader: Sendable {
     /// Enters the file the target now holds into the content cache (`cache:`), copied from the
     /// descriptor it was hashed and sent from while it is still that file: what a team uploads
     /// is what its next fetch by hash finds (Docs/Cache.md).
-    private func enterCache(_ opened: OpenedSource) {
+    func enterCache(_ opened: OpenedSource) {
         var digests = ["sha256": opened.source.sha256]
         if let md5 = opened.source.md5 { digests["md5"] = md5 }
         context.cache?.insert(digests: digests, from: opened.descriptor, verified: opened.status, name: job.dest.redacted)
@@ -135,7 +138,7 @@ struct JobUploader: Sendable {
     }
 
     /// A result about `source` sent (or not) to `url`.
-    private func result(_ status: JobResult.Status, source: UploadRules.Source, url: String) -> JobResult {
+    func result(_ status: JobResult.Status, source: UploadRules.Source, url: String) -> JobResult {
         var result = JobResult(id: job.id, status: status, dest: job.dest.redacted)
         result.url = url
         result.mirrorIndex = 0
@@ -146,7 +149,7 @@ struct JobUploader: Sendable {
     }
 
     /// The file to send, open, with what is known of it.
-    private struct OpenedSource {
+    struct OpenedSource {
         var descriptor: Int32
         var status: stat
         var source: UploadRules.Source
@@ -198,21 +201,47 @@ struct JobUploader: Sendable {
         return await probe.observe(mirror: 0, deep: false)
     }
 
+    /// What one request of an upload sends: the whole file (between a form's prefix and
+    /// suffix), a range of it (a part of a multipart upload), or bytes of its own (a multipart
+    /// upload's control requests).
+    enum Payload: Equatable {
+        case file
+        case part(offset: Int64, length: Int64)
+        case bytes(Data)
+    }
+
     /// The state of the sending: where to, what happened so far.
-    private struct Sending {
+    struct Sending {
         var url: URL
         var displayURL: String
         var redirects: [String] = []
         var attempts = AttemptLog()
         var bytesSent: Int64 = 0
         var lastStatus: Int?
-        let headers: [(name: String, value: String)]
+        var headers: [(name: String, value: String)]
         let form: MultipartForm?
+        /// The HTTP method: the job's, or a multipart upload's (`POST`, `PUT`, `DELETE`).
+        var method: String
+        var payload = Payload.file
+        /// A POST that may be sent again (a multipart upload's control requests are idempotent).
+        var retryPost = false
+
+        /// A request of a multipart upload to `url` (the object's, with its query).
+        init(url: URL, displayURL: String, method: String, payload: Payload) {
+            self.url = url
+            self.displayURL = displayURL
+            headers = []
+            form = nil
+            self.method = method
+            self.payload = payload
+            retryPost = true
+        }
 
         init(job: Job, source: UploadRules.Source, mirror: Mirror, form: MultipartForm?) {
             url = mirror.url
             displayURL = mirror.printed
             self.form = form
+            method = job.method.rawValue
             var headers = [(name: "Content-Digest", value: UploadRules.contentDigest(sha256: source.sha256))]
             if let md5 = source.md5 { headers.append((name: "Content-MD5", value: UploadRules.contentMD5(md5))) }
             if let form {
@@ -224,9 +253,10 @@ struct JobUploader: Sendable {
         }
     }
 
-    /// Sends the file until the target takes it or the job fails: one request per attempt, each
-    /// reading the file from its start.
-    private func send(_ opened: OpenedSource, _ sending: inout Sending) async -> Result<TransportResponseHead, DownloadFailure> {
+    /// Sends the payload until the target takes it or the job fails: one request per attempt,
+    /// each reading the file (or its part) from its start. The answer's head, and the start of
+    /// its body (a multipart upload's control answers are read from it).
+    func send(_ opened: OpenedSource, _ sending: inout Sending) async -> Result<(head: TransportResponseHead, body: Data), DownloadFailure> {
         let progress = self.progress
         while true {
             if context.interruption.isInterrupted { return .failure(DownloadFailure(.interrupted, "the run was interrupted")) }
@@ -235,21 +265,28 @@ struct JobUploader: Sendable {
             if let limiter = context.rateLimiter {
                 pace = { count in await limiter.take(Int64(count)) }
             }
-            let body = UploadBody(
-                descriptor: opened.descriptor, fileSize: opened.source.size,
-                prefix: sending.form?.prefix ?? Data(), suffix: sending.form?.suffix ?? Data(), pace: pace,
-                sent: { count in
-                    watch.touch()
-                    progress.received(count)
-                })
+            let sent: @Sendable (Int) -> Void = { count in
+                watch.touch()
+                progress.received(count)
+            }
+            let body: UploadBody
+            switch sending.payload {
+            case .file:
+                body = UploadBody(descriptor: opened.descriptor, fileSize: opened.source.size,
+                                  prefix: sending.form?.prefix ?? Data(), suffix: sending.form?.suffix ?? Data(), pace: pace, sent: sent)
+            case .part(let offset, let length):
+                body = UploadBody(descriptor: opened.descriptor, fileSize: length, fileOffset: offset, pace: pace, sent: sent)
+            case .bytes(let data):
+                body = UploadBody(descriptor: opened.descriptor, fileSize: 0, prefix: data)
+            }
             let handler = UploadHandler(watch: watch, body: body)
-            var request = network.request(sending.url, mirrorIndex: 0, method: job.method.rawValue, extra: sending.headers,
+            var request = network.request(sending.url, mirrorIndex: 0, method: sending.method, extra: sending.headers,
                                           timeout: job.settings.timeout)
             if sending.form != nil {
                 request.headers.removeAll { $0.name.lowercased() == "content-type" && $0.value != sending.form?.contentType }
             }
             request.upload = body
-            progress.moved(to: 0, total: opened.source.size)
+            if sending.payload == .file { progress.moved(to: 0, total: opened.source.size) }
             let outcome = await Exchange.perform(
                 request, handler: handler, transport: network.transport, hosts: context.hosts, interruption: context.interruption,
                 idleTimeout: .seconds(job.settings.timeout), deadline: deadline)
@@ -259,8 +296,8 @@ struct JobUploader: Sendable {
             let followed = sending.redirects.count
             let current = sending.url
             var verdict = UploadRules.verdict(
-                head: outcome.head, failure: outcome.failure, bodyStarted: body.started, method: job.method,
-                retryPost: upload.retryPost, snippet: UploadRules.snippet(outcome.body),
+                head: outcome.head, failure: outcome.failure, bodyStarted: body.started, method: sending.method == "POST" ? .post : .put,
+                retryPost: upload.retryPost || sending.retryPost, snippet: UploadRules.snippet(outcome.body),
                 redirect: { status, location in
                     network.redirect.decide(status: status, location: location, from: current, followed: followed,
                                             bucketRegion: outcome.head?.header("x-amz-bucket-region"))
@@ -269,7 +306,7 @@ struct JobUploader: Sendable {
             if let deadline, ContinuousClock.now >= deadline, verdict != UploadRules.Verdict.accepted {
                 verdict = .fail(DownloadFailure(.deadlineExceeded, "the job's deadline (\(job.settings.deadline ?? 0)s) passed"))
             }
-            if verdict == .accepted, let head = outcome.head {
+            if verdict == .accepted, let head = outcome.head, sending.payload == .file {
                 if let changed = sourceChanged(opened, sentSHA256: body.sentSHA256) { verdict = .fail(changed) }
                 else if let contradiction = UploadRules.contradiction(head, source: opened.source) { verdict = .fail(contradiction) }
             } else if let changed = sourceChanged(opened, sentSHA256: nil) {
@@ -279,7 +316,7 @@ struct JobUploader: Sendable {
                                     failure: verdict.failure)
             switch verdict {
             case .accepted:
-                return .success(outcome.head!)
+                return .success((outcome.head!, outcome.body))
             case .redirect(let target):
                 sending.url = target
                 sending.displayURL = target.absoluteString
@@ -304,7 +341,7 @@ struct JobUploader: Sendable {
 
     /// A failure when the file is no longer what was announced: its identity changed since it was
     /// opened, or (after a whole body went out) the bytes sent hash to another sha256.
-    private func sourceChanged(_ opened: OpenedSource, sentSHA256: String?) -> DownloadFailure? {
+    func sourceChanged(_ opened: OpenedSource, sentSHA256: String?) -> DownloadFailure? {
         var now = stat()
         let same = fstat(opened.descriptor, &now) == 0 && StateCache.sameFile(now, opened.status)
         if same, sentSHA256.map({ $0 == opened.source.sha256 }) ?? true { return nil }
@@ -312,7 +349,7 @@ struct JobUploader: Sendable {
             + "the changed bytes under the digest announced for the old ones (a server that checks Content-Digest refuses them)")
     }
 
-    private func failed(_ failure: DownloadFailure) -> JobResult {
+    func failed(_ failure: DownloadFailure) -> JobResult {
         var result = JobResult(failed: job, failure)
         if failure.code == .interrupted { result.status = .interrupted }
         result.url = network.mirrors.first??.printed

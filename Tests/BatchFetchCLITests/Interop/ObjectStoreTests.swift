@@ -108,15 +108,7 @@ import Testing
         let (moto, proxy) = try Self.proxiedBucket(["seed.bin": Data("x".utf8)], in: directory)
         defer { proxy.stop(); moto.stop() }
         let data = Self.random(300_000)
-        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
-        try data.write(to: directory.url.appendingPathComponent("out/result.bin"))
-        _ = try directory.write("m.yaml", """
-            version: 1
-            output_dir: out
-            jobs:
-              - {id: up, upload: result.bin, url: "s3://data/runs/2026/result+é%20x.bin", s3: {endpoint: "\(proxy.url(""))"}}
-            """)
-        let environment = ["AWS_ACCESS_KEY_ID": Self.proxyKey, "AWS_SECRET_ACCESS_KEY": Self.proxySecret, "HOME": directory.url.path]
+        let environment = try Self.uploading(data, to: "s3://data/runs/2026/result+é%20x.bin", through: proxy, in: directory)
         let first = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(first.status == 0, "\(first.stderr)")
         let stored = try PythonService.run("s3_helper.py", ["object", proxy.url(""), "data", "runs/2026/result+é x.bin",
@@ -170,6 +162,20 @@ import Testing
         let proxy = try PythonService("sigv4_proxy.py", ["{port}", moto.url(""), proxyKey, proxySecret])
         try store(objects, at: proxy.url(""), id: proxyKey, secret: proxySecret, in: directory)
         return (moto, proxy)
+    }
+
+    /// `out/upload.bin` holding `data`, and `m.yaml` uploading it to `url` through `proxy`; the
+    /// environment with the proxy's keys.
+    static func uploading(_ data: Data, to url: String, through proxy: PythonService, in directory: TemporaryDirectory) throws -> [String: String] {
+        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try data.write(to: directory.url.appendingPathComponent("out/upload.bin"))
+        _ = try directory.write("m.yaml", """
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: up, upload: upload.bin, url: "\(url)", s3: {endpoint: "\(proxy.url(""))"}}
+            """)
+        return ["AWS_ACCESS_KEY_ID": proxyKey, "AWS_SECRET_ACCESS_KEY": proxySecret, "HOME": directory.url.path]
     }
 
     static let proxyKey = "AKIAPROXYTEST"
@@ -305,5 +311,41 @@ import Testing
         let job = try Self.report(directory)["big"] ?? [:]
         #expect((job["resumed_from"] as? Int ?? 0) >= 64 << 20, "\(job)")
         #expect((job["checksums"] as? [String: String])?["sha256"] == stored.output)
+    }
+
+    /// A 150 MB upload goes in parts (above 64 MiB): the proxy stores the first parts and holds
+    /// the next until the test has `kill -9`ed batchfetch; the rerun asks the store which parts
+    /// it holds, sends only the rest, completes the upload (the object is the file, its ETag a
+    /// multipart one), and the run after it is up to date.
+    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
+    func aKilledMultipartUploadResumesItsParts() async throws {
+        let directory = try TemporaryDirectory()
+        let gate = directory.url.appendingPathComponent("release").path
+        let moto = try PythonService("s3_helper.py", ["serve", "{port}"])
+        let proxy = try PythonService("sigv4_proxy.py", ["{port}", moto.url(""), Self.proxyKey, Self.proxySecret, "\(40 << 20)", gate, "uploads"])
+        defer { proxy.stop(); moto.stop() }
+        #expect(try PythonService.run("s3_helper.py", ["put", moto.url(""), "any", "any", "data", "seed", "/dev/null"]).status == 0)
+        let size = 150_000_000
+        let data = try #require(FileHandle(forReadingAtPath: "/dev/urandom")?.readData(ofLength: size))
+        let environment = try Self.uploading(data, to: "s3://data/uploads/big.bin", through: proxy, in: directory)
+        let process = try BinaryRunner.start(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
+        let held = await BinaryRunner.signal(SIGKILL, to: process, when: { FileManager.default.fileExists(atPath: gate + ".held") })
+        await BinaryRunner.exit(of: process)
+        try #require(held, "the upload never reached the held part")
+        #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
+
+        let rerun = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let job = try Self.report(directory)["up"] ?? [:]
+        #expect(job["status"] as? String == "uploaded")
+        // Two 16 MiB parts were stored before the kill: the rerun sent the rest only.
+        #expect((job["bytes_transferred"] as? Int ?? .max) <= size - (32 << 20), "\(job)")
+        #expect((job["etag"] as? String)?.hasSuffix("-9\"") == true, "\(job)")
+        let stored = try PythonService.run("s3_helper.py", ["object", proxy.url(""), "data", "uploads/big.bin", Self.proxyKey, Self.proxySecret])
+        let object = try JSONSerialization.jsonObject(with: Data(stored.output.utf8)) as? [String: Any]
+        #expect(object?["size"] as? Int == size)
+        #expect(object?["sha256"] as? String == SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())
+        let again = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
+        #expect(again.status == 0 && again.stderr.contains("1 up to date"), "\(again.stderr)")
     }
 }

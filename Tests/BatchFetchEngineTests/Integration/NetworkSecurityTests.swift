@@ -20,6 +20,39 @@ import Testing
         ["Authorization", "Cookie", "X-Api-Key"].filter { request.header($0) != nil }
     }
 
+    /// A bucket's signature goes only to its endpoint: TestOrigin stands for the store (an
+    /// `s3:` endpoint) and redirects the object to another host, which is asked unsigned — no
+    /// `Authorization`, no `x-amz-security-token` — and the session token and secret appear in
+    /// no output.
+    @Test func aStoreSignsOnlyItsOwnEndpoint() async throws {
+        let world = try await Harness()
+        let other = try await Self.other(crossPort: false)
+        defer { Task { try? await other.shutdown() } }
+        let content = OriginContent.generated(size: 50_000, seed: 12)
+        other.serve("/elsewhere.bin", OriginFile(content: content))
+        var moved = OriginFile.text("")
+        moved.redirectTo = other.url("/elsewhere.bin")
+        world.origin.serve("/bucket/k.bin", moved)
+        var options = RunOptions()
+        options.environment = ["HOME": "/nonexistent", "AWS_ACCESS_KEY_ID": "AKIATEST", "AWS_SECRET_ACCESS_KEY": "s3cret-key-9",
+                               "AWS_SESSION_TOKEN": "sess-token-7"]
+        let report = try await world.run("""
+            version: 1
+            output_dir: out
+            jobs:
+              - {id: k, url: "s3://bucket/k.bin", dest: k.bin, retries: 0, s3: {endpoint: "\(world.origin.url(""))"}}
+            """, options: options)
+        let asked = world.origin.requests("/bucket/k.bin")
+        let redirected = other.requests("/elsewhere.bin")
+        let reportText = String(decoding: try JSONEncoder().encode(report), as: UTF8.self)
+        await world.close()
+        #expect(report.jobs[0].status == .downloaded, "\(String(describing: report.jobs[0].error))")
+        #expect(!asked.isEmpty && asked.allSatisfy { $0.header("Authorization")?.hasPrefix("AWS4-HMAC-SHA256 Credential=AKIATEST/") == true })
+        #expect(asked.allSatisfy { $0.header("x-amz-security-token") == "sess-token-7" })
+        #expect(!redirected.isEmpty && redirected.allSatisfy { $0.header("Authorization") == nil && $0.header("x-amz-security-token") == nil })
+        #expect(!reportText.contains("sess-token-7") && !reportText.contains("s3cret-key-9"))
+    }
+
     @Test(arguments: [false, true])
     func credentialsStayWithTheirOrigin(crossPort: Bool) async throws {
         let world = try await Harness()

@@ -97,6 +97,27 @@ struct AWSConfiguration: Sendable, Equatable {
         return components.url
     }
 
+    /// AWS's S3 endpoint `host` as the bucket's part (empty for path style) and its region:
+    /// `<bucket>.s3.<region>.amazonaws.com`, `s3.<region>.amazonaws.com`, or the regionless
+    /// `…s3.amazonaws.com` (us-east-1). Nil for any other host.
+    static func awsEndpoint(_ host: String) -> (bucket: String, region: String)? {
+        let suffix = ".amazonaws.com"
+        guard host.lowercased().hasSuffix(suffix) else { return nil }
+        let labels = host.lowercased().dropLast(suffix.count).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard let s3 = labels.lastIndex(of: "s3"), labels.count - s3 <= 2 else { return nil }
+        let region = labels.count - s3 == 2 ? labels[s3 + 1] : defaultRegion
+        return (labels[..<s3].joined(separator: "."), region)
+    }
+
+    /// The URL S3 means by a `301` naming `region` (`x-amz-bucket-region`) for a request to `url`
+    /// at AWS: the same bucket and key at that region's endpoint. Nil away from AWS.
+    static func regional(_ url: URL, region: String) -> URL? {
+        guard let host = url.host, let endpoint = awsEndpoint(host), endpoint.region != region,
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.host = (endpoint.bucket.isEmpty ? "" : endpoint.bucket + ".") + "s3.\(region).amazonaws.com"
+        return components.url
+    }
+
     /// An INI file of the AWS CLI's (`[section]`, `name = value`, `#` and `;` comments); empty
     /// when it is missing or unreadable.
     struct SharedFile {

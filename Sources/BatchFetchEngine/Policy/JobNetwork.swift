@@ -70,6 +70,18 @@ struct JobNetwork: Sendable {
         longestPace = job.settings.retryAfterMax
     }
 
+    /// How a request to `target` on behalf of the store mirror `mirror` is signed: as the
+    /// mirror at its own origin; for another region at AWS's endpoint of the same bucket (https
+    /// only); else not at all (an empty signer means unsigned: anonymous).
+    static func signer(for target: URL, of mirror: Mirror) -> SigV4Signer?? {
+        guard let origin = Origin(target) else { return nil }
+        if origin == Origin(mirror.url) { return .some(mirror.signer) }
+        guard target.scheme?.lowercased() == "https", let targetHost = target.host, let mirrorHost = mirror.url.host,
+              let moved = AWSConfiguration.awsEndpoint(targetHost), let original = AWSConfiguration.awsEndpoint(mirrorHost),
+              moved.bucket == original.bucket else { return nil }
+        return .some(mirror.signer.map { SigV4Signer(credentials: $0.credentials, region: moved.region, service: $0.service) })
+    }
+
     /// Sent unless the job sets its own.
     private static let userAgent = TemplatedString(literal: "batchfetch/\(ToolVersion.current)")
 
@@ -95,9 +107,11 @@ struct JobNetwork: Sendable {
         var request = TransportRequest(url: url, method: method, headers: headers + extra, body: body, timeout: timeout + 30)
         request.requestsPerSecond = requestsPerSecond
         request.longestPace = longestPace
-        // Signed only where the signature is meant for: a redirect elsewhere goes unsigned.
-        if let mirror, mirror.store != nil, Origin(target) != nil, Origin(target) == Origin(mirror.url) {
-            request.signer = mirror.signer
+        // Signed only where the signature is meant for: the store's endpoint, or AWS's endpoint
+        // of the same bucket in the region a 301 named (signed for that region). A redirect
+        // anywhere else goes unsigned.
+        if let mirror, mirror.store != nil, let signer = Self.signer(for: target, of: mirror) {
+            request.signer = signer
             if method == "GET" || method == "HEAD" { request.headers.append((name: "x-amz-checksum-mode", value: "ENABLED")) }
         }
         return request

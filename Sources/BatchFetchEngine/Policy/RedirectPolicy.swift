@@ -32,10 +32,12 @@ public struct RedirectPolicy: Sendable, Equatable {
     /// The decision on a redirect response with status `status` and `Location` header `location`
     /// to a request for `current`, after `followed` redirects of this request. `bucketRegion`
     /// is S3's `x-amz-bucket-region`: its `301 PermanentRedirect` to a bucket of another region
-    /// has no `Location`, and the failure then says which region to set (not re-signed yet).
+    /// has no `Location`; at AWS it is followed to that region's endpoint (where the request is
+    /// signed for that region, ``JobNetwork``), elsewhere the failure says which region to set.
     public func decide(status: Int, location: String?, from current: URL, followed: Int, bucketRegion: String? = nil) -> Decision {
         let from = shown(current)
         if location?.isEmpty ?? true, let region = bucketRegion, !region.isEmpty {
+            if followed < maxRedirects, let moved = AWSConfiguration.regional(current, region: region) { return .follow(moved) }
             return .refuse(DownloadFailure(.httpStatus, "HTTP \(status) from \(from): the bucket is in the region \(region); "
                 + "set it (s3: {region: \(region)} or AWS_REGION)"))
         }

@@ -51,18 +51,35 @@ import Testing
         #expect(decide("/f", followed: 9) == .follow(URL(string: "https://a.example/f")!))
     }
 
-    /// S3's 301 to a bucket of another region has no Location but names the region: the
-    /// failure says which to set; with a Location the header changes nothing.
-    @Test func anS3RegionRedirectSaysWhichRegion() {
-        let from = URL(string: "https://data.s3.us-east-1.amazonaws.com/k.bin")!
-        guard case .refuse(let failure) = RedirectPolicy().decide(status: 301, location: nil, from: from, followed: 0,
+    /// S3's 301 to a bucket of another region has no Location but names the region: at AWS it
+    /// is followed to that region's endpoint (virtual-hosted and path style), and the request
+    /// there is signed for that region; elsewhere (a custom endpoint) the failure says which
+    /// region to set; with a Location the header changes nothing.
+    @Test func anS3RegionRedirect() throws {
+        let hosted = URL(string: "https://data.s3.us-east-1.amazonaws.com/k.bin")!
+        #expect(RedirectPolicy().decide(status: 301, location: nil, from: hosted, followed: 0, bucketRegion: "eu-west-1")
+            == .follow(URL(string: "https://data.s3.eu-west-1.amazonaws.com/k.bin")!))
+        let path = URL(string: "https://s3.amazonaws.com/data/k.bin")!
+        #expect(RedirectPolicy().decide(status: 301, location: nil, from: path, followed: 0, bucketRegion: "ap-south-1")
+            == .follow(URL(string: "https://s3.ap-south-1.amazonaws.com/data/k.bin")!))
+        let custom = URL(string: "http://127.0.0.1:9000/data/k.bin")!
+        guard case .refuse(let failure) = RedirectPolicy().decide(status: 301, location: nil, from: custom, followed: 0,
                                                                   bucketRegion: "eu-west-1") else {
-            Issue.record("followed a redirect without Location")
+            Issue.record("followed a redirect without Location away from AWS")
             return
         }
         #expect(failure.message.contains("the bucket is in the region eu-west-1") && failure.message.contains("s3: {region: eu-west-1}"))
-        #expect(RedirectPolicy().decide(status: 307, location: "https://other.example/k.bin", from: from, followed: 0,
+        #expect(RedirectPolicy().decide(status: 307, location: "https://other.example/k.bin", from: hosted, followed: 0,
                                         bucketRegion: "eu-west-1") == .follow(URL(string: "https://other.example/k.bin")!))
+
+        // Signed for the new region at the same bucket's endpoint; not at all anywhere else.
+        let mirror = try #require(Mirror(TemplatedString(literal: "s3://data/k.bin"), s3: S3Settings(region: "us-east-1"),
+                                         environment: ["HOME": "/nonexistent", "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"]))
+        #expect(JobNetwork.signer(for: mirror.url, of: mirror)??.region == "us-east-1")
+        #expect(JobNetwork.signer(for: URL(string: "https://data.s3.eu-west-1.amazonaws.com/k.bin")!, of: mirror)??.region == "eu-west-1")
+        #expect(JobNetwork.signer(for: URL(string: "https://other.s3.eu-west-1.amazonaws.com/k.bin")!, of: mirror) == nil)
+        #expect(JobNetwork.signer(for: URL(string: "http://data.s3.eu-west-1.amazonaws.com/k.bin")!, of: mirror) == nil)
+        #expect(JobNetwork.signer(for: URL(string: "https://cdn.example/k.bin")!, of: mirror) == nil)
     }
 
     @Test func messagesShowTargetsRedacted() throws {

@@ -292,10 +292,10 @@ enum EmbeddedSchemas {
               "items": { "$ref": "#/$defs/url" }
             },
             "dest": {
-              "description": "Destination relative to output_dir. Default: the URL's last path segment.",
+              "description": "Destination relative to output_dir. Default: the URL's last path segment. A file, except for a bucket prefix (url s3://bucket/dir/), whose dest is the directory its objects go into, written with its '/'.",
               "type": "string",
               "minLength": 1,
-              "pattern": "^(?!/).*[^/]$"
+              "pattern": "^(?!/)"
             },
             "size": { "description": "Expected size; enforced.", "$ref": "#/$defs/size" },
             "checksum": {
@@ -355,6 +355,8 @@ enum EmbeddedSchemas {
               "type": "boolean",
               "default": false
             },
+            "include": { "description": "Bucket prefix (a url such as s3://bucket/dir/): globs on each object's key after the prefix ('*' within a segment, '**' across); default all.", "$ref": "#/$defs/globs" },
+            "exclude": { "description": "Bucket prefix: globs of objects left out.", "$ref": "#/$defs/globs" },
             "extract": {
               "description": "Unpack the archive once it verified (Docs/Archives.md): true (every default), a directory (into), or the settings.",
               "oneOf": [

@@ -129,9 +129,10 @@ struct RunCommand: AsyncParsableCommand {
             }
         }
         var options = try options()
-        if !dryRun {
+        if !dryRun, loaded.jobs.contains(where: { $0.listing != nil }) {
             // Bucket prefixes become their objects' jobs before the lock, the shard and the graph
-            // see them: as listed now, or with --locked as the lock pinned them.
+            // see them: as listed now, or with --locked as the lock pinned them. (Only then is
+            // the lock read here too: a million-job lock is not decoded twice for nothing.)
             let expansion = locked
                 ? PrefixExpansion.expand(loaded, lock: try lockOption.load(forManifest: manifest.manifest, required: true)!)
                 : await PrefixExpansion.expand(loaded, transport: options.httpTransport(perHost: loaded.perHost),

@@ -1,11 +1,7 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// One page of a ListObjectsV2 answer (`<ListBucketResult>`): the objects, and the token of the
-/// next page when the listing is truncated. Read with Foundation's XML parser (no parser of our
-/// own); an answer that is not a listing is nil.
+/// next page when the listing is truncated; an answer that is not a listing is nil.
 struct BucketListing: Sendable, Equatable {
     struct Object: Sendable, Equatable {
         var key: String
@@ -23,49 +19,14 @@ struct BucketListing: Sendable, Equatable {
         self.isTruncated = isTruncated
     }
 
-    /// The page in `data`; nil when it is not a `ListBucketResult`.
+    /// The page in `data` (``S3XML`` reads it: `Contents` records of `Key`, `Size`, `ETag`;
+    /// `IsTruncated`, `NextContinuationToken`); nil when it is not a `ListBucketResult`.
     init?(xml data: Data) {
-        let reader = Reader()
-        let parser = XMLParser(data: data)
-        parser.delegate = reader
-        guard parser.parse(), reader.isListing else { return nil }
-        self = reader.listing
-    }
-
-    /// Collects `Contents` (`Key`, `Size`, `ETag`), `IsTruncated` and `NextContinuationToken`.
-    private final class Reader: NSObject, XMLParserDelegate {
-        var listing = BucketListing()
-        var isListing = false
-        private var path: [String] = []
-        private var text = ""
-        private var object: Object?
-
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
-            if path.isEmpty { isListing = name == "ListBucketResult" }
-            path.append(name)
-            text = ""
-            if path == ["ListBucketResult", "Contents"] { object = Object(key: "", size: 0) }
+        guard let document = S3XML(data), document.root == "ListBucketResult" else { return nil }
+        objects = (document.records["Contents"] ?? []).compactMap { record in
+            record["Key"].map { Object(key: $0, size: record["Size"].flatMap { Int64($0) } ?? 0, etag: record["ETag"]) }
         }
-
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            text += string
-        }
-
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            switch path {
-            case ["ListBucketResult", "Contents", "Key"]: object?.key = text
-            case ["ListBucketResult", "Contents", "Size"]: object?.size = Int64(text) ?? 0
-            case ["ListBucketResult", "Contents", "ETag"]: object?.etag = text
-            case ["ListBucketResult", "Contents"]:
-                if let object { listing.objects.append(object) }
-                object = nil
-            case ["ListBucketResult", "IsTruncated"]: listing.isTruncated = text == "true"
-            case ["ListBucketResult", "NextContinuationToken"]: listing.nextContinuationToken = text
-            default: break
-            }
-            path.removeLast()
-            text = ""
-        }
+        isTruncated = document.values["IsTruncated"] == "true"
+        nextContinuationToken = document.values["NextContinuationToken"]
     }
 }

@@ -20,8 +20,9 @@ public struct ObjectListing: Sendable, Hashable {
     /// Whether `url` (resolved) names a prefix of a bucket rather than an object: an `s3://` or
     /// `gs://` URL whose key is empty or ends with `/`.
     public static func isPrefix(_ url: String) -> Bool {
-        let scheme = url.prefix(5).lowercased()
-        guard scheme == "s3://" || scheme == "gs://" else { return false }
+        // Asked of every URL a manifest holds: the scheme is compared byte by byte, no copy made.
+        let head = url.utf8.prefix(5).lazy.map { $0 | 0x20 }
+        guard head.elementsEqual("s3://".utf8) || head.elementsEqual("gs://".utf8) else { return false }
         let rest = url.dropFirst(5)
         guard let slash = rest.firstIndex(of: "/") else { return true }
         return rest[slash...].hasSuffix("/")

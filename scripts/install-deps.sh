@@ -2,7 +2,7 @@
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
 # there: libyaml and libarchive (headers + pkg-config files) to build; for the tests, nginx-light and lighttpd (real
 # servers of the interop tests, beside python3's http.server), caddy, openssl (the TLS tests' throwaway
-# CA), slurm-wlm (the sharding test's cluster) and Python's jsonschema, PyYAML, python-multipart,
+# CA), promtool (prometheus), slurm-wlm (the sharding test's cluster) and Python's jsonschema, PyYAML, python-multipart,
 # moto and boto3. With --bench, also the peers the benchmarks compare against: curl, wget and
 # aria2c, and GNU time (peak RSS). Needs root (or sudo) only when something is missing.
 set -euo pipefail
@@ -29,6 +29,8 @@ command -v caddy >/dev/null || missing_apt+=(caddy)
 command -v openssl >/dev/null || missing_apt+=(openssl)
 # A real single-node Slurm cluster for scripts/slurm-test.sh (sharded runs on a job array).
 command -v sbatch >/dev/null || missing_apt+=(slurm-wlm)
+# promtool (Debian's prometheus package) checks every metrics file the --metrics tests write.
+command -v promtool >/dev/null || missing_apt+=(prometheus)
 if [ "${1:-}" = "--bench" ]; then
   command -v curl >/dev/null || missing_apt+=(curl)
   command -v wget >/dev/null || missing_apt+=(wget)

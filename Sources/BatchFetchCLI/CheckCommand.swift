@@ -46,7 +46,14 @@ struct CheckCommand: AsyncParsableCommand {
     @Option(help: "Where to write the JSON report (default: <output_dir>/batchfetch-check.json).", completion: .file())
     var report: String?
 
+    @OptionGroup var metricsOption: MetricsOption
+
     func run() async throws {
+        try await metricsOption.recording(.check, manifest: manifest.manifest) { try await perform(report: &$0) }
+    }
+
+    /// The check; hands its report to `report` as soon as it has one.
+    private func perform(report finished: inout RunReport?) async throws {
         var options = RunOptions()
         options.transportKind = transportOption.kind
         var whole = try manifest.load()
@@ -69,6 +76,7 @@ struct CheckCommand: AsyncParsableCommand {
         options.shard = scope
         let result = await Checker(manifest: loaded, lock: lock, deep: deep, options: options,
                                    added: (scope?.shard.count ?? 1) > 1 ? [] : added).run()
+        finished = result
         for job in result.jobs {
             for mirror in job.mirrors ?? [] { Console.error(CheckLine.describe(mirror, job: job.id)) }
         }

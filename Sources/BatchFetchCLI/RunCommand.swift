@@ -99,6 +99,7 @@ struct RunCommand: AsyncParsableCommand {
     @OptionGroup var shardOption: ShardOption
     @OptionGroup var transportOption: TransportOption
     @OptionGroup var cacheOption: CacheOption
+    @OptionGroup var metricsOption: MetricsOption
 
     enum DurabilityArgument: String, ExpressibleByArgument, CaseIterable {
         case batch, strict, none
@@ -118,6 +119,12 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // A dry run sends nothing, so it has no run to measure.
+        try await metricsOption.recording(.run, manifest: manifest.manifest, skip: dryRun) { try await perform(report: &$0) }
+    }
+
+    /// The run; hands its report to `report` as soon as it has one.
+    private func perform(report finished: inout RunReport?) async throws {
         var loaded = try manifest.load()
         if !only.isEmpty {
             switch loaded.selecting(only) {
@@ -190,6 +197,7 @@ struct RunCommand: AsyncParsableCommand {
             }
         }
         let result = await run.report
+        finished = result
         printer.finish()
         let path = report ?? runner.defaultReportPath
         var written = ReportFile.write(result, to: path)

@@ -36,12 +36,20 @@ struct VerifyCommand: AsyncParsableCommand {
 
     @OptionGroup var shardOption: ShardOption
 
+    @OptionGroup var metricsOption: MetricsOption
+
     func run() async throws {
+        try await metricsOption.recording(.verify, manifest: manifest.manifest) { try await perform(report: &$0) }
+    }
+
+    /// The verification; hands its report to `report` as soon as it has one.
+    private func perform(report finished: inout RunReport?) async throws {
         var options = RunOptions()
         let (loaded, scope, lock) = try shardOption.select(
             try manifest.load(), lock: try lockOption.load(forManifest: manifest.manifest, required: false))
         options.shard = scope
         let result = await Verifier(manifest: loaded, lock: lock, options: options).run()
+        finished = result
         for job in result.jobs where job.status != .ok {
             var line = job.status.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + "\(job.id) -> \(job.dest)"
             if let error = job.error { line += "  \(error.code.rawValue): \(error.message)" }

@@ -55,7 +55,7 @@ public struct MirrorExpectation: Sendable, Equatable {
 
 /// The verdict on one mirror, for the `check` report.
 public struct MirrorVerdict: Sendable, Equatable {
-    public enum Status: String, Sendable, Codable {
+    public enum Status: String, Sendable, Codable, CaseIterable {
         case ok, drift, missing, unreachable
     }
 

@@ -62,6 +62,33 @@ public struct UTCTime: Equatable, Sendable {
             + "\(padded(time.hour, 2)):\(padded(time.minute, 2)):\(padded(time.second, 2))\(fraction)Z"
     }
 
+    /// Seconds since the epoch of what ``rfc3339(_:milliseconds:)`` writes (UTC, `Z`, with or
+    /// without a fraction); nil for anything else.
+    public static func secondsSince1970(rfc3339 text: String) -> Double? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":") else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var value: Int64 = 0
+            for byte in bytes[range] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+              let minute = number(14..<16), let second = number(17..<19) else { return nil }
+        var fraction = 0.0
+        if bytes.count > 20 {
+            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, let digits = number(20..<(bytes.count - 1)) else { return nil }
+            fraction = Double(digits) / pow(10, Double(bytes.count - 21))
+        } else if bytes[19] != UInt8(ascii: "Z") {
+            return nil
+        }
+        let time = UTCTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        return Double(time.secondsSince1970) + fraction
+    }
+
     /// `value` in decimal with leading zeros to `width` digits.
     static func padded(_ value: Int64, _ width: Int) -> String {
         let digits = String(value)

@@ -83,8 +83,9 @@ public enum ReportMerge {
         let interrupted = reports.contains { $0.report.status == .interrupted }
         let startedAt = reports.map(\.report.startedAt).min()!
         let finishedAt = reports.map(\.report.finishedAt).max()!
-        let date = { (text: String) in try? Date(text, strategy: .iso8601) }
-        let span = date(finishedAt).flatMap { end in date(startedAt).map { end.timeIntervalSince($0) } }
+        let span = UTCTime.secondsSince1970(rfc3339: finishedAt).flatMap { end in
+            UTCTime.secondsSince1970(rfc3339: startedAt).map { end - $0 }
+        }
         return .success(RunReport(
             tool: .init(version: ToolVersion.current), command: first.command, manifest: first.manifest,
             startedAt: startedAt, finishedAt: finishedAt,

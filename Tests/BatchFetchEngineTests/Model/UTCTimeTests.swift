@@ -35,4 +35,20 @@ import TestOrigin
         }
         #expect(UTCTime.rfc3339(Date(timeIntervalSince1970: 1_795_442_135.125), milliseconds: true) == "2026-11-23T13:55:35.125Z")
     }
+
+    /// What ``UTCTime/rfc3339(_:milliseconds:)`` writes reads back to the same moment; anything
+    /// else is refused rather than misread.
+    @Test func timestampsReadBack() {
+        var generator = SeededGenerator(seed: 4)
+        for _ in 0..<1_000 {
+            let seconds = Int64.random(in: 0...253_402_300_799, using: &generator)
+            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+            #expect(UTCTime.secondsSince1970(rfc3339: UTCTime.rfc3339(date)) == Double(seconds))
+        }
+        #expect(UTCTime.secondsSince1970(rfc3339: "2026-11-23T13:55:35.125Z") == 1_795_442_135.125)
+        for bad in ["", "2026-11-23T13:55:35", "2026-11-23 13:55:35Z", "2026-11-23T13:55:35+01:00", "2026-11-23T13:55:3xZ",
+                    "2026-11-23T13:55:35.Z", "2026-11-23T13:55:35,5Z"] {
+            #expect(UTCTime.secondsSince1970(rfc3339: bad) == nil, "\(bad)")
+        }
+    }
 }

@@ -53,6 +53,15 @@ final class ProgressPrinter {
         case (.bar, .jobFinished(let job)):
             pending.append(JobLine.describe(job))
             if var latest {
+                // Until the next snapshot: the job's bytes move from running to finished.
+                if let running = latest.active.first(where: { $0.id == job.id }) {
+                    latest.bytesDone -= running.bytes
+                    latest.bytesKnown -= max(running.total ?? 0, running.bytes)
+                }
+                if job.status.succeeded {
+                    latest.bytesDone += job.size ?? 0
+                    latest.bytesKnown += job.size ?? 0
+                }
                 latest.active.removeAll { $0.id == job.id }
                 latest.finished += 1
                 self.latest = latest
@@ -91,10 +100,28 @@ final class ProgressPrinter {
     }
 
     /// `bar` mode's live area: the run, then each job in flight.
+    ///
+    /// The run's bar counts bytes done against bytes known (``RunProgress/bytesKnown``) and its
+    /// ETA comes from the bytes left at the run's rate: a run of one 1 GiB job and three small
+    /// ones is not 75% done when the small ones are. Only when no size is known at all does it
+    /// count jobs.
     static func barLines(_ progress: RunProgress, width: Int = 24) -> [String] {
         let rate = progress.elapsed > 0 ? Double(progress.transferred) / progress.elapsed : 0
-        var lines = ["\(bar(Double(progress.finished) / Double(max(1, progress.jobs)), width: width)) "
-            + "\(progress.finished)/\(progress.jobs) jobs  \(ByteFormat.bytes(progress.transferred))  \(ByteFormat.bytes(Int64(rate)))/s"]
+        let jobs = "\(progress.finished)/\(progress.jobs) jobs"
+        var run: String
+        if progress.bytesKnown > 0 {
+            run = "\(bar(Double(progress.bytesDone) / Double(progress.bytesKnown), width: width)) "
+                + "\(ByteFormat.bytes(progress.bytesDone))/\(ByteFormat.bytes(progress.bytesKnown))  \(jobs)  \(ByteFormat.bytes(Int64(rate)))/s"
+            if progress.unsized > 0 {
+                run += "  +\(progress.unsized) of unknown size"
+            } else if rate > 0 {
+                run += "  ETA \(duration(Double(max(0, progress.bytesKnown - progress.bytesDone)) / rate))"
+            }
+        } else {
+            run = "\(bar(Double(progress.finished) / Double(max(1, progress.jobs)), width: width)) "
+                + "\(jobs)  \(ByteFormat.bytes(progress.transferred))  \(ByteFormat.bytes(Int64(rate)))/s"
+        }
+        var lines = [run]
         for job in progress.active {
             let jobRate = job.elapsed > 0 ? Double(job.transferred) / job.elapsed : 0
             var line = "  \(job.id)  "

@@ -62,6 +62,28 @@ import TestOrigin
         #expect(output.hasPrefix("[######..................]  25% 1/4 job\n"))
     }
 
+    /// One 1 GiB job half done beside three small ones done: the run's bar says 50% of the bytes
+    /// (not 75% of the jobs), with the ETA of the bytes left; while a size is unknown it says so
+    /// instead of an ETA.
+    @Test func theRunBarCountsBytes() {
+        let big = RunProgress.Active(id: "big", bytes: 512 << 20, total: 1 << 30, transferred: 512 << 20, elapsed: 10)
+        var progress = RunProgress(elapsed: 10, jobs: 4, finished: 3, active: [big], transferred: 512 << 20,
+                                   bytesDone: (512 << 20) + (3 << 10), bytesKnown: (1 << 30) + (3 << 10))
+        #expect(ProgressPrinter.barLines(progress).first
+            == "[############............]  50% 512.0 MiB/1.0 GiB  3/4 jobs  51.2 MiB/s  ETA 10s")
+        progress.unsized = 2
+        #expect(ProgressPrinter.barLines(progress).first?.hasSuffix("51.2 MiB/s  +2 of unknown size") == true)
+
+        // The job finishes: until the next snapshot, its bytes count as done.
+        var output = ""
+        let printer = ProgressPrinter(mode: .bar, width: { 100 }) { output += $0 }
+        printer.handle(.progress(progress))
+        output = ""
+        printer.handle(.jobFinished(Self.finished("big", size: 1 << 30, seconds: 20)))
+        printer.finish()
+        #expect(output.contains("[########################] 100% 1.0 GiB/1.0 GiB  4/4 jobs"), "\(output)")
+    }
+
     @Test func barModeRedrawsTheRunAndEachJobInPlace() {
         var output = ""
         let printer = ProgressPrinter(mode: .bar, width: { 100 }) { output += $0 }
@@ -132,6 +154,8 @@ import TestOrigin
         #expect(terminal.status == 0)
         #expect(terminal.output.contains("\u{1B}[J"))
         #expect(terminal.output.contains("0/1 jobs"))
+        // The manifest gives no size: the run's bar takes it from the response.
+        #expect(terminal.output.contains("/4.0 MiB  0/1 jobs"), "\(terminal.output)")
         #expect(terminal.output.contains("  f  ") && terminal.output.contains("4.0 MiB"))
         #expect(terminal.output.contains("downloaded  f -> f.bin  4.0 MiB"))
     }

@@ -54,12 +54,22 @@ public struct RunProgress: Sendable, Equatable {
     public var active: [Active]
     /// Bytes received so far in this run, finished jobs included.
     public var transferred: Int64
+    /// Bytes of the run that are in place: files published (downloaded or up to date) and what
+    /// the running jobs have so far (resumed bytes included).
+    public var bytesDone: Int64 = 0
+    /// Bytes the run is known to need: ``bytesDone`` plus the sizes still to come that the
+    /// manifest or a response gave.
+    public var bytesKnown: Int64 = 0
+    /// Jobs whose size is not known yet (not in the manifest, and not announced by a response).
+    public var unsized = 0
 
-    public init(elapsed: Double, jobs: Int, finished: Int, active: [Active], transferred: Int64) {
+    public init(elapsed: Double, jobs: Int, finished: Int, active: [Active], transferred: Int64,
+                bytesDone: Int64 = 0, bytesKnown: Int64 = 0, unsized: Int = 0) {
         self.elapsed = elapsed
         self.jobs = jobs
         self.finished = finished
         self.active = active
         self.transferred = transferred
+        (self.bytesDone, self.bytesKnown, self.unsized) = (bytesDone, bytesKnown, unsized)
     }
 }

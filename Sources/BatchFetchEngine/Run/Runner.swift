@@ -111,7 +111,7 @@ public final class Runner: Sendable {
                          emit: @escaping @Sendable (RunEvent) -> Void) async -> RunReport {
         let startDate = Date()
         let started = DispatchTime.now()
-        let active = ActiveJobs(jobs: manifest.jobs.count, started: started)
+        let active = ActiveJobs(jobs: manifest.jobs, started: started)
         let ticker = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: UInt64(options.progressInterval * 1e9))
@@ -139,10 +139,7 @@ public final class Runner: Sendable {
         var journal = await schedule(
             context: context, active: active,
             interruption: interruption,
-            emit: { event in
-                if case .jobFinished = event { active.completed() }
-                emit(event)
-            })
+            emit: emit)
         ticker.cancel()
         // The state store's last batch is written while the file system syncs: the sync waits on
         // the disk and the kernel's flusher threads, the batch on this thread. The store need not
@@ -184,7 +181,7 @@ public final class Runner: Sendable {
                     let job = jobs[next]
                     guard case .start(let source) = sameContent.claim(next) else { continue }  // waits for its twin
                     let progress = JobProgress(total: job.size)
-                    active.add(next, id: job.id, progress: progress)
+                    active.add(next, id: job.id, progress: progress, expected: job.size)
                     emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? ""))
                     let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
                         .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
@@ -224,7 +221,7 @@ public final class Runner: Sendable {
             while let (index, result, entry) = await group.next() {
                 running -= 1
                 if let executor = placed.removeValue(forKey: index) { runningOn[executor] -= 1 }
-                active.remove(index, transferred: result.bytesTransferred)
+                active.finished(index, result)
                 journal.record(entry, at: index)
                 emit(.jobFinished(result))
                 let succeeded = result.status.succeeded
@@ -238,7 +235,7 @@ public final class Runner: Sendable {
                     } else {
                         // A job that ran and did not succeed failed (or was interrupted); skipped
                         // jobs never run, `skip` reports their dependents.
-                        skip(dependent, because: "dependency '\(jobs[index].id)' failed", journal: &journal, emit: emit)
+                        skip(dependent, because: "dependency '\(jobs[index].id)' failed", journal: &journal, active: active, emit: emit)
                     }
                 }
                 if !succeeded, options.failFast, stopReason == nil {
@@ -250,7 +247,7 @@ public final class Runner: Sendable {
         // Jobs never started: their dependencies never finished, or the run stopped early (in
         // plan order; then any job outside the order, which only a manifest with a cycle has).
         for index in graph.order + jobs.indices where !journal.contains(index) {
-            skip(index, because: stopReason ?? "not started", journal: &journal, emit: emit)
+            skip(index, because: stopReason ?? "not started", journal: &journal, active: active, emit: emit)
         }
         return journal
     }
@@ -281,7 +278,8 @@ public final class Runner: Sendable {
     }
 
     /// Marks a job and everything that depends on it as skipped.
-    private func skip(_ index: Int, because reason: String, journal: inout ReportJournal, emit: (RunEvent) -> Void) {
+    private func skip(_ index: Int, because reason: String, journal: inout ReportJournal, active: ActiveJobs,
+                      emit: (RunEvent) -> Void) {
         var stack = [(index, reason)]
         while let (job, why) = stack.popLast() {
             guard !journal.contains(job) else { continue }
@@ -289,6 +287,7 @@ public final class Runner: Sendable {
             result.skippedBecause = why
             result.isUpload = manifest.jobs[job].isUpload
             journal.record(ReportJournal.Encoded(RunReport.Job(result), listing: options.reportJobs), at: job)
+            active.skipped(expected: manifest.jobs[job].size)
             emit(.jobFinished(result))
             for dependent in graph.dependents[job] {
                 stack.append((dependent, "dependency '\(manifest.jobs[job].id)' was skipped"))

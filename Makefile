@@ -1,7 +1,11 @@
 # The two commands of the README, plus helpers. Every target installs what is missing first.
 SWIFT ?= swift
+PREFIX ?= /usr/local
+DESTDIR ?=
+## `make install CONFIGURATION=debug` installs the debug build (CI checks the install with it).
+CONFIGURATION ?= release
 
-.PHONY: deps build release test slurm-test fuzz demo bench schemas help-goldens
+.PHONY: deps build release test slurm-test fuzz demo bench schemas help-goldens install
 
 deps:
 	@scripts/install-deps.sh
@@ -17,10 +21,18 @@ release: deps
 ## the manifest loader for a minute (scripts/fuzz.sh).
 test: deps
 	$(SWIFT) build --build-tests
+	$(SWIFT) build --product generate-manual
 	$(SWIFT) test
 	BATCHFETCH_TRANSPORT=nio $(SWIFT) test --skip-build
 	scripts/slurm-test.sh
 	scripts/fuzz.sh 60
+
+## Installs the binary, bash/zsh/fish completions and man pages under $(DESTDIR)$(PREFIX)
+## (scripts/install.sh), all generated from the command definitions.
+install: deps
+	$(SWIFT) build -c $(CONFIGURATION) --product batchfetch
+	$(SWIFT) build -c $(CONFIGURATION) --product generate-manual
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh --binary .build/$(CONFIGURATION)/batchfetch
 
 ## Sharded runs on a real single-node Slurm cluster (root; part of `make test`).
 slurm-test: deps

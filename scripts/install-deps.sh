@@ -31,6 +31,8 @@ command -v openssl >/dev/null || missing_apt+=(openssl)
 command -v sbatch >/dev/null || missing_apt+=(slurm-wlm)
 # promtool (Debian's prometheus package) checks every metrics file the --metrics tests write.
 command -v promtool >/dev/null || missing_apt+=(prometheus)
+# man renders the installed pages in the install test (`man -l`).
+command -v man >/dev/null || missing_apt+=(man-db)
 if [ "${1:-}" = "--bench" ]; then
   command -v curl >/dev/null || missing_apt+=(curl)
   command -v wget >/dev/null || missing_apt+=(wget)

@@ -33,6 +33,8 @@ command -v sbatch >/dev/null || missing_apt+=(slurm-wlm)
 command -v promtool >/dev/null || missing_apt+=(prometheus)
 # man renders the installed pages in the install test (`man -l`).
 command -v man >/dev/null || missing_apt+=(man-db)
+# Headless Chromium loads `batchfetch report --format html` pages in the report tests.
+command -v chromium-headless-shell >/dev/null || command -v chromium >/dev/null || missing_apt+=(chromium-headless-shell)
 if [ "${1:-}" = "--bench" ]; then
   command -v curl >/dev/null || missing_apt+=(curl)
   command -v wget >/dev/null || missing_apt+=(wget)

@@ -769,6 +769,11 @@ enum EmbeddedSchemas {
               "type": "number",
               "minimum": 0
             },
+            "started_seconds": {
+              "description": "Seconds after the run's started_at when the job started (run only; absent for a job that never started).",
+              "type": "number",
+              "minimum": 0
+            },
             "error": {
               "type": "object",
               "required": [

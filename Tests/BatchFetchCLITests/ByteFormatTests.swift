@@ -1,4 +1,5 @@
 @testable import BatchFetchCLI
+import BatchFetchEngine
 import Foundation
 import Testing
 import TestOrigin

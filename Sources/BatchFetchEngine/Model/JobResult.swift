@@ -94,6 +94,8 @@ public struct JobResult: Sendable {
     public var mirrors: [MirrorCheck]?
     public var bytesTransferred: Int64 = 0
     public var duration: Double = 0
+    /// Seconds after the run started when the job started; nil for one that never started.
+    public var startedAfter: Double?
     public var failure: DownloadFailure?
     public var skippedBecause: String?
     /// An upload job's result (`kind: upload` in the report).

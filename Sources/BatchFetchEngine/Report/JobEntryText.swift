@@ -40,6 +40,7 @@ enum JobEntryText {
         text.field("size", job.size)
         text.field("skipped_because", job.skippedBecause)
         text.field("source", job.source?.rawValue)
+        text.field("started_seconds", job.startedSeconds)
         text.field("status", job.status.rawValue)
         text.field("url", job.url)
         text.raw("\n    }")  // never empty: id, dest and status are always there

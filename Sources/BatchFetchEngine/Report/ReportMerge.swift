@@ -76,12 +76,23 @@ public enum ReportMerge {
 
         // Reports that list only some jobs merge into one that lists what all of them list;
         // their summaries, which count every job, are added up.
-        let jobs = reports.flatMap(\.report.jobs).filter { listing?.lists($0.status) ?? true }
-            .sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+        let startedAt = reports.map(\.report.startedAt).min()!
+        let jobs = reports.flatMap { name, report in
+            // Each shard's start offsets are from its own start; the merged report's from the earliest.
+            let shift = UTCTime.secondsSince1970(rfc3339: report.startedAt).flatMap { shard in
+                UTCTime.secondsSince1970(rfc3339: startedAt).map { shard - $0 }
+            } ?? 0
+            return report.jobs.map { job in
+                var job = job
+                job.startedSeconds = job.startedSeconds.map { (($0 + shift) * 1000).rounded() / 1000 }
+                return job
+            }
+        }
+        .filter { listing?.lists($0.status) ?? true }
+        .sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
         let summary = listing == nil ? RunReport.summary(of: jobs, command: first.command)
             : reports.dropFirst().reduce(first.summary) { $0.adding($1.report.summary) }
         let interrupted = reports.contains { $0.report.status == .interrupted }
-        let startedAt = reports.map(\.report.startedAt).min()!
         let finishedAt = reports.map(\.report.finishedAt).max()!
         let span = UTCTime.secondsSince1970(rfc3339: finishedAt).flatMap { end in
             UTCTime.secondsSince1970(rfc3339: startedAt).map { end - $0 }

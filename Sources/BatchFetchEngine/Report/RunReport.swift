@@ -127,6 +127,10 @@ public struct RunReport: Codable, Sendable {
         public var bytesTransferred: Int64?
         public var segments: Int?
         public var durationSeconds: Double?
+        /// Seconds after the run's `started_at` when the job started (`run` only; absent for a
+        /// job that never started): with `duration_seconds`, the job's place on a timeline
+        /// (`batchfetch report --format html`).
+        public var startedSeconds: Double?
         public var error: JobError?
         public var skippedBecause: String?
         public var copiedFrom: String?
@@ -144,7 +148,8 @@ public struct RunReport: Codable, Sendable {
             case id, kind, status, url, mirrorIndex = "mirror_index", redirects, dest, size, checksums
             case checksumVerified = "checksum_verified", httpStatus = "http_status", etag
             case lastModified = "last_modified", attempts, resumedFrom = "resumed_from"
-            case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds", error
+            case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds"
+            case startedSeconds = "started_seconds", error
             case skippedBecause = "skipped_because", copiedFrom = "copied_from", source, extracted, evidence, mirrors
             case attemptLog = "attempt_log"
         }
@@ -228,6 +233,7 @@ extension RunReport.Job {
         mirrors = result.mirrors
         bytesTransferred = result.status == .skipped ? nil : result.bytesTransferred
         durationSeconds = (result.duration * 1000).rounded() / 1000
+        startedSeconds = result.startedAfter.map { ($0 * 1000).rounded() / 1000 }
         skippedBecause = result.skippedBecause
         let attempts = result.attempts.map { attempt in
             RunReport.Attempt(

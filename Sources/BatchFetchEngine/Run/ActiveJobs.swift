@@ -39,12 +39,16 @@ final class ActiveJobs: Sendable {
         state = NIOLockedValueBox(State(pendingBytes: sized.reduce(0, +), pendingUnsized: jobs.count - sized.count))
     }
 
-    /// A job starts, expecting `expected` bytes (the manifest's size).
-    func add(_ index: Int, id: String, progress: JobProgress, expected: Int64?) {
+    /// A job starts, expecting `expected` bytes (the manifest's size); returns the seconds since
+    /// the run started (the report's `started_seconds`).
+    @discardableResult
+    func add(_ index: Int, id: String, progress: JobProgress, expected: Int64?) -> Double {
+        let now = DispatchTime.now()
         state.withLockedValue { state in
-            state.active[index] = (id, progress, .now(), expected)
+            state.active[index] = (id, progress, now, expected)
             state.leavePending(expected)
         }
+        return now.seconds(since: started)
     }
 
     /// A job that was running finished with `result`.

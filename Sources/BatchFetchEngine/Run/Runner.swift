@@ -181,7 +181,7 @@ public final class Runner: Sendable {
                     let job = jobs[next]
                     guard case .start(let source) = sameContent.claim(next) else { continue }  // waits for its twin
                     let progress = JobProgress(total: job.size)
-                    active.add(next, id: job.id, progress: progress, expected: job.size)
+                    let startedAfter = active.add(next, id: job.id, progress: progress, expected: job.size)
                     emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? ""))
                     let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
                         .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
@@ -194,7 +194,7 @@ public final class Runner: Sendable {
                     }
                     let onLoop = executor != nil
                     group.addTask(executorPreference: executor) {
-                        let result: JobResult
+                        var result: JobResult
                         if job.isUpload {
                             result = await JobUploader(job: job, context: context, progress: progress).run()
                         } else {
@@ -212,6 +212,7 @@ public final class Runner: Sendable {
                                 result = JobResult(failed: job, failure)
                             }
                         }
+                        result.startedAfter = startedAfter
                         return (next, result, ReportJournal.Encoded(RunReport.Job(result), listing: self.options.reportJobs))
                     }
                     running += 1

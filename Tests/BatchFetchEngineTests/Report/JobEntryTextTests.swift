@@ -59,6 +59,7 @@ import TestOrigin
             var job = RunReport.Job(result)
             job.attempts = maybe { _ in Int.random(in: 0...5) }
             job.durationSeconds = maybe { $0.double() }
+            job.startedSeconds = maybe { $0.double() }
             return job
         }
     }

@@ -64,6 +64,7 @@ import Testing
         result.bytesTransferred = 3996
         result.segments = 4
         result.duration = 0.25
+        result.startedAfter = 1.5
         result.skippedBecause = "not really"
         result.copiedFrom = "twin"
         result.source = .link

@@ -1,0 +1,142 @@
+import Foundation
+
+/// What a person wants first from a report, computed once for every format of `batchfetch
+/// report` (text, Markdown, HTML): the totals, what went wrong and why, drift, the slowest jobs,
+/// and the jobs' places in time.
+///
+/// Lists are bounded (``limit``): a million-job report gives its first failures and its slowest
+/// jobs, not a million rows, and says how many it left out.
+public struct ReportDigest: Sendable {
+    /// One job that did not do what it was for, or a mirror or file that differs.
+    public struct Problem: Sendable, Equatable {
+        public var id: String
+        public var status: String
+        /// The error code, or the verdict's field (`sha256`, `size`).
+        public var code: String?
+        public var message: String
+    }
+
+    /// One job on the run's timeline.
+    public struct Span: Sendable, Equatable {
+        public var id: String
+        public var status: String
+        public var start: Double
+        public var duration: Double
+        public var bytes: Int64
+    }
+
+    public var title: String
+    public var status: RunReport.Status
+    public var manifest: String
+    public var startedAt: String
+    public var durationSeconds: Double
+    public var bytesTransferred: Int64
+    /// Count per status, in the report's order, zeros left out; `jobs` first.
+    public var counts: [(label: String, count: Int)]
+    /// Jobs that failed, were skipped or interrupted (`run`).
+    public var failures: [Problem]
+    public var failuresLeftOut: Int
+    /// Jobs whose mirrors (`check`) or files (`verify`) are not ok.
+    public var drift: [Problem]
+    public var driftLeftOut: Int
+    /// The slowest jobs that did something, slowest first.
+    public var slowest: [Span]
+    /// Jobs with a start time (`run`), in start order; at most ``timelineLimit`` of them, the
+    /// problems first, then the slowest.
+    public var timeline: [Span]
+    public var timelineLeftOut: Int
+
+    public static let limit = 50
+    public static let slowestCount = 10
+    public static let timelineLimit = 400
+
+    public init(_ report: RunReport) {
+        title = "batchfetch \(report.command.rawValue): \(report.status.rawValue)"
+        status = report.status
+        manifest = report.manifest.path
+        startedAt = report.startedAt
+        durationSeconds = report.durationSeconds
+        bytesTransferred = report.summary.bytesTransferred
+        counts = Self.counts(report)
+
+        var failures: [Problem] = [], drift: [Problem] = []
+        var failureCount = 0, driftCount = 0
+        var spans: [Span] = [], timed: [Span] = []
+        for job in report.jobs {
+            switch job.status {
+            case .failed, .interrupted, .skipped:
+                failureCount += 1
+                if failures.count < Self.limit {
+                    failures.append(Problem(id: job.id, status: job.status.rawValue, code: job.error?.code.rawValue,
+                                            message: job.error?.message ?? job.skippedBecause ?? ""))
+                }
+            case .drift, .missing, .unreachable:
+                driftCount += 1
+                if drift.count < Self.limit { drift.append(Self.driftProblem(job)) }
+            default:
+                break
+            }
+            if let duration = job.durationSeconds {
+                let span = Span(id: job.id, status: job.status.rawValue, start: job.startedSeconds ?? 0, duration: duration,
+                                bytes: job.bytesTransferred ?? 0)
+                spans.append(span)
+                if job.startedSeconds != nil { timed.append(span) }
+            }
+        }
+        (self.failures, failuresLeftOut) = (failures, failureCount - failures.count)
+        (self.drift, driftLeftOut) = (drift, driftCount - drift.count)
+        slowest = Array(spans.sorted { $0.duration > $1.duration }.prefix(Self.slowestCount).filter { $0.duration > 0 })
+
+        var shown = timed
+        if timed.count > Self.timelineLimit {
+            let isProblem: (Span) -> Bool = { ["failed", "interrupted"].contains($0.status) }
+            let bySlowness = timed.sorted { $0.duration > $1.duration }
+            shown = Array((bySlowness.filter(isProblem) + bySlowness.filter { !isProblem($0) }).prefix(Self.timelineLimit))
+        }
+        timeline = shown.sorted { ($0.start, $0.id) < ($1.start, $1.id) }
+        timelineLeftOut = timed.count - shown.count
+    }
+
+    /// A check's or verify's problem: the first mirror that is not ok, with what differed.
+    private static func driftProblem(_ job: RunReport.Job) -> Problem {
+        if let mirror = job.mirrors?.first(where: { $0.status != .ok }) {
+            let what = mirror.differences.map { $0.map { "\($0.field): expected \($0.expected), got \($0.actual)" }.joined(separator: "; ") }
+                ?? mirror.message ?? mirror.httpStatus.map { "HTTP \($0)" } ?? ""
+            return Problem(id: job.id, status: job.status.rawValue, code: mirror.differences?.first?.field,
+                           message: "[\(mirror.mirrorIndex)] \(mirror.url): \(what)")
+        }
+        return Problem(id: job.id, status: job.status.rawValue, code: job.error?.code.rawValue,
+                       message: job.error?.message ?? (job.status == .missing ? "no file at \(job.dest)" : ""))
+    }
+
+    private static func counts(_ report: RunReport) -> [(label: String, count: Int)] {
+        let summary = report.summary
+        let all: [(String, Int?)] = report.command == .run
+            ? [("downloaded", summary.downloaded), ("uploaded", summary.uploaded), ("up to date", summary.upToDate),
+               ("from the cache", summary.fromCache), ("failed", summary.failed), ("skipped", summary.skipped),
+               ("interrupted", summary.interrupted)]
+            : [("ok", summary.ok), ("drift", summary.drift), ("missing", summary.missing), ("unreachable", summary.unreachable)]
+        return [("jobs", summary.jobs)] + all.compactMap { label, count in count.flatMap { $0 > 0 ? (label, $0) : nil } }
+    }
+
+    /// Bytes per second over the run, in `buckets` equal slices of its duration: each job's
+    /// bytes spread evenly over its span (the report has no finer record).
+    public func throughput(of report: RunReport, buckets: Int) -> [Double] {
+        let total = max(durationSeconds, 0.001)
+        let width = total / Double(buckets)
+        var bytes = [Double](repeating: 0, count: buckets)
+        for job in report.jobs {
+            guard let start = job.startedSeconds, let duration = job.durationSeconds, let moved = job.bytesTransferred,
+                  moved > 0 else { continue }
+            let end = min(total, start + max(duration, 0.001))
+            let rate = Double(moved) / max(end - start, 0.001)
+            var bucket = min(buckets - 1, Int(start / width))
+            while bucket < buckets, Double(bucket) * width < end {
+                let overlap = min(end, Double(bucket + 1) * width) - max(start, Double(bucket) * width)
+                if overlap > 0 { bytes[bucket] += rate * overlap }
+                bucket += 1
+            }
+        }
+        return bytes.map { $0 / width }
+    }
+}

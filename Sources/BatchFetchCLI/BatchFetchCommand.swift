@@ -18,6 +18,7 @@ public struct BatchFetchCommand: AsyncParsableCommand {
             """),
         version: ToolVersion.current,
         subcommands: [RunCommand.self, ValidateCommand.self, PlanCommand.self, CheckCommand.self, PinCommand.self,
+                      ImportCommand.self, AddCommand.self,
                       VerifyCommand.self, MergeReportsCommand.self, ReportCommand.self, SchemaCommand.self, CacheCommand.self]
     )
 

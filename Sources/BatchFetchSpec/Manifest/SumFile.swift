@@ -14,8 +14,13 @@ public struct SumFile: Sendable, Equatable {
 
     public init(text: String) {
         for line in text.split(whereSeparator: \.isNewline) {
-            if let entry = Self.bsd(line) ?? Self.gnu(line) { entries.append(entry) }
+            if let entry = Self.entry(line) { entries.append(entry) }
         }
+    }
+
+    /// One line's entry, GNU or BSD, or nil for any other line.
+    public static func entry(_ line: Substring) -> Entry? {
+        bsd(line) ?? gnu(line)
     }
 
     /// Why a file has no checksums in a sum file.

@@ -1,0 +1,137 @@
+import ArgumentParser
+import BatchFetchEngine
+import BatchFetchSpec
+import Foundation
+
+/// `batchfetch add`: appends jobs to a manifest as text (Docs/Import.md).
+struct AddCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Append jobs for URLs to a manifest, keeping every other line as it was.",
+        discussion: HelpText.reflowed("""
+            Each URL becomes a job at the end of the manifest's jobs: list, written in the style
+            of the jobs already there (block or flow, the same indentation and line ends); every
+            other byte of the file, comments and anchors included, stays as it was. The id comes
+            from the URL's last segment (made unique) unless --id gives it; the dest too unless
+            --dest does. A dest (or an --id) that another job already has is refused (exit 2).
+            The result is validated before it replaces the file, atomically.
+
+            --pin first downloads each new URL into output_dir (verified and published as by
+            `run`) and writes its size and sha256 into the new job; if a download fails, the
+            manifest is left as it was (exit 1).
+
+            Examples:
+              batchfetch add datasets.yaml https://example.org/data/train.tar.gz
+              batchfetch add datasets.yaml https://example.org/v2/labels.csv --id labels --dest meta/labels.csv --pin
+            """)
+    )
+
+    @OptionGroup var manifest: ManifestArgument
+
+    @Argument(help: "URLs to add (http, https, s3 or gs).")
+    var urls: [String]
+
+    @Option(help: "The new job's id (one URL only).")
+    var id: String?
+
+    @Option(help: "The new job's dest, relative to output_dir (one URL only).")
+    var dest: String?
+
+    @Flag(help: "Download the new files and write their size and sha256 into the new jobs.")
+    var pin = false
+
+    @OptionGroup var transportOption: TransportOption
+
+    func validate() throws {
+        if urls.isEmpty { throw ValidationError("name at least one URL to add") }
+        if urls.count > 1 && (id != nil || dest != nil) { throw ValidationError("--id and --dest name one job: give one URL with them") }
+    }
+
+    func run() async throws {
+        let existing = try manifest.load()
+        let path = manifest.manifest
+        guard let bytes = FileManager.default.contents(atPath: path).map(Array.init), let layout = JobsLayout.find(in: bytes) else {
+            Console.error("batchfetch: error: cannot find where the jobs of \(path) end")
+            throw ExitStatus.invalid.exitCode
+        }
+        var jobs = try named(existing)
+        if pin { jobs = try await pinned(jobs, in: existing) }
+        var names = ImportNames()
+        let text = String(decoding: ManifestAppend.appending(jobs.map { ($0.job, $0.id) }, to: bytes, layout: layout, names: &names),
+                          as: UTF8.self)
+        try ManifestEdit.validate(text, as: path)
+        try ManifestEdit.write(text, to: path)
+        for (job, id) in jobs { Console.error("added \(id) -> \(job.dest ?? "")  \(job.urls[0])") }
+    }
+
+    /// The new jobs with their ids and dests settled: derived ones made unique, given or derived
+    /// dests and given ids refused when another job has them.
+    private func named(_ existing: Manifest) throws -> [(job: ImportedJob, id: String)] {
+        var names = ImportNames(takenIDs: existing.jobs.map(\.id), takenDests: existing.jobs.map(\.dest.redacted))
+        let owner = Dictionary(existing.jobs.map { ($0.dest.redacted, $0.id) }, uniquingKeysWith: { first, _ in first })
+        var problems: [String] = []
+        var jobs: [(job: ImportedJob, id: String)] = []
+        for url in urls {
+            if let problem = ImportLines.urlProblem(url) {
+                problems.append(problem)
+                continue
+            }
+            let wanted = dest ?? ImportNames.fileName(ofURL: url)
+            if names.isTaken(dest: wanted) {
+                problems.append("dest '\(wanted)' is already " + (owner[wanted].map { "job '\($0)''s" } ?? "taken by a URL given before"))
+                continue
+            }
+            if let id, names.isTaken(id: id) {
+                problems.append("a job '\(id)' exists already")
+                continue
+            }
+            var job = ImportedJob(urls: [url], dest: wanted, origin: "added by batchfetch add")
+            let settled = names.named(job, id: id)
+            job.dest = settled.dest
+            jobs.append((job, settled.id))
+        }
+        guard problems.isEmpty else {
+            for problem in problems { Console.error("batchfetch: error: \(problem)") }
+            Console.error("batchfetch: error: \(manifest.manifest) was not changed")
+            throw ExitStatus.invalid.exitCode
+        }
+        return jobs
+    }
+
+    /// The jobs with the size and sha256 of their files, downloaded into output_dir as `run`
+    /// would (the manifest with them appended, run for them alone).
+    private func pinned(_ jobs: [(job: ImportedJob, id: String)], in existing: Manifest) async throws -> [(job: ImportedJob, id: String)] {
+        var names = ImportNames()
+        let text = "version: 1\noutput_dir: \(ManifestText.quoted(existing.outputDirectory))\njobs:\n"
+            + jobs.map { ManifestText.job($0.job, named: &names, indent: "  ", id: $0.id) }.joined()
+        let manifest: Manifest
+        do {
+            manifest = try ManifestLoader().load(bytes: Array(text.utf8), displayPath: self.manifest.manifest,
+                                                 baseDirectory: FileManager.default.currentDirectoryPath)
+        } catch {
+            DiagnosticPrinter.print(error)
+            throw ExitStatus.invalid.exitCode
+        }
+        let runLock = try RunLockOption.acquire(existing.outputDirectory, wait: false)
+        var options = RunOptions()
+        options.transportKind = transportOption.kind
+        let run = Runner(manifest: manifest, options: options).start()
+        let printer = ProgressPrinter(mode: isatty(STDERR_FILENO) != 0 ? .bar : .line) { Console.errorText($0) }
+        for await event in run.events { printer.handle(event) }
+        printer.finish()
+        let report = await run.report
+        withExtendedLifetime(runLock) {}
+        let results = Dictionary(report.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return try jobs.map { job, id in
+            guard let result = results[id], result.status.succeeded, let sha256 = result.checksums?["sha256"],
+                  case .success(let checksum) = Checksum.parse("sha256:\(sha256)") else {
+                Console.error("batchfetch: error: \(id) could not be fetched; \(manifest.path) was not changed")
+                throw ExitStatus.jobsFailed.exitCode
+            }
+            var job = job
+            job.size = result.size
+            job.checksums = [checksum]
+            return (job, id)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import ArgumentParser
+import BatchFetchEngine
+import BatchFetchSpec
+import Foundation
+
+/// `batchfetch import`: a manifest from what users already have (Docs/Import.md).
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Make a manifest from a URL list, a wget or aria2 input file, a Metalink, a SHA256SUMS or a CSV.",
+        discussion: HelpText.reflowed("""
+            Each file's format is found from its name and first lines unless --format says it:
+            urls (one URL per line), wget (a `wget -i` list), aria2 (an `aria2c -i` file: mirrors
+            tab-separated on one line, then indented out=, dir=, checksum=sha-256=..., split=),
+            metalink (Metalink 4: mirrors by priority, size, hashes), sha256sums (SHA256SUMS or
+            SHA512SUMS, GNU or BSD lines, with --base-url where the files are) or csv (as
+            jobs_from reads it: url, dest, size, sha256... columns).
+
+            Ids and dests come from the file, else from the URL's last segment, made unique; a
+            comment above each job says which line it came from. The manifest is validated
+            before it is written. A line that is not understood is reported as file:line and
+            nothing is written (exit 2), unless --skip-invalid leaves such lines out.
+
+            Without -o the manifest goes to stdout. --pin (with -o) then fetches every file and
+            writes the lockfile, as `batchfetch pin` does.
+
+            Examples:
+              batchfetch import urls.txt -o datasets.yaml
+              batchfetch import SHA256SUMS --base-url https://example.org/release/ -o release.yaml --pin
+              batchfetch import files.meta4 --output-dir data -o datasets.yaml
+              aria2c-input.txt | batchfetch import /dev/stdin --format aria2
+            """)
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case auto, urls, wget, aria2, metalink, sha256sums, csv
+    }
+
+    @Argument(help: "Files to import (all into one manifest).", completion: .file())
+    var files: [String]
+
+    @Option(help: "auto (from each file's name and first lines), urls, wget, aria2, metalink, sha256sums or csv.",
+            completion: .list(Format.allCases.map(\.rawValue)))
+    var format: Format = .auto
+
+    @Option(name: .customLong("base-url"), help: "Where the files of a SHA256SUMS are (the URL of its directory).")
+    var baseURL: String?
+
+    @Option(name: .customLong("output-dir"), help: "The manifest's output_dir (relative to the manifest).")
+    var outputDirectory: String?
+
+    @Option(name: [.short, .customLong("output")], help: "Write the manifest here (atomically) instead of stdout.",
+            completion: .file(extensions: ["yaml", "yml"]))
+    var output: String?
+
+    @Flag(help: "Replace the -o file if it exists.")
+    var force = false
+
+    @Flag(name: .customLong("skip-invalid"), help: "Leave out lines that are not understood (each still reported) instead of writing nothing.")
+    var skipInvalid = false
+
+    @Flag(help: "After writing the manifest (-o), fetch every file and write its lockfile, as `batchfetch pin`.")
+    var pin = false
+
+    func validate() throws {
+        if pin && output == nil { throw ValidationError("--pin needs -o: the lockfile is written beside the manifest") }
+        if files.isEmpty { throw ValidationError("name at least one file to import") }
+    }
+
+    func run() async throws {
+        var jobs: [ImportedJob] = []
+        var problems: [ImportProblem] = []
+        for file in files {
+            let result = try read(file)
+            jobs += result.jobs
+            problems += result.problems
+        }
+        for problem in problems { Console.error("\(problem)\(skipInvalid ? " (left out)" : "")") }
+        if !problems.isEmpty && !skipInvalid {
+            Console.error("import: \(problems.count) line\(problems.count == 1 ? "" : "s") not understood; nothing written (--skip-invalid leaves them out)")
+            throw ExitStatus.invalid.exitCode
+        }
+        guard !jobs.isEmpty else {
+            Console.error("batchfetch: error: no jobs in \(files.joined(separator: ", "))")
+            throw ExitStatus.invalid.exitCode
+        }
+        var names = ImportNames()
+        let text = ManifestText.manifest(jobs: jobs, named: &names, outputDirectory: outputDirectory, sources: files)
+        try ManifestEdit.validate(text, as: output)
+        guard let output else {
+            print(text, terminator: "")
+            return
+        }
+        if !force && FileManager.default.fileExists(atPath: output) {
+            Console.error("batchfetch: error: \(output) exists; choose another -o, or --force to replace it")
+            throw ExitStatus.invalid.exitCode
+        }
+        try ManifestEdit.write(text, to: output)
+        Console.error("import: \(jobs.count) job\(jobs.count == 1 ? "" : "s") written to \(output)")
+        if pin {
+            let command = try PinCommand.parse([output])
+            try await command.run()
+        }
+    }
+
+    /// One file's jobs and problems, in its format.
+    private func read(_ file: String) throws -> ImportResult {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            Console.error("batchfetch: error: cannot read \(file)")
+            throw ExitStatus.invalid.exitCode
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        let chosen = format == .auto ? ImportFormat.guess(path: file, text: text) : ImportFormat(rawValue: format.rawValue)!
+        switch chosen {
+        case .urls, .wget: return URLListImport.read(text, file: file)
+        case .aria2: return Aria2InputImport.read(text, file: file)
+        case .metalink: return MetalinkImport.read(data, file: file)
+        case .sha256sums: return SumsImport.read(text, file: file, baseURL: baseURL)
+        case .csv: return try csv(file)
+        }
+    }
+
+    /// A CSV (or TSV, NDJSON) read as `jobs_from` reads it; its problems are the loader's, with
+    /// their `file:line:col`, and always stop the import (a list's row is not a line to skip).
+    private func csv(_ file: String) throws -> ImportResult {
+        let absolute = URL(fileURLWithPath: file).standardizedFileURL.path
+        let manifest: Manifest
+        do {
+            manifest = try ManifestLoader().load(bytes: Array("version: 1\njobs_from: \(ManifestText.quoted(absolute))\n".utf8),
+                                                 displayPath: "<import>", baseDirectory: FileManager.default.currentDirectoryPath)
+        } catch {
+            DiagnosticPrinter.print(error)
+            throw ExitStatus.invalid.exitCode
+        }
+        return ImportResult(jobs: manifest.jobs.map { job in
+            ImportedJob(urls: job.urls.map(\.redacted), dest: job.dest.redacted, size: job.size, checksums: job.checksums,
+                        origin: "\(file):\(job.source.job.line)")
+        })
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// A manifest's bytes with jobs appended at the end of its `jobs:` sequence
+/// (``JobsLayout``), written in the style of the jobs already there; every other byte is kept.
+public enum ManifestAppend {
+    /// The new text; `jobs` are named (ids and dests) by `names`, with `ids` where given.
+    public static func appending(_ jobs: [(job: ImportedJob, id: String?)], to bytes: [UInt8], layout: JobsLayout,
+                                 names: inout ImportNames) -> [UInt8] {
+        let newline = bytes.firstIndex(of: UInt8(ascii: "\n")).map { $0 > 0 && bytes[$0 - 1] == UInt8(ascii: "\r") } ?? false ? "\r\n" : "\n"
+        var insertion: String
+        let offset: Int
+        switch layout.shape {
+        case .block(let at, let dashColumn, let flowItems):
+            let indent = String(repeating: " ", count: dashColumn)
+            insertion = jobs.map { job, id in
+                flowItems
+                    ? "\(indent)# \(job.origin)\n\(indent)- \(ManifestText.flowJob(job, named: &names, id: id))\n"
+                    : ManifestText.job(job, named: &names, indent: indent, id: id)
+            }.joined()
+            offset = at
+        case .flow(let at, let empty):
+            var text = jobs.map { job, id in ManifestText.flowJob(job, named: &names, id: id) }.joined(separator: ", ")
+            // After a trailing comma (`[a, b, ]`) or in `[]`, no comma of ours.
+            let before = bytes[..<at].last { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\t") }
+            if !empty && before != UInt8(ascii: ",") { text = ", " + text }
+            insertion = text
+            offset = at
+        case .absent:
+            insertion = "jobs:\n" + jobs.map { job, id in ManifestText.job(job, named: &names, indent: "  ", id: id) }.joined()
+            offset = bytes.count
+        }
+        if offset == bytes.count, let last = bytes.last, last != UInt8(ascii: "\n") { insertion = "\n" + insertion }
+        if newline == "\r\n" { insertion = insertion.replacingOccurrences(of: "\n", with: "\r\n") }
+        return Array(bytes[..<offset]) + Array(insertion.utf8) + Array(bytes[offset...])
+    }
+}

@@ -8,6 +8,7 @@ struct AddCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Append jobs for URLs to a manifest, keeping every other line as it was.",
+        usage: "batchfetch add [<options>] <manifest> <urls> ...",
         discussion: HelpText.reflowed("""
             Each URL becomes a job at the end of the manifest's jobs: list, written in the style
             of the jobs already there (block or flow, the same indentation and line ends); every

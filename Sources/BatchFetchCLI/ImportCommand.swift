@@ -8,6 +8,7 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Make a manifest from a URL list, a wget or aria2 input file, a Metalink, a SHA256SUMS or a CSV.",
+        usage: "batchfetch import [<options>] <files> ...",
         discussion: HelpText.reflowed("""
             Each file's format is found from its name and first lines unless --format says it:
             urls (one URL per line), wget (a `wget -i` list), aria2 (an `aria2c -i` file: mirrors
@@ -28,7 +29,7 @@ struct ImportCommand: AsyncParsableCommand {
               batchfetch import urls.txt -o datasets.yaml
               batchfetch import SHA256SUMS --base-url https://example.org/release/ -o release.yaml --pin
               batchfetch import files.meta4 --output-dir data -o datasets.yaml
-              aria2c-input.txt | batchfetch import /dev/stdin --format aria2
+              batchfetch import downloads.txt --format aria2 -o datasets.yaml
             """)
     )
 
@@ -126,7 +127,7 @@ struct ImportCommand: AsyncParsableCommand {
         let absolute = URL(fileURLWithPath: file).standardizedFileURL.path
         let manifest: Manifest
         do {
-            manifest = try ManifestLoader().load(bytes: Array("version: 1\njobs_from: \(ManifestText.quoted(absolute))\n".utf8),
+            manifest = try ManifestLoader().load(bytes: Array("version: 1\njobs_from: [{file: \(ManifestText.quoted(absolute))}]\n".utf8),
                                                  displayPath: "<import>", baseDirectory: FileManager.default.currentDirectoryPath)
         } catch {
             DiagnosticPrinter.print(error)

@@ -4,7 +4,7 @@ import Testing
 /// `--help` of every command matches its golden file in Tests/Fixtures/help. Regenerate with
 /// `scripts/update-help-goldens.sh` after changing a command, and review the diff.
 @Suite struct HelpTests {
-    static let commands: [[String]] = [[], ["run"], ["validate"], ["plan"], ["check"], ["pin"], ["verify"], ["report"], ["schema"], ["cache"]]
+    static let commands: [[String]] = [[], ["run"], ["validate"], ["plan"], ["check"], ["pin"], ["verify"], ["import"], ["add"], ["report"], ["schema"], ["cache"]]
 
     @Test(arguments: commands)
     func helpMatchesGolden(command: [String]) throws {
@@ -35,7 +35,7 @@ import Testing
     @Test func unknownCommandsAreNamedWithASuggestion() throws {
         let output = try BinaryRunner.run(["rnu", "m.yaml"])
         #expect(output.status == 2)
-        #expect(output.stderr == "batchfetch: unknown command 'rnu' (did you mean 'run'?); the commands are run, validate, plan, check, pin, verify, merge-reports, report, schema, cache (see 'batchfetch --help')\n")
+        #expect(output.stderr == "batchfetch: unknown command 'rnu' (did you mean 'run'?); the commands are run, validate, plan, check, pin, import, add, verify, merge-reports, report, schema, cache (see 'batchfetch --help')\n")
     }
 
     @Test func shellCompletionOffersManifestFiles() throws {

@@ -20,11 +20,14 @@ public enum ManifestAppend {
             offset = at
         case .flow(let at, let empty):
             var text = jobs.map { job, id in ManifestText.flowJob(job, named: &names, id: id) }.joined(separator: ", ")
-            // After a trailing comma (`[a, b, ]`) or in `[]`, no comma of ours.
-            let before = bytes[..<at].last { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\t") }
-            if !empty && before != UInt8(ascii: ",") { text = ", " + text }
+            // Right after the last item (or the `[`), before any space; after a trailing comma
+            // (`[a, b, ]`) or in `[]`, no comma of ours.
+            let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\t") }
+            let last = bytes[..<at].lastIndex { !isSpace($0) } ?? at - 1
+            if !empty && bytes[last] != UInt8(ascii: ",") { text = ", " + text }
+            if bytes[last] == UInt8(ascii: ",") { text = " " + text }
             insertion = text
-            offset = at
+            offset = last + 1
         case .absent:
             insertion = "jobs:\n" + jobs.map { job, id in ManifestText.job(job, named: &names, indent: "  ", id: id) }.joined()
             offset = bytes.count

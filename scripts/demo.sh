@@ -2,7 +2,8 @@
 # The README's demo: starts a local TestOrigin, then validates, plans and runs
 # examples/quickstart.yaml against it, twice (the second run finds everything up to date); then
 # examples/fetch-and-mirror.yaml (download, verify, PUT to a mirror, POST to an API), twice
-# (the second run sends nothing); then examples/dataset-archive.yaml (an archive fetched,
+# (the second run sends nothing), with the first run's report for people and its metrics;
+# then examples/dataset-archive.yaml (an archive fetched,
 # verified and unpacked into its tree), twice (the second run unpacks nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,8 +32,10 @@ rm -rf examples/quickstart-data examples/mirror-data examples/dataset-data
 run() { echo; echo "\$ batchfetch $*"; "$bin" "$@"; }
 run validate examples/quickstart.yaml
 run plan examples/quickstart.yaml
+run run examples/quickstart.yaml --metrics examples/quickstart-data/batchfetch.prom
 run run examples/quickstart.yaml
-run run examples/quickstart.yaml
+run report examples/quickstart-data/batchfetch-report.json
+echo; echo "\$ grep -v '^#' examples/quickstart-data/batchfetch.prom"; grep -v '^#' examples/quickstart-data/batchfetch.prom | sort
 run plan examples/fetch-and-mirror.yaml
 run run examples/fetch-and-mirror.yaml
 run run examples/fetch-and-mirror.yaml

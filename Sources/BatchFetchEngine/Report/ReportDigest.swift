@@ -85,7 +85,10 @@ public struct ReportDigest: Sendable {
         }
         (self.failures, failuresLeftOut) = (failures, failureCount - failures.count)
         (self.drift, driftLeftOut) = (drift, driftCount - drift.count)
-        slowest = Array(spans.sorted { $0.duration > $1.duration }.prefix(Self.slowestCount).filter { $0.duration > 0 })
+        // Jobs that did something: an up-to-date job's time is a stat, not worth a row.
+        let worked: Set<String> = ["downloaded", "uploaded", "failed", "interrupted"]
+        slowest = Array(spans.filter { worked.contains($0.status) && $0.duration > 0 }.sorted { $0.duration > $1.duration }
+            .prefix(Self.slowestCount))
 
         var shown = timed
         if timed.count > Self.timelineLimit {

@@ -50,8 +50,8 @@ public struct RunMetrics: Sendable {
             registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help),
                                labels: extra + labels).set(value)
         }
-        let start = report.flatMap { UTCTime.secondsSince1970(rfc3339: $0.startedAt) } ?? started.timeIntervalSince1970
-        let end = report.flatMap { UTCTime.secondsSince1970(rfc3339: $0.finishedAt) } ?? finished.timeIntervalSince1970
+        // The command's own clock: the report's times are whole seconds.
+        let (start, end) = (started.timeIntervalSince1970, finished.timeIntervalSince1970)
         gauge("batchfetch_exit_code", "Exit code of the last run.", Double(exitCode))
         gauge("batchfetch_run_start_time_seconds", "When the last run started, in seconds since the epoch.", start)
         gauge("batchfetch_run_end_time_seconds", "When the last run ended, in seconds since the epoch.", end)

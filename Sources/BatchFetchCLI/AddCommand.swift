@@ -103,7 +103,7 @@ struct AddCommand: AsyncParsableCommand {
     /// would (the manifest with them appended, run for them alone).
     private func pinned(_ jobs: [(job: ImportedJob, id: String)], in existing: Manifest) async throws -> [(job: ImportedJob, id: String)] {
         var names = ImportNames()
-        let text = "version: 1\noutput_dir: \(ManifestText.quoted(existing.outputDirectory))\njobs:\n"
+        let text = "version: 1\noutput_dir: \(QuotedText.quoted(existing.outputDirectory))\njobs:\n"
             + jobs.map { ManifestText.job($0.job, named: &names, indent: "  ", id: $0.id) }.joined()
         let manifest: Manifest
         do {

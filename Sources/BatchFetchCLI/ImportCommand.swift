@@ -127,7 +127,7 @@ struct ImportCommand: AsyncParsableCommand {
         let absolute = URL(fileURLWithPath: file).standardizedFileURL.path
         let manifest: Manifest
         do {
-            manifest = try ManifestLoader().load(bytes: Array("version: 1\njobs_from: [{file: \(ManifestText.quoted(absolute))}]\n".utf8),
+            manifest = try ManifestLoader().load(bytes: Array("version: 1\njobs_from: [{file: \(QuotedText.quoted(absolute))}]\n".utf8),
                                                  displayPath: "<import>", baseDirectory: FileManager.default.currentDirectoryPath)
         } catch {
             DiagnosticPrinter.print(error)

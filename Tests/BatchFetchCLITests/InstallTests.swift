@@ -6,21 +6,8 @@ import Testing
 /// -l` renders its pages, bash loads its completion, and a second install writes the same bytes.
 /// (`.ci/run` also runs `make install` itself on its fresh clone.)
 @Suite struct InstallTests {
-    /// Runs `command` with `arguments`; its status and everything it printed.
     private func shell(_ command: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [command] + arguments
-        process.currentDirectoryURL = BinaryRunner.repository
-        process.environment = ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": NSTemporaryDirectory(), "MANWIDTH": "100"]
-            .merging(environment) { _, new in new }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        try BinaryRunner.tool([command] + arguments, environment: ["MANWIDTH": "100"].merging(environment) { _, new in new })
     }
 
     private func install(into destination: TemporaryDirectory) throws -> URL {

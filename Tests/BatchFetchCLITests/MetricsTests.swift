@@ -27,17 +27,7 @@ import TestOrigin
             Issue.record("promtool is missing (scripts/install-deps.sh installs Debian's prometheus package)")
             return (-1, "")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["check", "metrics"]
-        process.standardInput = try FileHandle(forReadingFrom: path)
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        return try BinaryRunner.tool([binary, "check", "metrics"], input: path)
     }
 
     private func checked(_ path: URL) throws -> [String: Double] {

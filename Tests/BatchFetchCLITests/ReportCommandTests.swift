@@ -34,18 +34,10 @@ import TestOrigin
 
     /// Tests/Support/html_check.py on a page: what it logged and its pixels of `colours`.
     private func browse(_ page: URL, colours: [String]) throws -> [String: Any] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "Tests/Support/html_check.py", page.path, "--colours", colours.joined(separator: ",")]
-        process.currentDirectoryURL = BinaryRunner.repository
-        let pipe = Pipe(), errors = Pipe()
-        process.standardOutput = pipe
-        process.standardError = errors
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(problems)")
+        let (status, output) = try BinaryRunner.tool(["python3", "Tests/Support/html_check.py", page.path, "--colours", colours.joined(separator: ",")])
+        #expect(status == 0, "\(output)")
+        // The JSON is the script's one line on stdout (anything on stderr comes after it).
+        let data = Data((output.split(separator: "\n").first { $0.hasPrefix("{") } ?? "").utf8)
         return (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
     }
 

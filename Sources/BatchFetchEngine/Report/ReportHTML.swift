@@ -154,20 +154,8 @@ public enum ReportHTML {
         "<code>\(escape(text))</code>"
     }
 
-    /// Text for HTML content and attribute values.
+    /// Text for HTML content and attribute values (the JUnit file's escaping).
     static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
+        RunReport.escape(text)
     }
 }

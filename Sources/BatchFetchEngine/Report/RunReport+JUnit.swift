@@ -31,8 +31,10 @@ extension RunReport {
         return xml + "  </testsuite>\n</testsuites>\n"
     }
 
-    private static func escape(_ text: String) -> String {
+    /// Text for XML or HTML content and attribute values (the JUnit file, the HTML report).
+    static func escape(_ text: String) -> String {
         var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
         for character in text {
             switch character {
             case "&": escaped += "&amp;"

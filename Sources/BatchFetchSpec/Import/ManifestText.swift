@@ -59,21 +59,8 @@ public enum ManifestText {
         URLSyntax.encodingInvalidCharacters(text)
     }
 
-    /// A YAML double-quoted scalar: `"` and `\` escaped, control characters as `\uXXXX`.
-    public static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value)
-                || scalar.value == 0x2028 || scalar.value == 0x2029 || scalar.value == 0xFEFF:
-                out += String(format: "\\u%04X", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+    /// A YAML double-quoted scalar (``QuotedText``).
+    private static func quoted(_ text: String) -> String {
+        QuotedText.quoted(text)
     }
 }

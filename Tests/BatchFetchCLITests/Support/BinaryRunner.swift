@@ -139,17 +139,34 @@ struct BinaryRunner {
     /// Runs Tests/Support/validate_with_schema.py (Python's jsonschema, independent of batchfetch)
     /// from the repository root; returns its exit status and output.
     static func validateWithSchema(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        try tool(["python3", "Tests/Support/validate_with_schema.py"] + arguments)
+    }
+
+    /// Runs another program (found on PATH by `/usr/bin/env`) from the repository root, with
+    /// `environment` added to the test's own (python3 may live where only it knows, pyenv's
+    /// shims) and `input` as its stdin; returns its exit status and everything it printed
+    /// (stdout, then stderr).
+    static func tool(_ arguments: [String], input: URL? = nil, environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "Tests/Support/validate_with_schema.py"] + arguments
+        process.arguments = arguments
         process.currentDirectoryURL = repository
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        if let input { process.standardInput = try FileHandle(forReadingFrom: input) }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
         try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        nonisolated(unsafe) var errors = Data()
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            errors = err.fileHandleForReading.readDataToEndOfFile()
+            done.signal()
+        }
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        done.wait()
         process.waitUntilExit()
-        return (process.terminationStatus, text)
+        return (process.terminationStatus, String(decoding: output + errors, as: UTF8.self))
     }
 }
 

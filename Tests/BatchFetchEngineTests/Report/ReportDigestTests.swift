@@ -62,7 +62,7 @@ import Testing
 
     @Test func markdownCellsCannotBreakTheTable() {
         #expect(ReportMarkdown.cell("a | b\nc <x> `d`") == #"a \| b c \<x\> \`d\`"#)
-        #expect(ReportHTML.escape(#"<img src="x" onerror='y'>&"#) == "&lt;img src=&quot;x&quot; onerror=&#39;y&#39;&gt;&amp;")
+        #expect(ReportHTML.escape(#"<img src="x" onerror='y'>&"#) == "&lt;img src=&quot;x&quot; onerror=&apos;y&apos;&gt;&amp;")
         #expect(ReportHTML.ticks(10) == [0, 2, 4, 6, 8, 10])
         #expect(ReportHTML.ticks(0.35).count == 4, "0, 0.1, 0.2, 0.3: \(ReportHTML.ticks(0.35))")
     }

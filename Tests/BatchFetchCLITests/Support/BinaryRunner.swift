@@ -114,6 +114,11 @@ struct BinaryRunner {
         var env = baseEnvironment
         env.merge(environment) { _, new in new }
         process.environment = env
+        return try collect(process)
+    }
+
+    /// Runs `process` to its end and returns its status and what it printed on each stream.
+    private static func collect(_ process: Process) throws -> Output {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -153,20 +158,8 @@ struct BinaryRunner {
         process.currentDirectoryURL = repository
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         if let input { process.standardInput = try FileHandle(forReadingFrom: input) }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        nonisolated(unsafe) var errors = Data()
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            errors = err.fileHandleForReading.readDataToEndOfFile()
-            done.signal()
-        }
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output + errors, as: UTF8.self))
+        let output = try collect(process)
+        return (output.status, output.stdout + output.stderr)
     }
 }
 

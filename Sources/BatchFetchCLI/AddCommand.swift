@@ -49,10 +49,22 @@ struct AddCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let existing = try manifest.load()
-        let path = manifest.manifest
-        guard let bytes = FileManager.default.contents(atPath: path).map(Array.init), let layout = JobsLayout.find(in: bytes) else {
-            Console.error("batchfetch: error: cannot find where the jobs of \(path) end")
+        // Read once: the manifest checked is the text edited.
+        let path = URL(fileURLWithPath: manifest.manifest).resolvingSymlinksInPath().path
+        guard let bytes = FileManager.default.contents(atPath: path).map(Array.init) else {
+            Console.error("batchfetch: error: cannot read manifest '\(manifest.manifest)'")
+            throw ExitStatus.invalid.exitCode
+        }
+        let existing: Manifest
+        do {
+            existing = try ManifestLoader().load(bytes: bytes, displayPath: manifest.manifest,
+                                                 baseDirectory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        } catch {
+            DiagnosticPrinter.print(error)
+            throw ExitStatus.invalid.exitCode
+        }
+        guard let layout = JobsLayout.find(in: bytes) else {
+            Console.error("batchfetch: error: cannot find where the jobs of \(manifest.manifest) end")
             throw ExitStatus.invalid.exitCode
         }
         var jobs = try named(existing)
@@ -61,6 +73,11 @@ struct AddCommand: AsyncParsableCommand {
         let text = String(decoding: ManifestAppend.appending(jobs.map { ($0.job, $0.id) }, to: bytes, layout: layout, names: &names),
                           as: UTF8.self)
         try ManifestEdit.validate(text, as: path)
+        // Someone else's edit meanwhile (an editor, a second add, a --pin's long download) is not overwritten.
+        guard FileManager.default.contents(atPath: path).map(Array.init) == bytes else {
+            Console.error("batchfetch: error: \(manifest.manifest) changed while batchfetch add ran; nothing written (run it again)")
+            throw ExitStatus.jobsFailed.exitCode
+        }
         try ManifestEdit.write(text, to: path)
         for (job, id) in jobs { Console.error("added \(id) -> \(job.dest ?? "")  \(job.urls[0])") }
     }

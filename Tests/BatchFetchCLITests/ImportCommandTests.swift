@@ -144,4 +144,34 @@ import TestOrigin
         #expect(gone.status == 1, "\(gone.stderr)")
         #expect(contents(directory, "m.yaml") == before, "refused and failed adds leave the file as it was")
     }
+
+    /// `add` edits the file a symlink points to (the link stays a link), and an edit made while
+    /// it ran (here, during its --pin download, which the origin holds) is not overwritten.
+    @Test func addFollowsASymlinkAndKeepsAnEditMadeMeanwhile() async throws {
+        let origin = try await origin()
+        var held = Self.data
+        held.held = true
+        origin.serve("/held.bin", held)
+        let directory = try TemporaryDirectory()
+        try directory.write("real.yaml", "version: 1\noutput_dir: data\njobs:\n  - {id: notes, url: \"\(origin.url("/a/notes.txt"))\"}\n")
+        let link = directory.url.appendingPathComponent("m.yaml")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "real.yaml")
+        let added = try BinaryRunner.run(["add", "m.yaml", origin.url("/a/data.bin")], in: directory.url)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == "real.yaml")
+        #expect(String(decoding: contents(directory, "real.yaml")!, as: UTF8.self).contains("id: \"data.bin\""))
+
+        let process = try BinaryRunner.start(["add", "m.yaml", origin.url("/held.bin"), "--pin"], in: directory.url)
+        let asked = await BinaryRunner.wait { origin.arrivals("/held.bin") > 0 }
+        #expect(asked, "the download never started")
+        let edited = String(decoding: contents(directory, "real.yaml")!, as: UTF8.self) + "# edited meanwhile\n"
+        try directory.write("real.yaml", edited)
+        origin.update("/held.bin") { $0.held = false }
+        await BinaryRunner.exit(of: process)
+        try await origin.shutdown()
+        let log = String(decoding: contents(directory, "stderr.log") ?? Data(), as: UTF8.self)
+        #expect(process.terminationStatus == 1, "\(log)")
+        #expect(log.contains("changed while batchfetch add ran"), "\(log)")
+        #expect(String(decoding: contents(directory, "real.yaml")!, as: UTF8.self) == edited)
+    }
 }

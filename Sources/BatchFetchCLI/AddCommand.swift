@@ -42,6 +42,7 @@ struct AddCommand: AsyncParsableCommand {
     var pin = false
 
     @OptionGroup var transportOption: TransportOption
+    @OptionGroup var cacheOption: CacheOption
 
     func validate() throws {
         if urls.isEmpty { throw ValidationError("name at least one URL to add") }
@@ -67,11 +68,17 @@ struct AddCommand: AsyncParsableCommand {
             Console.error("batchfetch: error: cannot find where the jobs of \(manifest.manifest) end")
             throw ExitStatus.invalid.exitCode
         }
-        var jobs = try named(existing)
-        if pin { jobs = try await pinned(jobs, in: existing) }
-        var names = ImportNames()
-        let text = String(decoding: ManifestAppend.appending(jobs.map { ($0.job, $0.id) }, to: bytes, layout: layout, names: &names),
+        let appended = { (jobs: [(job: ImportedJob, id: String)]) -> String in
+            var names = ImportNames()
+            return String(decoding: ManifestAppend.appending(jobs.map { ($0.job, $0.id) }, to: bytes, layout: layout, names: &names),
                           as: UTF8.self)
+        }
+        var jobs = try named(existing)
+        if pin {
+            // Fetched as jobs of the manifest itself: its defaults, headers, s3 settings and cache apply.
+            jobs = try await pinned(jobs, in: try ManifestEdit.validate(appended(jobs), as: path))
+        }
+        let text = appended(jobs)
         try ManifestEdit.validate(text, as: path)
         // Someone else's edit meanwhile (an editor, a second add, a --pin's long download) is not overwritten.
         guard FileManager.default.contents(atPath: path).map(Array.init) == bytes else {
@@ -117,22 +124,13 @@ struct AddCommand: AsyncParsableCommand {
     }
 
     /// The jobs with the size and sha256 of their files, downloaded into output_dir as `run`
-    /// would (the manifest with them appended, run for them alone).
-    private func pinned(_ jobs: [(job: ImportedJob, id: String)], in existing: Manifest) async throws -> [(job: ImportedJob, id: String)] {
-        var names = ImportNames()
-        let text = "version: 1\noutput_dir: \(QuotedText.quoted(existing.outputDirectory))\njobs:\n"
-            + jobs.map { ManifestText.job($0.job, named: &names, indent: "  ", id: $0.id) }.joined()
-        let manifest: Manifest
-        do {
-            manifest = try ManifestLoader().load(bytes: Array(text.utf8), displayPath: self.manifest.manifest,
-                                                 baseDirectory: FileManager.default.currentDirectoryPath)
-        } catch {
-            DiagnosticPrinter.print(error)
-            throw ExitStatus.invalid.exitCode
-        }
-        let runLock = try RunLockOption.acquire(existing.outputDirectory, wait: false)
+    /// would: `appended` is the manifest with them added, run for them alone.
+    private func pinned(_ jobs: [(job: ImportedJob, id: String)], in appended: Manifest) async throws -> [(job: ImportedJob, id: String)] {
+        guard case .success(let manifest) = appended.selecting(jobs.map(\.id)) else { throw ExitStatus.invalid.exitCode }
+        let runLock = try RunLockOption.acquire(manifest.outputDirectory, wait: false)
         var options = RunOptions()
         options.transportKind = transportOption.kind
+        options.cache = cacheOption.directory(for: manifest)
         let run = Runner(manifest: manifest, options: options).start()
         let printer = ProgressPrinter(mode: isatty(STDERR_FILENO) != 0 ? .bar : .line) { Console.errorText($0) }
         for await event in run.events { printer.handle(event) }

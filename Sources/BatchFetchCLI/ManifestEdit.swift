@@ -7,11 +7,12 @@ import Foundation
 enum ManifestEdit {
     /// Loads `text` as the manifest at `path` (stdout: the current directory) and prints every
     /// problem with the `# file:line` comment of the job it is in (exit 2); nothing is written.
-    static func validate(_ text: String, as path: String?) throws {
+    @discardableResult
+    static func validate(_ text: String, as path: String?) throws -> Manifest {
         let displayPath = path ?? "<stdout>"
         let base = path.map { URL(fileURLWithPath: $0).deletingLastPathComponent().path } ?? FileManager.default.currentDirectoryPath
         do {
-            _ = try ManifestLoader().load(bytes: Array(text.utf8), displayPath: displayPath, baseDirectory: base)
+            return try ManifestLoader().load(bytes: Array(text.utf8), displayPath: displayPath, baseDirectory: base)
         } catch {
             guard case .invalid(let diagnostics) = error else {
                 DiagnosticPrinter.print(error)

@@ -66,4 +66,19 @@ import Testing
         #expect(ReportHTML.ticks(10) == [0, 2, 4, 6, 8, 10])
         #expect(ReportHTML.ticks(0.35).count == 4, "0, 0.1, 0.2, 0.3: \(ReportHTML.ticks(0.35))")
     }
+
+    /// A check's drift names the mirror and what differs, in every format.
+    @Test func driftNamesTheMirrorAndWhatDiffers() {
+        var job = ReportSchemaKeysTests.fullJob()
+        job.status = .drift
+        job.error = nil
+        var report = report([job])
+        report.command = .check
+        let digest = ReportDigest(report)
+        #expect(digest.drift == [ReportDigest.Problem(id: "all", status: "drift", code: "size",
+                                                       message: "[0] http://127.0.0.1/all.bin: size: expected 1, got 4096")])
+        #expect(ReportMarkdown.render(report).contains("| `all` | drift | \\[0\\] http://127.0.0.1/all.bin: size: expected 1, got 4096 |"))
+        #expect(ReportPlainText.render(report).contains("  all  drift  size: [0] http://127.0.0.1/all.bin: size: expected 1, got 4096"))
+        #expect(ReportHTML.render(report).contains("<h2>Drift (1)</h2>"))
+    }
 }

@@ -27,7 +27,7 @@ public struct ImportNames {
 
     /// A new id from a dest's file name: characters outside `A-Za-z0-9._-` become `-`.
     public mutating func id(for dest: String) -> String {
-        var base = String((dest as NSString).lastPathComponent.map { character -> Character in
+        var base = String(Self.lastComponent(dest).map { character -> Character in
             character.isASCII && (character.isLetter || character.isNumber || "._-".contains(character)) ? character : "-"
         })
         while base.hasPrefix("-") || base.hasPrefix(".") { base.removeFirst() }
@@ -59,10 +59,15 @@ public struct ImportNames {
 
     /// `dir/data.tar.gz` → (`dir/data`, `.tar.gz`): the extension of an archive is kept whole.
     private static func split(_ path: String) -> (String, String) {
-        let name = (path as NSString).lastPathComponent
+        let name = lastComponent(path)
         let directory = String(path.dropLast(name.count))
         guard let dot = name.dropFirst().firstIndex(of: ".") else { return (path, "") }
         return (directory + name[..<dot], String(name[dot...]))
+    }
+
+    /// A path's last component (without NSString's bridging: a million-line list pays it per job).
+    static func lastComponent(_ path: String) -> Substring {
+        path.split(separator: "/").last ?? Substring(path)
     }
 
     /// The last segment of a URL's path, percent-decoded (`index.html` for a path ending in `/`):

@@ -52,11 +52,12 @@ public enum ImportFormat: String, Sendable, CaseIterable {
     /// file has digest lines, an aria2 input file indents its options under a URI, a CSV has a
     /// header with a `url` column; anything else is a list of URLs.
     public static func guess(path: String, text: String) -> ImportFormat {
-        let name = (path as NSString).lastPathComponent.lowercased()
+        let name = ImportNames.lastComponent(path).lowercased()
         if name.hasSuffix(".meta4") || name.hasSuffix(".metalink") { return .metalink }
         if name.hasSuffix(".csv") || name.hasSuffix(".tsv") { return .csv }
         if name.hasSuffix("sums") || name.hasSuffix(".sha256") || name.hasSuffix(".sha512") { return .sha256sums }
-        let lines = text.split(whereSeparator: \.isNewline).prefix(50).map(String.init)
+        // The first lines only: splitting a million-line list whole to look at 50 would cost a pass.
+        let lines = text.prefix(64 << 10).split(whereSeparator: \.isNewline).prefix(50).map(String.init)
         let content = lines.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty && !$0.hasPrefix("#") }
         if content.first.map({ $0.hasPrefix("<?xml") || $0.hasPrefix("<metalink") }) == true { return .metalink }
         if !content.isEmpty, content.allSatisfy({ SumFile.entry($0[...]) != nil || $0.hasPrefix("-----") || $0.hasPrefix("Hash: ") }) {

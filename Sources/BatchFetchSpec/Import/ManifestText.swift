@@ -17,41 +17,46 @@ public enum ManifestText {
 
     /// One job as a block sequence entry at `indent`, with its `# file:line` comment above.
     public static func job(_ job: ImportedJob, named names: inout ImportNames, indent: String, id: String? = nil) -> String {
-        let (id, dest) = names.named(job, id: id)
-        var lines = ["# \(job.origin.replacingOccurrences(of: "\n", with: " "))", "- id: \(quoted(id))"]
-        if job.urls.count == 1 {
-            lines.append("  url: \(quoted(url(job.urls[0])))")
-        } else {
-            lines.append("  urls:")
-            lines += job.urls.map { "    - \(quoted(url($0)))" }
+        var lines = ["# \(job.origin.replacingOccurrences(of: "\n", with: " "))"]
+        for (index, (key, value)) in fields(job, named: &names, id: id).enumerated() {
+            let lead = index == 0 ? "- " : "  "
+            switch value {
+            case .scalar(let text): lines.append("\(lead)\(key): \(text)")
+            case .list(let items): lines += ["\(lead)\(key):"] + items.map { "    - \($0)" }
+            }
         }
-        lines.append("  dest: \(quoted(dest))")
-        if let size = job.size { lines.append("  size: \(size)") }
-        if job.checksums.count == 1 {
-            lines.append("  checksum: \(quoted(job.checksums[0].description))")
-        } else if !job.checksums.isEmpty {
-            lines.append("  checksum:")
-            lines += job.checksums.map { "    - \(quoted($0.description))" }
-        }
-        if let segments = job.segments { lines.append("  segments: \(segments)") }
         return lines.map { indent + $0 + "\n" }.joined()
     }
 
     /// One job as a flow mapping on one line (`{id: "a", url: "…", dest: "…"}`), for manifests
     /// whose jobs are written that way.
     public static func flowJob(_ job: ImportedJob, named names: inout ImportNames, id: String? = nil) -> String {
-        let (id, dest) = names.named(job, id: id)
-        var pairs = ["id: \(quoted(id))"]
-        pairs.append(job.urls.count == 1 ? "url: \(quoted(url(job.urls[0])))"
-            : "urls: [\(job.urls.map { quoted(url($0)) }.joined(separator: ", "))]")
-        pairs.append("dest: \(quoted(dest))")
-        if let size = job.size { pairs.append("size: \(size)") }
-        if !job.checksums.isEmpty {
-            pairs.append(job.checksums.count == 1 ? "checksum: \(quoted(job.checksums[0].description))"
-                : "checksum: [\(job.checksums.map { quoted($0.description) }.joined(separator: ", "))]")
+        let pairs = fields(job, named: &names, id: id).map { key, value in
+            switch value {
+            case .scalar(let text): "\(key): \(text)"
+            case .list(let items): "\(key): [\(items.joined(separator: ", "))]"
+            }
         }
-        if let segments = job.segments { pairs.append("segments: \(segments)") }
         return "{" + pairs.joined(separator: ", ") + "}"
+    }
+
+    /// A field's value, already YAML: one scalar, or the items of a list.
+    private enum Value {
+        case scalar(String)
+        case list([String])
+    }
+
+    /// A job's fields in the order people read them, whichever style writes them.
+    private static func fields(_ job: ImportedJob, named names: inout ImportNames, id: String?) -> [(String, Value)] {
+        let (id, dest) = names.named(job, id: id)
+        let urls = job.urls.map { quoted(url($0)) }
+        var fields: [(String, Value)] = [("id", .scalar(quoted(id))), urls.count == 1 ? ("url", .scalar(urls[0])) : ("urls", .list(urls)),
+                                         ("dest", .scalar(quoted(dest)))]
+        if let size = job.size { fields.append(("size", .scalar("\(size)"))) }
+        let checksums = job.checksums.map { quoted($0.description) }
+        if !checksums.isEmpty { fields.append(("checksum", checksums.count == 1 ? .scalar(checksums[0]) : .list(checksums))) }
+        if let segments = job.segments { fields.append(("segments", .scalar("\(segments)"))) }
+        return fields
     }
 
     /// A URL as a manifest takes it: spaces and other characters a URL may not hold percent-encoded.

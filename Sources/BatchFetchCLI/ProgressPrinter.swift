@@ -52,20 +52,7 @@ final class ProgressPrinter {
             write(Self.summaryLine(progress) + "\n")
         case (.bar, .jobFinished(let job)):
             pending.append(JobLine.describe(job))
-            if var latest {
-                // Until the next snapshot: the job's bytes move from running to finished.
-                if let running = latest.active.first(where: { $0.id == job.id }) {
-                    latest.bytesDone -= running.bytes
-                    latest.bytesKnown -= max(running.total ?? 0, running.bytes)
-                }
-                if job.status.succeeded {
-                    latest.bytesDone += job.size ?? 0
-                    latest.bytesKnown += job.size ?? 0
-                }
-                latest.active.removeAll { $0.id == job.id }
-                latest.finished += 1
-                self.latest = latest
-            }
+            latest?.finish(job)
             draw(force: false)
         case (.bar, .progress(let progress)):
             latest = progress

@@ -82,7 +82,7 @@ final class ActiveJobs: Sendable {
             var progress = RunProgress(elapsed: now.seconds(since: started), jobs: jobs, finished: state.finished, active: entries,
                                        transferred: state.finishedTransferred + entries.reduce(0) { $0 + $1.transferred })
             progress.bytesDone = state.finishedBytes + entries.reduce(0) { $0 + $1.bytes }
-            progress.bytesKnown = state.finishedBytes + state.pendingBytes + entries.reduce(0) { $0 + max($1.total ?? 0, $1.bytes) }
+            progress.bytesKnown = state.finishedBytes + state.pendingBytes + entries.reduce(0) { $0 + $1.knownBytes }
             progress.unsized = state.pendingUnsized + entries.count { $0.total == nil }
             return progress
         }

@@ -26,6 +26,10 @@ public struct RunProgress: Sendable, Equatable {
         /// Set once the job unpacks its archive (`extract:`).
         public var unpacking: Unpacking?
 
+        /// What the job counts for in ``RunProgress/bytesKnown``: its total, or what it has when
+        /// that is more (or the total is not known yet).
+        public var knownBytes: Int64 { max(total ?? 0, bytes) }
+
         public init(id: String, bytes: Int64, total: Int64?, transferred: Int64, elapsed: Double, unpacking: Unpacking? = nil) {
             self.id = id
             self.bytes = bytes
@@ -71,5 +75,20 @@ public struct RunProgress: Sendable, Equatable {
         self.active = active
         self.transferred = transferred
         (self.bytesDone, self.bytesKnown, self.unsized) = (bytesDone, bytesKnown, unsized)
+    }
+
+    /// The snapshot after `job` finished, until the next one comes: the job leaves the running
+    /// ones, and what it published (if it succeeded) counts as done.
+    public mutating func finish(_ job: JobResult) {
+        if let running = active.first(where: { $0.id == job.id }) {
+            bytesDone -= running.bytes
+            bytesKnown -= running.knownBytes
+            active.removeAll { $0.id == job.id }
+        }
+        if job.status.succeeded {
+            bytesDone += job.size ?? 0
+            bytesKnown += job.size ?? 0
+        }
+        finished += 1
     }
 }

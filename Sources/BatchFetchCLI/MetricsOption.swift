@@ -27,7 +27,7 @@ struct MetricsOption: ParsableArguments {
             var ignored: RunReport?
             return try await work(&ignored)
         }
-        try ReportFile.checkWritable(metrics)
+        try ReportFile.checkWritable(metrics, option: "--metrics")
         let started = Date()
         var report: RunReport?
         do {

@@ -77,13 +77,13 @@ enum ReportFile {
             + (summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : "")
     }
 
-    static func checkWritable(_ path: String) throws {
+    static func checkWritable(_ path: String, option: String = "--report") throws {
         do {
             let probe = path + ".batchfetch-probe-\(getpid())"
             try SafeDirectory.writeAtomically(path: probe, Data())
             unlink(probe)
         } catch {
-            Console.error("batchfetch: error: --report \(path) cannot be written: \(error.localizedDescription)")
+            Console.error("batchfetch: error: \(option) \(path) cannot be written: \(error.localizedDescription)")
             throw ExitStatus.invalid.exitCode
         }
     }

@@ -145,4 +145,15 @@ import TestOrigin
         #expect(failed[#"batchfetch_exit_code{manifest="bad.yaml",command="verify"}"#] == 2)
         #expect(failed.keys.allSatisfy { !$0.hasPrefix("batchfetch_jobs") }, "no job counts without a report")
     }
+
+    /// A metrics path that cannot be written is refused before any work, naming the option.
+    @Test func anUnwritablePathIsRefusedFirst() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", "version: 1\noutput_dir: data\njobs:\n  - {id: a, url: \"http://127.0.0.1:9/a\"}\n")
+        try directory.write("blocker", "a file where a directory should be\n")
+        let refused = try BinaryRunner.run(["run", "m.yaml", "--metrics", "blocker/run.prom"], in: directory.url)
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--metrics blocker/run.prom cannot be written"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data").path), "no work was done")
+    }
 }

@@ -174,4 +174,25 @@ import TestOrigin
         #expect(log.contains("changed while batchfetch add ran"), "\(log)")
         #expect(String(decoding: contents(directory, "real.yaml")!, as: UTF8.self) == edited)
     }
+
+    /// Hostile names in an input (a SUMS entry climbing out, a Metalink name that is absolute)
+    /// stop the import, even with --skip-invalid, naming the input line; nothing is written.
+    @Test func hostileNamesStopTheImport() throws {
+        let directory = try TemporaryDirectory()
+        let sha = String(repeating: "a", count: 64)
+        try directory.write("SHA256SUMS", "\(sha)  ok.bin\n\(sha)  ../../etc/passwd\n")
+        try directory.write("evil.meta4", """
+            <?xml version="1.0"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+              <file name="/etc/cron.d/x"><url>http://h/x</url></file>
+            </metalink>
+            """)
+        for (file, arguments, line, problem) in [("SHA256SUMS", ["--base-url", "http://h/r/"], "SHA256SUMS:2", "escapes output_dir"),
+                                                 ("evil.meta4", [], "evil.meta4:3", "is an absolute path")] {
+            let refused = try BinaryRunner.run(["import", file, "--skip-invalid", "-o", "m.yaml"] + arguments, in: directory.url)
+            #expect(refused.status == 2, "\(refused.stderr)")
+            #expect(refused.stderr.contains(problem) && refused.stderr.contains("(\(line))"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("m.yaml").path))
+        }
+    }
 }

@@ -50,6 +50,10 @@ public struct OriginFile: Sendable {
     /// the client asks for and however loaded the machine (a trickle alone let a download finish
     /// between two looks of a starved test).
     public var pauseAfterServed: Int64?
+    /// While ``paused`` is true, no response for the path sends the bytes at or past this offset
+    /// of the file: every range below it completes, every range above it waits (a test holds a
+    /// segmented download's later pieces, whichever connection asks for them).
+    public var pauseFrom: Int64?
     /// Honour only this many Range requests; later ones get 200 and the whole body, like a
     /// server (or a proxy in front of it) that stops honouring ranges mid-way.
     public var rangesHonoured: Int?

@@ -204,6 +204,18 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
                 }
                 limit = min(limit, transfer.offset + budget)
             }
+            if let gate = state.pausedFrom(transfer.path), transfer.offset < transfer.end {
+                guard transfer.offset < gate else {
+                    waitingForTimer = true
+                    let path = transfer.path, state = state
+                    afterHold({ state.pausedFrom(path) != nil }, context: context) { handler, context in
+                        handler.waitingForTimer = false
+                        handler.pump(context: context)
+                    }
+                    return
+                }
+                limit = min(limit, gate)
+            }
             var count = min(Self.chunkSize, limit - transfer.offset)
             if let rate = transfer.bytesPerSecond { count = min(count, Int64(max(1, rate / 20))) }
             if count > 0 {

@@ -289,6 +289,15 @@ final class OriginState: Sendable {
         }
     }
 
+    /// The offset no response for the path may send past while its ``OriginFile/pauseFrom``
+    /// gate is closed; nil when it is open.
+    func pausedFrom(_ path: String) -> Int64? {
+        withLock { values in
+            guard let file = values.files[path], file.paused else { return nil }
+            return file.pauseFrom
+        }
+    }
+
     func content(_ path: String) -> OriginContent? {
         withLock { $0.files[path]?.content }
     }

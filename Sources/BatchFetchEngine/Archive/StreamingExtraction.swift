@@ -1,8 +1,10 @@
 import BatchFetchSpec
 import Foundation
 
-/// The bytes of a part being downloaded, handed to libarchive in order as the sink writes them
-/// (``FileSink``'s `onWrite`), for an unpacking that runs while the archive arrives. It blocks
+/// The bytes of a part being downloaded, handed to libarchive in order as they become final —
+/// as the one stream's sink writes them (``FileSink``'s `onWrite`) or as the written prefix of a
+/// segmented transfer grows (``SegmentedTransfer``) — for an unpacking that runs while the
+/// archive arrives. It blocks
 /// the reading thread until more is written or the download ends; it gives up — the unpacking
 /// fails and the archive is unpacked after verification instead — when a body starts below what
 /// was read (a retry from 0, another mirror: those bytes are written again), so that a tree is
@@ -30,7 +32,8 @@ final class ArchiveStream: @unchecked Sendable {
         buffer.deallocate()
     }
 
-    /// The sink wrote through `offset`.
+    /// Bytes before `offset` are written and final (a sink wrote through it, or a segmented
+    /// transfer's prefix reached it).
     func wrote(through offset: Int64) {
         condition.withLock {
             written = max(written, offset)
@@ -56,7 +59,7 @@ final class ArchiveStream: @unchecked Sendable {
         }
     }
 
-    /// The download will not complete as one stream (segments, a failure): the reader stops.
+    /// The download failed or its bytes cannot be followed in order: the reader stops.
     func abandon() {
         condition.withLock {
             abandoned = true

@@ -40,8 +40,8 @@ struct JobDownloader: Sendable {
     private var bytesTransferred: Int64 = 0
     /// Connections used by a segmented transfer, for the report.
     private var segmentsUsed: Int?
-    /// The archive being unpacked while it downloads (`extract:` of a tar or a compressed file
-    /// arriving as one stream), when it is.
+    /// The archive being unpacked while it downloads (`extract:` of a tar or a compressed file,
+    /// read in order as one stream or a segmented transfer's prefix makes it final), when it is.
     private var streaming: StreamingExtraction?
 
     init(job: Job, context: Context, progress: JobProgress? = nil, copyFrom: SameContent.Source? = nil, locked: Bool = false) {
@@ -139,8 +139,8 @@ struct JobDownloader: Sendable {
     }
 
     /// The tree the archive made while it downloaded, swapped in now that it verified; nil when
-    /// there is none to take (the unpacking gave up, failed, or the download was not one stream
-    /// to the end): the archive is then unpacked after verification as without streaming — the
+    /// there is none to take (the unpacking gave up or failed — a body started again below what
+    /// it had read, say): the archive is then unpacked after verification as without streaming — the
     /// same checks, the same failures. A tree already whole from this archive is kept instead.
     private func installStreamed(_ streaming: StreamingExtraction, _ result: JobResult, _ extract: Extract,
                                  url: String?) async -> Extraction? {
@@ -391,8 +391,6 @@ struct JobDownloader: Sendable {
                 return .act(.fail(error))
             }
         case .segment(let start):
-            // Segments write the part out of order: the archive is unpacked once it verified.
-            streaming?.stream.abandon()
             return await performSegments(start, sink: sink)
         case .notModified:
             var result = revalidating ?? JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)
@@ -415,6 +413,10 @@ struct JobDownloader: Sendable {
         let state = machine.withLockedValue { $0 }
         let connections = state.configuration.transfer.segments
         let network = self.network
+        // Segments write the part out of order; an unpacking follows their written prefix.
+        let stream = streaming?.stream
+        var followPrefix: (@Sendable (Int64) -> Void)?
+        if let stream { followPrefix = { stream.wrote(through: $0) } }
         let transfer = SegmentedTransfer(.init(
             start: start, connections: connections, mirrorIndex: state.mirrorIndex, displayURL: state.servedURL,
             files: files, algorithms: algorithms, context: context, transport: network.transport, progress: progress,
@@ -425,7 +427,8 @@ struct JobDownloader: Sendable {
             request: { range in
                 network.request(for: PlannedRequest(mirrorIndex: state.mirrorIndex, url: start.url, rangeStart: range.lowerBound,
                                                     rangeEnd: range.upperBound - 1, ifRange: start.sidecar.ifRangeValue))
-            }))
+            },
+            followPrefix: followPrefix))
         progress.moved(to: start.done.count, total: start.total)
         // On the pool: a large file's connections and its hash, never on an event loop.
         let outcome = await withTaskExecutorPreference(globalConcurrentExecutor) { await transfer.run() }

@@ -33,6 +33,9 @@ final class SegmentedTransfer: Sendable {
         var planner: SegmentPlanner.Configuration
         /// The request for one range (method, headers, Range and If-Range).
         var request: @Sendable (Range<Int64>) -> TransportRequest
+        /// Told each time the written prefix grows, as the hasher is: an unpacking that reads
+        /// the archive in order while it arrives (``ArchiveStream``).
+        var followPrefix: (@Sendable (Int64) -> Void)?
     }
 
     /// What the connections share, changed by each of them.
@@ -76,7 +79,7 @@ final class SegmentedTransfer: Sendable {
         } catch {
             return .stopped(prefix: setup.start.done.prefix, error)
         }
-        hasher.advance(to: setup.start.done.prefix)
+        prefixGrew(to: setup.start.done.prefix)
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<setup.connections {
                 group.addTask {
@@ -158,7 +161,7 @@ final class SegmentedTransfer: Sendable {
             state.planner.release(range, writtenThrough: written)
             return state.planner.done.prefix
         }
-        hasher.advance(to: prefix)
+        prefixGrew(to: prefix)
         try? writeSidecar()
 
         // Not started: segmenting had stopped, or the run was interrupted.
@@ -204,6 +207,12 @@ final class SegmentedTransfer: Sendable {
         if ftruncate(descriptor, off_t(setup.start.total)) != 0 {
             throw FileSink.failure(errno, "cannot size \(setup.files.partPath)")
         }
+    }
+
+    /// Bytes `0..<prefix` are written and final: the hasher and whoever follows the prefix read them.
+    private func prefixGrew(to prefix: Int64) {
+        hasher.advance(to: prefix)
+        setup.followPrefix?(prefix)
     }
 
     /// A connection's sink wrote through `written` (called on the sink's queue).

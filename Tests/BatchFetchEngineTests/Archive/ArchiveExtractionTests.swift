@@ -290,6 +290,88 @@ import TestOrigin
         #expect(zip.jobs[0].status == .downloaded && zip.jobs[0].extracted?.streamed == nil && zip.jobs[0].extracted?.files == 4)
     }
 
+    /// A segmented tar.gz is unpacked while it downloads too, following the prefix its ranges
+    /// have written: with the origin holding every byte past 6 MiB of 8, the files of the first
+    /// three 2 MiB ranges (more than the first range alone holds) are in the temporary sibling
+    /// before the last range comes; the tree is swapped in once the whole archive verified.
+    /// Both transports.
+    @Test func aSegmentedTarIsUnpackedAsItsPrefixGrows() async throws {
+        let world = try await Harness()
+        let bytes = try Self.archive("stream")
+        var file = OriginFile(content: .bytes(bytes))
+        file.pauseFrom = 6 << 20
+        file.paused = true
+        world.origin.serve("/s.tar.gz", file)
+        // The size sizes the ranges on a transport with backpressure (else 16 MiB, one range).
+        let run = try world.start(Self.manifest("/s.tar.gz", dest: "s.tar.gz", extract: "{into: t}",
+                                                extra: "segments: 4\nsize: \(bytes.count)"))
+        // 64 KiB files: the first 2 MiB range holds at most 32 of them.
+        let unpackedEarly = await eventually {
+            let siblings = ((try? FileManager.default.contentsOfDirectory(atPath: world.directory.path)) ?? []).filter { $0.hasPrefix(".t.") }
+            return siblings.contains { sibling in
+                (((try? FileManager.default.contentsOfDirectory(atPath: world.path("\(sibling)/s"))) ?? []).count) >= 64
+            }
+        }
+        let treeBeforeTheEnd = world.exists("t")
+        world.origin.update("/s.tar.gz") { $0.paused = false }
+        let report = await run.report
+        try FileManager.default.createDirectory(atPath: world.path("gnu"), withIntermediateDirectories: true)
+        let gnuTar = try Self.run("/usr/bin/env", ["tar", "-xf", world.path("s.tar.gz"), "-C", world.path("gnu")])
+        let differs = try Self.run("/usr/bin/diff", ["-r", world.path("t"), world.path("gnu")])
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: world.directory.path).filter { $0.hasPrefix(".t.") }
+        await world.close()
+
+        #expect(unpackedEarly, "the segments' prefix was not unpacked before the archive's last range came")
+        #expect(!treeBeforeTheEnd)
+        #expect(report.jobs[0].status == .downloaded, "\(String(describing: report.jobs[0].error))")
+        #expect(report.jobs[0].segments == 4)
+        #expect(report.jobs[0].extracted?.streamed == true && report.jobs[0].extracted?.files == 128)
+        #expect(gnuTar == 0 && differs == 0, "the tree is not what GNU tar makes of the archive")
+        #expect(leftovers.isEmpty)
+    }
+
+    /// A segmented part resumed by a later run whose archive changed meanwhile: the reader may
+    /// have unpacked the old prefix before the first range's `If-Range` was refused, so the
+    /// download starts again from byte 0 and the tree is the new archive's, every byte (never
+    /// old entries with new ones). Both transports.
+    @Test func aStaleSegmentedPrefixNeverReachesTheTree() async throws {
+        let world = try await Harness()
+        var file = OriginFile(content: .bytes(try Self.archive("stream")))
+        file.pauseFrom = 6 << 20
+        file.paused = true
+        world.origin.serve("/s.tar.gz", file)
+        var options = RunOptions()
+        options.segmentRangeSize = 2 << 20  // the same ranges whichever the transport
+        let yaml = Self.manifest("/s.tar.gz", dest: "s.tar.gz", extract: "{into: t}", extra: "segments: 4")
+        let first = try world.start(yaml, options: options)
+        let prefixUnpacked = await eventually {
+            let siblings = ((try? FileManager.default.contentsOfDirectory(atPath: world.directory.path)) ?? []).filter { $0.hasPrefix(".t.") }
+            return siblings.contains { sibling in
+                (((try? FileManager.default.contentsOfDirectory(atPath: world.path("\(sibling)/s"))) ?? []).count) >= 64
+            }
+        }
+        first.interrupt()
+        let interrupted = await first.report
+        let newer = try Self.archive("stream")
+        world.origin.replace("/s.tar.gz", with: .bytes(newer))
+        world.origin.update("/s.tar.gz") { $0.paused = false }
+        let second = try await world.run(yaml, options: options)
+        let published = try? Data(contentsOf: URL(fileURLWithPath: world.path("s.tar.gz")))
+        try FileManager.default.createDirectory(atPath: world.path("gnu"), withIntermediateDirectories: true)
+        let gnuTar = try Self.run("/usr/bin/env", ["tar", "-xf", world.path("s.tar.gz"), "-C", world.path("gnu")])
+        let differs = try Self.run("/usr/bin/diff", ["-r", world.path("t"), world.path("gnu")])
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: world.directory.path).filter { $0.hasPrefix(".t.") }
+        await world.close()
+
+        #expect(prefixUnpacked)
+        #expect(interrupted.jobs[0].status == .interrupted, "\(String(describing: interrupted.jobs[0]))")
+        #expect(second.jobs[0].status == .downloaded, "\(String(describing: second.jobs[0].error))")
+        #expect(published == Data(newer))
+        #expect(second.jobs[0].extracted?.files == 128)
+        #expect(gnuTar == 0 && differs == 0, "the tree is not what GNU tar makes of the new archive")
+        #expect(leftovers.isEmpty)
+    }
+
     /// A stream unpacked while it came and then failing its checksum publishes nothing: the
     /// sibling is removed and `into` never appears. A download that starts again from 0 (a
     /// server that drops the connection and ignores ranges) cannot use what was unpacked from

@@ -154,27 +154,28 @@ def main() -> None:
                 (tmp / "out" / name).unlink()
 
             # Streaming: the tar.gz from a mirror capped at 50 MB/s per connection (nginx
-            # limit_rate), downloaded alone against downloaded and unpacked in one run; one
-            # stream (`segments: 1`), the path where the unpacking follows the download, then
-            # the default (`auto`: four segments for a large file, unpacked after verification).
+            # limit_rate), downloaded alone against downloaded and unpacked in one run, on each
+            # transport; one stream (`segments: 1`), then the default (`auto`: four segments for
+            # a large file), both unpacked while the bytes arrive.
             if "streaming" in sections:
                 lines += ["", f"## Streaming: the tar.gz from a mirror capped at 50 MB/s per connection (median of {args.runs})", "",
-                          "| segments | run | wall | peak RSS | ratio to the download alone |", "|---|---|---|---|---|"]
-                for segments in ["1", "auto"]:
-                    alone, unpacked = [], []
-                    for run in range(args.runs):
-                        for label, extract, measured in [("alone", "", alone), ("unpacked", f", extract: {{into: s{run}, max_size: 100GiB}}", unpacked)]:
-                            manifest = tmp / f"stream-{label}-{run}.yaml"
-                            manifest.write_text(f"version: 1\noutput_dir: s{label}{run}\njobs:\n  - {{id: a, url: 'http://127.0.0.1:{port}/capped/"
-                                                f"{names['tar.gz']}', dest: a.tar.gz, segments: {segments}{extract}}}\n")
-                            subprocess.run(["sync"], check=True)
-                            measured.append(timed([args.bin, "run", str(manifest), "--progress", "none"]))
-                            shutil.rmtree(tmp / f"s{label}{run}")
-                    base = statistics.median(r[0] for r in alone)
-                    for label, measured in [("download alone", alone), ("download and unpack (`extract:`)", unpacked)]:
-                        wall = statistics.median(r[0] for r in measured)
-                        lines.append(f"| {segments} | {label} | {wall:.2f} s | {max(r[1] for r in measured):.0f} MiB | {wall / base:.2f}× |")
-                    print("\n".join(lines[-2:]), flush=True)
+                          "| transport | segments | run | wall | peak RSS | ratio to the download alone |", "|---|---|---|---|---|---|"]
+                for transport in ["urlsession", "nio"]:
+                    for segments in ["1", "auto"]:
+                        alone, unpacked = [], []
+                        for run in range(args.runs):
+                            for label, extract, measured in [("alone", "", alone), ("unpacked", f", extract: {{into: s{run}, max_size: 100GiB}}", unpacked)]:
+                                manifest = tmp / f"stream-{label}-{run}.yaml"
+                                manifest.write_text(f"version: 1\noutput_dir: s{label}{run}\njobs:\n  - {{id: a, url: 'http://127.0.0.1:{port}/capped/"
+                                                    f"{names['tar.gz']}', dest: a.tar.gz, segments: {segments}{extract}}}\n")
+                                subprocess.run(["sync"], check=True)
+                                measured.append(timed([args.bin, "run", str(manifest), "--progress", "none", "--transport", transport]))
+                                shutil.rmtree(tmp / f"s{label}{run}")
+                        base = statistics.median(r[0] for r in alone)
+                        for label, measured in [("download alone", alone), ("download and unpack (`extract:`)", unpacked)]:
+                            wall = statistics.median(r[0] for r in measured)
+                            lines.append(f"| {transport} | {segments} | {label} | {wall:.2f} s | {max(r[1] for r in measured):.0f} MiB | {wall / base:.2f}× |")
+                        print("\n".join(lines[-2:]), flush=True)
             if "bombs" in sections:
                 many, zeros = make_bombs(www)
                 lines += ["", "## Bombs (one run each, default caps)", "",

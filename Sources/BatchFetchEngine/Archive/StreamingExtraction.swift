@@ -18,7 +18,11 @@ final class ArchiveStream: @unchecked Sendable {
     private var read: Int64 = 0
     private var end: Int64?
     private var abandoned = false
-    private let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    private let buffer = UnsafeMutableRawPointer.allocate(byteCount: ArchiveStream.blockSize, alignment: 16)
+
+    /// Bytes handed to libarchive at a time: a few of its own decompression blocks; more would
+    /// only be held (1 MiB was no faster).
+    static let blockSize = 256 << 10
 
     /// Reads the part open at `descriptor` (a duplicate, owned here), of which `written` bytes
     /// from its start are final already (a resumed part's).
@@ -74,7 +78,7 @@ final class ArchiveStream: @unchecked Sendable {
         let range: Range<Int64>? = condition.withLock {
             while !abandoned, written <= read, end.map({ read < $0 }) ?? true { condition.wait() }
             if abandoned { return nil }
-            let stop = min(written, end ?? written, read + (1 << 20))
+            let stop = min(written, end ?? written, read + Int64(Self.blockSize))
             defer { read = stop }
             return read..<stop
         }

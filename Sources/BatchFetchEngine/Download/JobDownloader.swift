@@ -391,6 +391,8 @@ struct JobDownloader: Sendable {
                 return .act(.fail(error))
             }
         case .segment(let start):
+            await sink.drain()
+            sink.releaseBuffers()
             return await performSegments(start, sink: sink)
         case .notModified:
             var result = revalidating ?? JobResult(id: job.id, status: .upToDate, dest: job.dest.redacted)

@@ -104,7 +104,8 @@ final class SegmentedTransfer: Sendable {
         let sink: FileSink
         do {
             // Each connection holds its share of the job's cap, written in halves of it at most.
-            let share = TransferPolicy.connectionShare(memoryCap: setup.context.memoryCap, connections: setup.connections)
+            let share = TransferPolicy.connectionShare(memoryCap: setup.context.memoryCap, connections: setup.connections,
+                                                       backpressure: setup.transport.hasBackpressure)
             let files = setup.files
             sink = FileSink(descriptor: try files.openPart(), partPath: files.partPath, algorithms: [],
                             writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4, share / 2),

@@ -271,6 +271,22 @@ final class FileSink: @unchecked Sendable {
         }
     }
 
+    /// Gives its buffers back while nothing is buffered or queued: the sink waits idle while a
+    /// segmented transfer writes through sinks of its own, and its buffers (a full one and its
+    /// spares, a few MiB) would be held for nothing. The next body gets new ones.
+    func releaseBuffers() {
+        lock.withLock {
+            guard queuedBytes == 0, buffer.count == 0 else { return }
+            buffer = ChunkBuffer(capacity: 0)
+            spares.removeAll()
+        }
+    }
+
+    /// Capacity of the buffers the sink holds, spares included.
+    var heldBufferBytes: Int {
+        lock.withLock { buffer.capacity + spares.reduce(0) { $0 + $1.capacity } }
+    }
+
     /// Bytes of the part known written (valid after ``drain()``).
     var flushedOffset: Int64 {
         writer.withLock { written }

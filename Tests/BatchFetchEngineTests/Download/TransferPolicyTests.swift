@@ -18,6 +18,9 @@ import Testing
         #expect(TransferPolicy.pieceSize(memoryCap: 8 << 20, segments: 4, total: 64 << 20, backpressure: true) == 4 << 20)
         #expect(TransferPolicy.pieceSize(memoryCap: 8 << 20, segments: 4, total: 1 << 20, backpressure: true) == 2 << 20)
         #expect(TransferPolicy.pieceSize(memoryCap: 8 << 20, segments: 4, total: nil, backpressure: true) == 16 << 20)
+        // A sink that stops its reads needs half the share; never below 512 KiB.
+        #expect(TransferPolicy.connectionShare(memoryCap: 8 << 20, connections: 4, backpressure: true) == 1 << 20)
+        #expect(TransferPolicy.connectionShare(memoryCap: 8 << 20, connections: 16, backpressure: true) == 512 << 10)
     }
 
     @Test func boundedRangesFromTheStartWhenPacedOrWithoutBackpressure() {

@@ -74,6 +74,32 @@ import Testing
         #expect(sink.digests()["sha256"] == SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined())
     }
 
+    /// An idle sink gives its buffers back (a segmented transfer writes through sinks of its
+    /// own meanwhile) and still writes the body that continues afterwards, in place and hashed;
+    /// asked while bytes wait for the disk, it loses none of them.
+    @Test func anIdleSinkGivesItsBuffersBackAndWritesOnAfterwards() async throws {
+        let (sink, path) = try Self.sink(writeSize: 64 << 10, writeRate: 256 << 10)
+        defer { unlink(path) }
+        let first = Self.bytes(300_000, seed: 1), rest = Self.bytes(200_000, seed: 2)
+        sink.begin(at: 0, end: nil)
+        #expect(sink.append(first) != .stop)
+        sink.releaseBuffers()
+        await sink.drain()
+        let heldIdle = sink.heldBufferBytes
+        sink.releaseBuffers()
+        let heldAfterRelease = sink.heldBufferBytes
+        sink.begin(at: Int64(first.count), end: nil)
+        for start in stride(from: 0, to: rest.count, by: 50_000) {
+            #expect(sink.append(rest[start..<min(rest.count, start + 50_000)]) != .stop)
+        }
+        await sink.drain()
+
+        #expect(heldIdle > 0)
+        #expect(heldAfterRelease == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == first + rest)
+        #expect(sink.digests()["sha256"] == SHA256.hash(data: first + rest).map { String(format: "%02x", $0) }.joined())
+    }
+
     /// A part longer than where the body starts is cut there (one that already ends there is left
     /// alone): a short body leaves no old bytes behind.
     @Test func aShortBodyOverALongerPartLeavesNoOldBytes() async throws {

@@ -194,25 +194,15 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             if let pauseAt = transfer.pauseAt { limit = min(limit, pauseAt) }
             if let budget = state.servedBudget(transfer.path) {
                 guard budget > 0 else {
-                    waitingForTimer = true
                     let path = transfer.path, state = state
-                    afterHold({ (state.servedBudget(path) ?? 1) <= 0 }, context: context) { handler, context in
-                        handler.waitingForTimer = false
-                        handler.pump(context: context)
-                    }
-                    return
+                    return pump(after: { (state.servedBudget(path) ?? 1) <= 0 }, context: context)
                 }
                 limit = min(limit, transfer.offset + budget)
             }
             if let gate = state.pausedFrom(transfer.path), transfer.offset < transfer.end {
                 guard transfer.offset < gate else {
-                    waitingForTimer = true
                     let path = transfer.path, state = state
-                    afterHold({ state.pausedFrom(path) != nil }, context: context) { handler, context in
-                        handler.waitingForTimer = false
-                        handler.pump(context: context)
-                    }
-                    return
+                    return pump(after: { state.pausedFrom(path) != nil }, context: context)
                 }
                 limit = min(limit, gate)
             }
@@ -246,13 +236,8 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             if let pauseAt = transfer.pauseAt, transfer.offset >= pauseAt {
                 transfer.pauseAt = nil
                 self.transfer = transfer
-                waitingForTimer = true
                 let path = transfer.path, state = state
-                afterHold({ state.withLock { $0.files[path]?.paused ?? false } }, context: context) { handler, context in
-                    handler.waitingForTimer = false
-                    handler.pump(context: context)
-                }
-                return
+                return pump(after: { state.withLock { $0.files[path]?.paused ?? false } }, context: context)
             }
             if transfer.offset >= transfer.end {
                 self.transfer = nil
@@ -263,6 +248,15 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
                 resume(after: 0.05, context: context)
                 return
             }
+        }
+    }
+
+    /// Goes on writing the body once `held` turns false (a test's gate), sending nothing until then.
+    private func pump(after held: @escaping () -> Bool, context: ChannelHandlerContext) {
+        waitingForTimer = true
+        afterHold(held, context: context) { handler, context in
+            handler.waitingForTimer = false
+            handler.pump(context: context)
         }
     }
 

@@ -22,6 +22,13 @@ import TestOrigin
         return Array(try Data(contentsOf: URL(fileURLWithPath: out)))
     }
 
+    /// Entries of the "stream" archive's `s/` already in a temporary sibling of `t`: what an
+    /// unpacking that runs while the archive arrives has written so far.
+    static func unpackedSoFar(_ world: Harness) -> Int {
+        let siblings = ((try? FileManager.default.contentsOfDirectory(atPath: world.directory.path)) ?? []).filter { $0.hasPrefix(".t.") }
+        return siblings.map { ((try? FileManager.default.contentsOfDirectory(atPath: world.path("\($0)/s"))) ?? []).count }.max() ?? 0
+    }
+
     @discardableResult
     static func run(_ tool: String, _ arguments: [String], in directory: String? = nil) throws -> Int32 {
         let process = Process()
@@ -266,12 +273,7 @@ import TestOrigin
         file.paused = true
         world.origin.serve("/s.tar.gz", file)
         let run = try world.start(Self.manifest("/s.tar.gz", dest: "s.tar.gz", extract: "{into: t}", extra: "segments: 1"))
-        let unpackedEarly = await eventually {
-            let siblings = ((try? FileManager.default.contentsOfDirectory(atPath: world.directory.path)) ?? []).filter { $0.hasPrefix(".t.") }
-            return siblings.contains { sibling in
-                (((try? FileManager.default.contentsOfDirectory(atPath: world.path("\(sibling)/s"))) ?? []).count) >= 8
-            }
-        }
+        let unpackedEarly = await eventually { Self.unpackedSoFar(world) >= 8 }
         let treeBeforeTheEnd = world.exists("t")
         world.origin.update("/s.tar.gz") { $0.paused = false }
         let report = await run.report
@@ -306,12 +308,7 @@ import TestOrigin
         let run = try world.start(Self.manifest("/s.tar.gz", dest: "s.tar.gz", extract: "{into: t}",
                                                 extra: "segments: 4\nsize: \(bytes.count)"))
         // 64 KiB files: the first 2 MiB range holds at most 32 of them.
-        let unpackedEarly = await eventually {
-            let siblings = ((try? FileManager.default.contentsOfDirectory(atPath: world.directory.path)) ?? []).filter { $0.hasPrefix(".t.") }
-            return siblings.contains { sibling in
-                (((try? FileManager.default.contentsOfDirectory(atPath: world.path("\(sibling)/s"))) ?? []).count) >= 64
-            }
-        }
+        let unpackedEarly = await eventually { Self.unpackedSoFar(world) >= 64 }
         let treeBeforeTheEnd = world.exists("t")
         world.origin.update("/s.tar.gz") { $0.paused = false }
         let report = await run.report
@@ -344,12 +341,7 @@ import TestOrigin
         options.segmentRangeSize = 2 << 20  // the same ranges whichever the transport
         let yaml = Self.manifest("/s.tar.gz", dest: "s.tar.gz", extract: "{into: t}", extra: "segments: 4")
         let first = try world.start(yaml, options: options)
-        let prefixUnpacked = await eventually {
-            let siblings = ((try? FileManager.default.contentsOfDirectory(atPath: world.directory.path)) ?? []).filter { $0.hasPrefix(".t.") }
-            return siblings.contains { sibling in
-                (((try? FileManager.default.contentsOfDirectory(atPath: world.path("\(sibling)/s"))) ?? []).count) >= 64
-            }
-        }
+        let prefixUnpacked = await eventually { Self.unpackedSoFar(world) >= 64 }
         first.interrupt()
         let interrupted = await first.report
         let newer = try Self.archive("stream")

@@ -818,7 +818,7 @@ enum EmbeddedSchemas {
                 "files": { "type": "integer", "minimum": 0 },
                 "bytes": { "type": "integer", "minimum": 0 },
                 "repaired": { "type": "integer", "minimum": 1 },
-                "streamed": { "const": true, "description": "Unpacked while the archive downloaded (a tar or a compressed file arriving as one stream), not after." }
+                "streamed": { "const": true, "description": "Unpacked while the archive downloaded (a tar or a compressed file, as one stream or following the prefix its segments had written), not after." }
               }
             },
             "mirrors": {

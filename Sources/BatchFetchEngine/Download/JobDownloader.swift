@@ -391,7 +391,7 @@ struct JobDownloader: Sendable {
                 return .act(.fail(error))
             }
         case .segment(let start):
-            await sink.drain()
+            // The first piece was drained when it finished (``send(_:sink:)``); its sink idles now.
             sink.releaseBuffers()
             return await performSegments(start, sink: sink)
         case .notModified:

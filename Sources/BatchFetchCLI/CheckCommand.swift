@@ -56,26 +56,14 @@ struct CheckCommand: AsyncParsableCommand {
     private func perform(report finished: inout RunReport?) async throws {
         var options = RunOptions()
         options.transportKind = transportOption.kind
-        var whole = try manifest.load()
-        var added: [Job] = []
-        if whole.jobs.contains(where: { $0.listing != nil }) {
-            // A prefix is checked as the objects the lock pinned (gone: missing; changed: drift),
-            // plus those listed now that it did not pin (drift, "added"); without a lock, as listed.
-            let listed = await PrefixExpansion.expand(whole, transport: options.httpTransport(perHost: whole.perHost),
-                                                      environment: options.environment)
-            if let raw = try lockOption.load(forManifest: manifest.manifest, required: false) {
-                let pinned = PrefixExpansion.expand(whole, lock: raw)
-                added = listed.failures.isEmpty ? listed.added(since: raw, original: whole) : []
-                whole = pinned.manifest
-            } else {
-                (whole, options.unexpanded) = (listed.manifest, listed.failures)
-            }
-        }
-        let (loaded, scope, lock) = try shardOption.select(
-            whole, lock: try lockOption.load(forManifest: manifest.manifest, matching: whole, required: false))
-        options.shard = scope
-        let result = await Checker(manifest: loaded, lock: lock, deep: deep, options: options,
-                                   added: (scope?.shard.count ?? 1) > 1 ? [] : added).run()
+        let prepared = try await CommandPreparation.prepare(.check, manifest: manifest, lock: lockOption, shard: shardOption,
+                                                            transport: transportOption.kind)
+        let (loaded, lock) = (prepared.manifest, prepared.lock)
+        (options.unexpanded, options.shard) = (prepared.failures, prepared.scope)
+        // Files the listing added belong to no shard: only an unsharded check reports them.
+        var listing = prepared.drift
+        if (prepared.scope?.shard.count ?? 1) > 1 { listing.added = [] }
+        let result = await Checker(manifest: loaded, lock: lock, deep: deep, options: options, listing: listing).run()
         finished = result
         for job in result.jobs {
             for mirror in job.mirrors ?? [] { Console.error(CheckLine.describe(mirror, job: job.id)) }

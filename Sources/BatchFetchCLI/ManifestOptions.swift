@@ -33,17 +33,15 @@ struct LockOption: ParsableArguments {
         lock ?? LockFile.defaultPath(forManifest: manifest)
     }
 
-    /// The lockfile (as ``load(forManifest:required:)``), which must list exactly the
-    /// manifest's jobs: otherwise each difference is printed and the command exits 3.
-    func load(forManifest path: String, matching manifest: Manifest, required: Bool) throws -> LockFile? {
-        let lock = try load(forManifest: path, required: required)
-        let mismatch = lock?.mismatch(with: manifest) ?? []
+    /// Exits 3 unless `lock` lists exactly the (expanded) manifest's jobs, printing each
+    /// difference.
+    func requireMatch(_ lock: LockFile, forManifest path: String, _ manifest: Manifest) throws {
+        let mismatch = lock.mismatch(with: manifest)
         if !mismatch.isEmpty {
             for line in mismatch { Console.error("batchfetch: lock \(self.path(forManifest: path)): \(line)") }
             Console.error("batchfetch: error: the lockfile does not match the manifest; run batchfetch pin to update it")
             throw ExitStatus.drift.exitCode
         }
-        return lock
     }
 
     /// The lockfile; a missing one is nil unless `required`; an unreadable one exits 2.

@@ -49,18 +49,19 @@ struct PinCommand: AsyncParsableCommand {
     var fromReports: [String] = []
 
     func run() async throws {
-        var loaded = try manifest.load()
-        // A prefix is pinned as the objects it lists now (each with its key, size, ETag, sha256).
-        let options = runOptions(loaded)
-        let expansion = await PrefixExpansion.expand(loaded, transport: options.httpTransport(perHost: loaded.perHost),
-                                                     environment: options.environment)
-        if let (id, failure) = expansion.failures.first {
-            Console.error("batchfetch: error: job '\(id)': \(failure.message)")
+        // A prefix is pinned as the objects it lists now (each with its key, size, ETag, sha256),
+        // a source as its files at the revision it resolves to now.
+        let prepared = try await CommandPreparation.prepare(.pin, manifest: manifest, lock: lockOption, transport: transportOption.kind)
+        if let (id, failure) = prepared.failures.sorted(by: { $0.key < $1.key }).first {
+            Console.error("batchfetch: error: job '\(id)': \(failure.code.rawValue): \(failure.message)")
             throw ExitStatus.jobsFailed.exitCode
         }
-        loaded = expansion.manifest
+        let loaded = prepared.manifest
+        let sources = prepared.resolved.isEmpty ? nil : prepared.resolved
         guard fromReports.isEmpty else {
-            return try write(try await pinFromReports(loaded))
+            var lock = try await pinFromReports(loaded)
+            lock.sources = sources
+            return try write(lock)
         }
         let runLock = try RunLockOption.acquire(loaded.outputDirectory, wait: false)
         let printer = ProgressPrinter(mode: isatty(STDERR_FILENO) != 0 ? .bar : .line) { Console.errorText($0) }
@@ -69,10 +70,11 @@ struct PinCommand: AsyncParsableCommand {
         }
         printer.finish()
         withExtendedLifetime(runLock) {}
-        guard let lock else {
+        guard var lock else {
             Console.error("pin: \(report.summary.failed + report.summary.skipped + report.summary.interrupted) jobs did not succeed; no lockfile written")
             throw ExitStatus.jobsFailed.exitCode
         }
+        lock.sources = sources
         try write(lock)
     }
 

@@ -65,18 +65,12 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var loaded = try manifest.load()
-        if loaded.jobs.contains(where: { $0.listing != nil }) {
-            // A bucket prefix is shown as the objects it lists now (or, --locked, as pinned).
-            let expansion = locked
-                ? PrefixExpansion.expand(loaded, lock: try lockOption.load(forManifest: manifest.manifest, required: true)!)
-                : await PrefixExpansion.expand(loaded, transport: RunOptions().httpTransport(perHost: loaded.perHost),
-                                               environment: ProcessInfo.processInfo.environment)
-            for (id, failure) in expansion.failures.sorted(by: { $0.key < $1.key }) {
-                Console.error("batchfetch: warning: job '\(id)': \(failure.message)")
-            }
-            loaded = expansion.manifest
+        // --shards shows how the whole manifest would split: the shard is chosen below.
+        let prepared = try await CommandPreparation.prepare(locked ? .planLocked : .plan, manifest: manifest, lock: lockOption)
+        for (id, failure) in prepared.failures.sorted(by: { $0.key < $1.key }) {
+            Console.error("batchfetch: warning: job '\(id)': \(failure.message)")
         }
+        let (loaded, lock) = (prepared.manifest, prepared.lock)
         keepUntilExit(loaded)
         var out = BufferedOutput()
         defer { out.flush() }
@@ -89,7 +83,6 @@ struct PlanCommand: AsyncParsableCommand {
             }
             return
         }
-        let lock = locked ? try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: true) : nil
         let (selected, scope, _) = try shardOption.select(loaded)
         let plan = Plan(manifest: selected)
         let cache = cacheOption.directory(for: loaded).map { PlanFormatter.CacheLookup(cache: ContentCache(lookingAt: $0), lock: lock) }

@@ -125,29 +125,13 @@ struct RunCommand: AsyncParsableCommand {
 
     /// The run; hands its report to `report` as soon as it has one.
     private func perform(report finished: inout RunReport?) async throws {
-        var loaded = try manifest.load()
-        if !only.isEmpty {
-            switch loaded.selecting(only) {
-            case .success(let selected):
-                loaded = selected
-            case .failure(let error):
-                Console.error("batchfetch: error: --only: \(error)")
-                throw ExitStatus.invalid.exitCode
-            }
-        }
+        let command: Preparation.Command = locked ? .runLocked : dryRun ? .dryRun : .run
+        let prepared = try await CommandPreparation.prepare(command, manifest: manifest, lock: lockOption, shard: shardOption,
+                                                            only: only, transport: transportOption.kind)
+        let loaded = prepared.manifest
         var options = try options()
-        if !dryRun, loaded.jobs.contains(where: { $0.listing != nil }) {
-            // Bucket prefixes become their objects' jobs before the lock, the shard and the graph
-            // see them: as listed now, or with --locked as the lock pinned them. (Only then is
-            // the lock read here too: a million-job lock is not decoded twice for nothing.)
-            let expansion = locked
-                ? PrefixExpansion.expand(loaded, lock: try lockOption.load(forManifest: manifest.manifest, required: true)!)
-                : await PrefixExpansion.expand(loaded, transport: options.httpTransport(perHost: loaded.perHost),
-                                               environment: options.environment)
-            (loaded, options.unexpanded) = (expansion.manifest, expansion.failures)
-        }
-        let lock = locked ? try lockOption.load(forManifest: manifest.manifest, matching: loaded, required: true) : nil
-        (loaded, options.shard, options.lock) = try shardOption.select(loaded, lock: lock)
+        (options.unexpanded, options.shard) = (prepared.failures, prepared.scope)
+        options.lock = locked ? prepared.lock : nil
         options.cache = cacheOption.directory(for: loaded)
         let runner = Runner(manifest: loaded, options: options)
         if dryRun {

@@ -45,9 +45,9 @@ struct VerifyCommand: AsyncParsableCommand {
     /// The verification; hands its report to `report` as soon as it has one.
     private func perform(report finished: inout RunReport?) async throws {
         var options = RunOptions()
-        let (loaded, scope, lock) = try shardOption.select(
-            try manifest.load(), lock: try lockOption.load(forManifest: manifest.manifest, required: false))
-        options.shard = scope
+        let prepared = try await CommandPreparation.prepare(.verify, manifest: manifest, lock: lockOption, shard: shardOption)
+        let (loaded, lock) = (prepared.manifest, prepared.lock)
+        (options.unexpanded, options.shard) = (prepared.failures, prepared.scope)
         let result = await Verifier(manifest: loaded, lock: lock, options: options).run()
         finished = result
         for job in result.jobs where job.status != .ok {

@@ -8,17 +8,19 @@ public final class Checker: Sendable {
     public let lock: LockFile?
     public let deep: Bool
     public let options: RunOptions
-    /// Objects a bucket prefix lists now that the lock did not pin (``PrefixExpansion/added(since:)``):
-    /// each is reported as drift, "added". (A pinned object that is gone is `missing`, one that
-    /// changed `drift`, as for any pinned file.)
-    public let added: [Job]
+    /// How listing the sources and prefixes again differs from the lock
+    /// (``ListingExpansion/drift(since:original:)``): an added file is drift ("added"), a
+    /// removed one missing, a changed one drift, each without asking its mirrors; a source that
+    /// could not be listed again is unreachable. (A pinned file whose mirror serves other bytes
+    /// is drift too, as for any pinned file.)
+    public let listing: ListingDrift
 
-    public init(manifest: Manifest, lock: LockFile?, deep: Bool, options: RunOptions = RunOptions(), added: [Job] = []) {
+    public init(manifest: Manifest, lock: LockFile?, deep: Bool, options: RunOptions = RunOptions(), listing: ListingDrift = ListingDrift()) {
         self.manifest = manifest
         self.lock = lock
         self.deep = deep
         self.options = options
-        self.added = added
+        self.listing = listing
     }
 
     public func run() async -> RunReport {
@@ -35,11 +37,26 @@ public final class Checker: Sendable {
                 result.failure = failure
                 return result
             }
+            if self.listing.removed.contains(jobs[index].id) {
+                var result = JobResult(id: jobs[index].id, status: .verdict(.missing), dest: jobs[index].dest.redacted)
+                result.failure = DownloadFailure(.lockMismatch, "removed: no longer listed (the lock pinned \(jobs[index].url?.redacted ?? ""))")
+                return result
+            }
+            if let change = self.listing.changed[jobs[index].id] {
+                var result = JobResult(id: jobs[index].id, status: .verdict(.drift), dest: jobs[index].dest.redacted)
+                result.failure = DownloadFailure(.lockMismatch, change)
+                return result
+            }
             return await self.check(jobs[index], sums: sums, transport: transport, hosts: hosts)
         }
-        for job in added {
+        for job in listing.added {
             var result = JobResult(id: job.id, status: .verdict(.drift), dest: job.dest.redacted)
             result.failure = DownloadFailure(.lockMismatch, "added: \(job.url?.redacted ?? "") is listed now but not in the lockfile")
+            results.append(result)
+        }
+        for (id, failure) in listing.unlisted.sorted(by: { $0.key < $1.key }) {
+            var result = JobResult(id: id, status: .verdict(.unreachable), dest: "")
+            result.failure = failure
             results.append(result)
         }
         return RunReport(command: .check, manifest: manifest, options: options, startDate: startDate, started: started,

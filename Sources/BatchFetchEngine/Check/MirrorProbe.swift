@@ -161,6 +161,13 @@ struct MirrorProbe: Sendable {
     /// at `url`, asked on behalf of the mirror), following the job's rules; a failure saying why
     /// when it cannot be had or is larger than `limit`.
     func fetch(mirror: Int, limit: Int, url: URL? = nil) async -> Result<Data, DownloadFailure> {
+        await fetchResponse(mirror: mirror, limit: limit, url: url).map(\.data)
+    }
+
+    /// ``fetch(mirror:limit:url:)`` with the head of the answer that gave the body (a paginated
+    /// API's `Link` header is in it).
+    func fetchResponse(mirror: Int, limit: Int, url: URL? = nil)
+        async -> Result<(data: Data, head: TransportResponseHead?), DownloadFailure> {
         guard network.mirrors.indices.contains(mirror), let url = url ?? network.mirrors[mirror]?.url else {
             return .failure(DownloadFailure(.connection, "invalid URL"))
         }
@@ -170,10 +177,10 @@ struct MirrorProbe: Sendable {
             let exchange = await exchange(url, mirror: mirror, method: "GET", extra: [], body: box)
             var problem: Attempt? = exchange.failed
             if problem == nil, let head = exchange.head {
-                if Self.isEmptyRepresentation(head) { return .success(Data()) }
+                if Self.isEmptyRepresentation(head) { return .success((Data(), head)) }
                 if box.overflowed { return .failure(DownloadFailure(.sizeMismatch, "larger than \(limit) bytes")) }
                 problem = classify(head, method: "GET")
-                if problem == nil { return .success(box.data) }
+                if problem == nil { return .success((box.data, head)) }
             }
             switch problem {
             case .retry(let failure, _, let retryAfter)?:

@@ -25,6 +25,13 @@ public final class Verifier: Sendable {
         let state = jobs.contains { $0.extract != nil } ? root.map { StateCache(directory: $0, readOnly: true, dests: []) } : nil
         // Hashing is CPU-bound: one file per core.
         let results = await boundedMap(jobs.count, limit: ProcessInfo.processInfo.activeProcessorCount) { index in
+            if let failure = self.options.unexpanded[jobs[index].id] {
+                // A source or prefix with no lockfile to say what its files are; or a file
+                // whose listed path could not be placed.
+                var result = JobResult(id: jobs[index].id, status: .missing, dest: jobs[index].dest.redacted)
+                result.failure = failure
+                return result
+            }
             var result = self.verify(jobs[index], root: root)
             if let extract = jobs[index].extract, let root, let state {
                 Self.verifyTree(extract, of: jobs[index], root: root, state: state, into: &result)

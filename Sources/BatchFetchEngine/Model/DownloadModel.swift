@@ -107,6 +107,14 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case archiveTooLarge = "archive_too_large"
     /// An archive libarchive cannot read: corrupt, truncated, or not the `format` named.
     case archiveInvalid = "archive_invalid"
+    /// A source could not be listed: the repository's API answered with an error or with what
+    /// is not a listing, or an external resolver failed, hung or printed garbage (Docs/Sources.md).
+    case resolverFailed = "resolver_failed"
+    /// A DOI that lands on no repository batchfetch reads (the message names where it landed).
+    case unsupportedDOI = "unsupported_doi"
+    /// An HTML page where a file was expected and no checksum pins the content (a file host's
+    /// quota or virus-scan page); `accept_html: true` allows it.
+    case unexpectedHTML = "unexpected_html"
 }
 
 /// A failure with a code from the closed set and a message for people.

@@ -42,24 +42,41 @@ public struct LockFile: Codable, Sendable, Equatable {
         }
     }
 
+    /// What a source resolved to when it was pinned (Docs/Sources.md): the source as the
+    /// manifest wrote it (redacted) and the revision listed — a Hub commit, a Zenodo record's
+    /// revision, a figshare article's version, what a resolver printed.
+    public struct Resolved: Codable, Sendable, Equatable {
+        public var source: String
+        public var revision: String
+
+        public init(source: String, revision: String) {
+            self.source = source
+            self.revision = revision
+        }
+    }
+
     public var lockVersion = 1
     /// The manifest's file name, for people.
     public var manifest: String
     public var jobs: [String: Entry]
+    /// The sources' resolutions by source job id; absent when the manifest has no source (an
+    /// additive key: lockfiles written before sources existed read as before).
+    public var sources: [String: Resolved]?
 
-    public init(manifest: String, jobs: [String: Entry]) {
+    public init(manifest: String, jobs: [String: Entry], sources: [String: Resolved]? = nil) {
         self.manifest = manifest
         self.jobs = jobs
+        self.sources = sources
     }
 
     enum CodingKeys: String, CodingKey {
-        case lockVersion = "lock_version", manifest, jobs
+        case lockVersion = "lock_version", manifest, jobs, sources
     }
 
     /// The lockfile with only the entries of `manifest`'s jobs (a shard's part of a whole lock).
     public func restricted(to manifest: Manifest) -> LockFile {
         let ids = Set(manifest.jobs.map(\.id))
-        return LockFile(manifest: self.manifest, jobs: jobs.filter { ids.contains($0.key) })
+        return LockFile(manifest: self.manifest, jobs: jobs.filter { ids.contains($0.key) }, sources: sources)
     }
 
     /// `datasets.yaml` → `datasets.lock.json`, beside the manifest.

@@ -41,8 +41,8 @@ public struct RunOptions: Sendable {
     public var reportJobs: RunReport.JobsReported?
     /// Where `SSL_CERT_FILE`, `SSL_CERT_DIR`, `CURL_CA_BUNDLE`, `NETRC` and `HOME` are read.
     public var environment = ProcessInfo.processInfo.environment
-    /// Jobs that fail before any request, by id: prefixes whose listing failed and objects whose
-    /// key cannot be placed (``PrefixExpansion/failures``).
+    /// Jobs that fail before any request, by id: prefixes and sources whose listing failed and
+    /// files whose path cannot be placed (``ListingExpansion/failures``).
     public var unexpanded: [String: DownloadFailure] = [:]
 
     public init() {}

@@ -8,13 +8,17 @@
 public struct Checksum: Hashable, Sendable, Codable, CustomStringConvertible {
     public enum Algorithm: String, CaseIterable, Sendable, Codable {
         case sha256, sha512, sha1, md5
+        /// A git blob id: sha1 over `blob {size}\0` and the bytes, as a Hugging Face tree lists
+        /// a file that is not in LFS (Docs/Sources.md). Checking it needs the size first, so a
+        /// job that pins one also pins its `size`.
+        case gitSHA1 = "git-sha1"
 
         /// Length of the digest in hex digits.
         public var hexLength: Int {
             switch self {
             case .sha256: return 64
             case .sha512: return 128
-            case .sha1: return 40
+            case .sha1, .gitSHA1: return 40
             case .md5: return 32
             }
         }
@@ -24,6 +28,7 @@ public struct Checksum: Hashable, Sendable, Codable, CustomStringConvertible {
     private enum Storage: Hashable, Sendable {
         case sha256(Words)
         case sha1(Words)
+        case gitSHA1(Words)
         case md5(Words)
         case sha512(Long)
         case text(Algorithm, String)
@@ -55,6 +60,7 @@ public struct Checksum: Hashable, Sendable, Codable, CustomStringConvertible {
         switch storage {
         case .sha256: return .sha256
         case .sha1: return .sha1
+        case .gitSHA1: return .gitSHA1
         case .md5: return .md5
         case .sha512: return .sha512
         case .text(let algorithm, _): return algorithm
@@ -65,7 +71,7 @@ public struct Checksum: Hashable, Sendable, Codable, CustomStringConvertible {
     public var hex: String {
         switch storage {
         case .sha256(let words): return Self.hex([words], digits: 64)
-        case .sha1(let words): return Self.hex([words], digits: 40)
+        case .sha1(let words), .gitSHA1(let words): return Self.hex([words], digits: 40)
         case .md5(let words): return Self.hex([words], digits: 32)
         case .sha512(let long): return Self.hex([long.head, long.tail], digits: 128)
         case .text(_, let text): return text
@@ -137,6 +143,7 @@ public struct Checksum: Hashable, Sendable, Codable, CustomStringConvertible {
         switch algorithm {
         case .sha256: storage = .sha256(head)
         case .sha1: storage = .sha1(head)
+        case .gitSHA1: storage = .gitSHA1(head)
         case .md5: storage = .md5(head)
         case .sha512: storage = .sha512(Long(head: head, tail: tail))
         }

@@ -11,6 +11,11 @@ public struct Job: Sendable, CustomReflectable {
     public struct Header: Hashable, Sendable {
         public var name: String
         public var value: TemplatedString
+
+        public init(name: String, value: TemplatedString) {
+            self.name = name
+            self.value = value
+        }
     }
 
     public var id: String
@@ -326,6 +331,8 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
         var tls = TLSSettings()
         var s3 = S3Settings()
         var requestsPerSecond: Int?
+        var acceptHTML = false
+        var repositories = RepositoryEndpoints()
     }
 
     /// Immutable, so sharing it across threads needs no lock: a write makes a new box.
@@ -425,6 +432,17 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
     public var tls: TLSSettings {
         get { box.values.tls }
         set { values.tls = newValue }
+    }
+    /// Whether an HTML page may be the file (`accept_html`); by default a job without a pinned
+    /// checksum that receives one fails `unexpected_html` (Docs/Sources.md).
+    public var acceptHTML: Bool {
+        get { box.values.acceptHTML }
+        set { values.acceptHTML = newValue }
+    }
+    /// The repositories' API endpoints this job's sources use (`hf:`, `zenodo:`, `figshare:`).
+    public var repositories: RepositoryEndpoints {
+        get { box.values.repositories }
+        set { values.repositories = newValue }
     }
     /// How `s3://` and `gs://` URLs are reached (`s3:`).
     public var s3: S3Settings {

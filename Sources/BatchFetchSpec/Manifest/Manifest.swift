@@ -30,6 +30,8 @@ public struct Manifest: Sendable {
     /// `{sha256_2}`, its first two digits), asked for a job's content by its sha256 before the
     /// job's own URLs.
     public var hashMirrors: [TemplatedString] = []
+    /// The external resolvers `resolvers:` names, by scheme (Docs/Sources.md).
+    public var resolvers: [String: ExternalResolver] = [:]
     /// Jobs in manifest order: those of `jobs`, then each list's rows in list order.
     public var jobs: [Job]
     /// `jobs_from`, in order; a location's ``SourceLocation/file`` `k` is `lists[k - 1]`.

@@ -1,13 +1,18 @@
-/// A job whose URL is a bucket prefix (`s3://bucket/dir/`, Docs/ObjectStores.md): at run time it
-/// becomes one job per object under the prefix that `include` and `exclude` keep, each with the
-/// id `JOBID/` + the key relative to the prefix and the dest `DIR/` + that relative key. The
-/// job's own `dest` is the directory (written `DIR/` in the manifest, held without the slash).
+/// A job that becomes many: a bucket prefix (`s3://bucket/dir/`, Docs/ObjectStores.md) or a
+/// source (`hf://…`, `zenodo:…`, a resolver's URL; Docs/Sources.md). Before a command builds its
+/// graph it becomes one job per object or file that `include` and `exclude` keep, each with the
+/// id `JOBID/` + its path relative to the prefix (or the source's base) and the dest `DIR/` +
+/// that relative path. The job's own `dest` is the directory (written `DIR/` in the manifest,
+/// held without the slash).
 public struct ObjectListing: Sendable, Hashable {
+    /// The source the job's URL names; nil for a bucket prefix.
+    public var reference: SourceReference?
     /// Globs on the relative key (`*` within a `/` segment, `**` across them); default all.
     public let include: [Glob]
     public let exclude: [Glob]
 
-    public init(include: [Glob] = [], exclude: [Glob] = []) {
+    public init(include: [Glob] = [], exclude: [Glob] = [], reference: SourceReference? = nil) {
+        self.reference = reference
         self.include = include
         self.exclude = exclude
     }

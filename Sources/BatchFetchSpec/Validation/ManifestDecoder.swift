@@ -8,12 +8,15 @@ import Foundation
 struct ManifestDecoder {
     static let topLevelKeys = [
         "version", "output_dir", "cache", "cache_link", "hash_mirrors", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
+        "resolvers",
     ]
     static let listKeys = ["file", "format", "id_prefix", "dest"]
     static let settingKeys = [
         "retries", "backoff", "backoff_max", "retry_after_max", "timeout", "deadline", "segments", "refresh",
         "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls", "requests_per_second", "s3",
+        "accept_html", "hf", "zenodo", "figshare",
     ]
+    static let resolverKeys = ["command", "timeout"]
     static let tlsKeys = ["ca_file", "client_cert", "client_key"]
     static let s3Keys = ["region", "endpoint", "anonymous", "path_style", "profile"]
     static let defaultsKeys = settingKeys + ["headers", "hash_mirrors"]
@@ -37,6 +40,8 @@ struct ManifestDecoder {
     var problems = ProblemCollector()
     /// The manifest's directory: relative `output_dir` and `tls` paths start here.
     private var baseDirectory = ""
+    /// The schemes `resolvers:` names: URLs with them are sources (``SourceReference``).
+    private var resolverNames: Set<String> = []
     /// Where `per_host` was given, if it was (see ``fitPerHost(_:)``).
     private var perHostLocation: SourceLocation?
 
@@ -156,6 +161,10 @@ struct ManifestDecoder {
         }
 
         if let entry = fields["hash_mirrors"] { manifest.hashMirrors = decodeHashMirrors(entry, context: "") }
+        if let entry = fields["resolvers"] {
+            manifest.resolvers = decodeResolvers(entry)
+            resolverNames = Set(manifest.resolvers.keys)
+        }
         if let entry = fields["jobs_from"] { manifest.lists = decodeLists(entry) }
 
         var top = TopLevel(manifest: manifest, items: [], defaults: defaults)
@@ -355,7 +364,7 @@ struct ManifestDecoder {
             destLocation = entry.value.location
             dest = templated(entry, context: context).flatMap { written in
                 guard written.resolved.hasSuffix("/") else {
-                    problems.error("\(context)dest '\(written.redacted)' must end with '/': the objects under the prefix go into it",
+                    problems.error("\(context)dest '\(written.redacted)' must end with '/': the \(listing?.reference == nil ? "objects under the prefix" : "files of the source") go into it",
                                    at: destLocation)
                     return nil
                 }
@@ -363,7 +372,8 @@ struct ManifestDecoder {
             }
         } else if listing != nil {
             destLocation = urlLocation
-            problems.error("\(context)a prefix URL needs 'dest: DIR/', the directory its objects go into", at: urlLocation)
+            problems.error("\(context)a \(listing?.reference == nil ? "prefix URL" : "source") needs 'dest: DIR/', the directory its "
+                + "\(listing?.reference == nil ? "objects" : "files") go into", at: urlLocation)
             dest = nil
         } else if let entry = fields["upload"] {
             destLocation = entry.value.location
@@ -385,6 +395,9 @@ struct ManifestDecoder {
         }
 
         let checksums = fields["checksum"].map { decodeChecksums($0, context: context) } ?? []
+        if size == nil, checksums.contains(where: { $0.algorithm == .gitSHA1 }), let entry = fields["checksum"] {
+            problems.error("\(context)a 'git-sha1' checksum needs the job's 'size' (git hashes it before the bytes)", at: entry.value.location)
+        }
         var checksumsFrom: String?
         var checksumsFromLocation: SourceLocation?
         if let entry = fields["checksums_from"], let text = string(entry, context: context) {
@@ -582,7 +595,9 @@ struct ManifestDecoder {
         for (entry, node) in candidates {
             let item = YAMLMappingEntry(key: entry.key, keyLocation: entry.keyLocation, value: node)
             guard let url = templated(item, context: context) else { continue }
-            if let problem = Self.urlProblem(url, objectStores: true) {
+            if SourceReference.isSource(url.resolved, resolvers: resolverNames) {
+                result.append(url)  // parsed with its job's other keys (``decodeListing``)
+            } else if let problem = Self.urlProblem(url, objectStores: true) {
                 problems.error("\(context)\(problem)", at: node.location)
             } else {
                 result.append(url)
@@ -632,27 +647,43 @@ struct ManifestDecoder {
     /// `checksums_from`, `extract`), and is not an upload.
     private mutating func decodeListing(_ fields: Fields, urls: [TemplatedString], isUpload: Bool,
                                         context: ProblemContext) -> ObjectListing? {
-        let prefixes = urls.filter { ObjectListing.isPrefix($0.resolved) }
+        let sources = urls.filter { SourceReference.isSource($0.resolved, resolvers: resolverNames) }
+        let prefixes = sources + urls.filter { ObjectListing.isPrefix($0.resolved) }
+        let urlEntry = fields["url"] ?? fields["urls"]
         guard !prefixes.isEmpty, !isUpload else {
             for key in ["include", "exclude"] {
                 if let entry = fields[key] {
-                    problems.error("\(context)'\(key)' applies only to a bucket prefix (a URL such as s3://bucket/dir/)",
+                    problems.error("\(context)'\(key)' applies only to a bucket prefix or a source (a URL such as s3://bucket/dir/ or hf://org/name)",
                                    at: entry.keyLocation)
                 }
+            }
+            if isUpload, let source = sources.first, let entry = urlEntry {
+                problems.error("\(context)an upload cannot go to a source (\(source.redacted))", at: entry.value.location)
             }
             return nil
         }
         if urls.count > 1, let entry = fields["urls"] {
-            problems.error("\(context)a prefix (\(prefixes[0].redacted)) is listed from one URL; give it alone", at: entry.value.location)
+            problems.error("\(context)a \(sources.isEmpty ? "prefix" : "source") (\(prefixes[0].redacted)) is listed from one URL; give it alone",
+                           at: entry.value.location)
         }
+        let what = sources.isEmpty ? "a prefix: it becomes one job per object" : "a source: it becomes one job per file"
         for key in ["size", "checksum", "checksums_from", "extract"] {
             if let entry = fields[key] {
-                problems.error("\(context)'\(key)' does not apply to a prefix: it becomes one job per object", at: entry.keyLocation)
+                problems.error("\(context)'\(key)' does not apply to \(what)", at: entry.keyLocation)
+            }
+        }
+        var reference: SourceReference?
+        if let source = sources.first {
+            switch SourceReference.parse(source.resolved, resolvers: resolverNames) {
+            case .success(let parsed): reference = parsed
+            case .failure(let problem):
+                problems.error("\(context)\(problem.message)", at: urlEntry?.value.location ?? .start)
+                return nil
             }
         }
         let include = fields["include"].map { globs($0, context: context) } ?? []
         let exclude = fields["exclude"].map { globs($0, context: context) } ?? []
-        return ObjectListing(include: include, exclude: exclude)
+        return ObjectListing(include: include, exclude: exclude, reference: reference)
     }
 
     /// Why a URL is unusable, or nil. Messages show the redacted form only. `objectStores`
@@ -874,6 +905,18 @@ struct ManifestDecoder {
         if let entry = fields["s3"] {
             decodeS3(entry, into: &settings.s3, context: context)
         }
+        if let entry = fields["accept_html"], let value = boolean(entry, context: context) {
+            settings.acceptHTML = value
+        }
+        for key in ["hf", "zenodo", "figshare"] {
+            guard let entry = fields[key] else { continue }
+            let endpoint = decodeEndpoint(entry, context: context.appending("\(key): "))
+            switch key {
+            case "hf": settings.repositories.hf = endpoint ?? settings.repositories.hf
+            case "zenodo": settings.repositories.zenodo = endpoint ?? settings.repositories.zenodo
+            default: settings.repositories.figshare = endpoint ?? settings.repositories.figshare
+            }
+        }
         if settings.backoffMax < settings.backoff, let entry = fields["backoff_max"] ?? fields["backoff"] {
             problems.error("\(context)'backoff_max' (\(settings.backoffMax)s) is below 'backoff' (\(settings.backoff)s)",
                            at: entry.value.location)
@@ -908,6 +951,71 @@ struct ManifestDecoder {
         if (tls.clientCertificate == nil) != (tls.clientKey == nil) {
             problems.error("\(context)tls: 'client_cert' and 'client_key' go together; give both", at: entry.value.location)
         }
+    }
+
+    /// `{endpoint: URL}` of a repository (`hf`, `zenodo`, `figshare`): an http(s) URL.
+    private mutating func decodeEndpoint(_ entry: YAMLMappingEntry, context: ProblemContext) -> String? {
+        guard let mapping = entry.value.mapping else {
+            problems.error("\(context)must be a mapping with 'endpoint', found \(entry.value.kindDescription)", at: entry.value.location)
+            return nil
+        }
+        checkKeys(mapping, allowed: ["endpoint"], context: context)
+        guard let endpoint = Fields(mapping)["endpoint"], let url = templated(endpoint, context: context) else { return nil }
+        if let problem = Self.urlProblem(url) {
+            problems.error("\(context)'endpoint': \(problem)", at: endpoint.value.location)
+            return nil
+        }
+        return url.resolved.hasSuffix("/") ? String(url.resolved.dropLast()) : url.resolved
+    }
+
+    /// `resolvers:`: `{NAME: {command: [PROGRAM, ARG…], timeout: 60s}}`. A name is a URL scheme
+    /// that is not one batchfetch knows; a relative program is relative to the manifest.
+    private mutating func decodeResolvers(_ entry: YAMLMappingEntry) -> [String: ExternalResolver] {
+        guard let mapping = entry.value.mapping else {
+            problems.error("'resolvers' must be a mapping of names to {command: [...]}, found \(entry.value.kindDescription)",
+                           at: entry.value.location)
+            return [:]
+        }
+        var resolvers: [String: ExternalResolver] = [:]
+        for item in mapping {
+            let context = ProblemContext(stringLiteral: "resolvers: \(item.key): ")
+            let name = item.key
+            if SourceReference.scheme(of: name + ":") != name {
+                problems.error("resolver name '\(name)' is not a URL scheme (lowercase letters, digits, '+', '-', '.'; a letter first)",
+                               at: item.keyLocation)
+                continue
+            }
+            if SourceReference.builtInSchemes.contains(name) || ["http", "https", "s3", "gs", "file"].contains(name) {
+                problems.error("resolver name '\(name)' is a scheme batchfetch already knows", at: item.keyLocation)
+                continue
+            }
+            guard let fields = item.value.mapping.map(Fields.init) else {
+                problems.error("\(context)must be a mapping with 'command', found \(item.value.kindDescription)", at: item.value.location)
+                continue
+            }
+            checkKeys(fields.entries, allowed: Self.resolverKeys, context: context)
+            var resolver = ExternalResolver(command: [])
+            if let command = fields["command"] {
+                let words = stringList(command, context: context).map(\.0)
+                if words.isEmpty || words[0].isEmpty {
+                    problems.error("\(context)'command' must name a program: [PROGRAM, ARG…]", at: command.value.location)
+                    continue
+                }
+                var program = words[0]
+                if program.contains("/"), !program.hasPrefix("/") {
+                    program = URL(fileURLWithPath: program, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true)).standardizedFileURL.path
+                }
+                resolver.command = [program] + words.dropFirst()
+            } else {
+                problems.error("\(context)missing 'command'", at: item.keyLocation)
+                continue
+            }
+            if let timeout = fields["timeout"], let value = duration(timeout, context: context) {
+                resolver.timeout = value
+            }
+            resolvers[name] = resolver
+        }
+        return resolvers
     }
 
     /// The `s3` mapping, key by key over what `defaults` gave. Credentials never go here: they

@@ -89,8 +89,8 @@ struct DestinationCheck {
     }
 
     /// The algorithms hashed besides sha256 (which always is).
-    var algorithms: [Checksum.Algorithm] {
-        job.checksums.map(\.algorithm).filter { $0 != .sha256 }
+    var algorithms: DigestAlgorithms {
+        DigestAlgorithms(also: job.checksums.map(\.algorithm).filter { $0 != .sha256 }, blobSize: job.size)
     }
 
     /// The file's digests: `cached`'s while it covers every algorithm needed, else hashed now and
@@ -98,7 +98,7 @@ struct DestinationCheck {
     /// validators — a file changed while it was read then fails the next run's identity check
     /// and is hashed again.
     private func digests(cached: StateCache.Entry?, status: stat) throws(DownloadFailure) -> [String: String] {
-        if let cached, (algorithms.map(\.rawValue) + ["sha256"]).allSatisfy({ cached.digests[$0] != nil }) {
+        if let cached, (algorithms.also.map(\.rawValue) + ["sha256"]).allSatisfy({ cached.digests[$0] != nil }) {
             return cached.digests
         }
         let (hashed, _) = try files.digests(of: files.destName, also: algorithms)

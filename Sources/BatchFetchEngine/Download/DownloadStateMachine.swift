@@ -157,6 +157,8 @@ struct DownloadStateMachine: Sendable {
         /// The content's sha256 (hex) as the server announced it with a whole body
         /// (`x-amz-checksum-sha256`, ``ResponseHeaders/announcedSHA256(_:)``): verified too.
         var sha256: String?
+        /// The `Content-Type` of the response that began the content (``HTMLGuard``).
+        var contentType: String?
 
         /// What `If-Range` carries: a strong ETag, else the date.
         var validator: String? { etag ?? lastModified }
@@ -197,6 +199,7 @@ struct DownloadStateMachine: Sendable {
     var lastModified: String? { partial.lastModified }
     var totalSize: Int64? { partial.total }
     var announcedSHA256: String? { partial.sha256 }
+    var contentType: String? { partial.contentType }
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -512,7 +515,8 @@ struct DownloadStateMachine: Sendable {
         // A 200 to a range request: the server ignored the range or the file changed. Either way
         // this body is the whole file, so it replaces the partial from byte 0.
         partial = Partial(bytes: 0, mirror: route.mirror, etag: ResponseHeaders.strongETag(head),
-                          lastModified: head.header("last-modified"), total: length, sha256: ResponseHeaders.announcedSHA256(head))
+                          lastModified: head.header("last-modified"), total: length, sha256: ResponseHeaders.announcedSHA256(head),
+                          contentType: head.header("content-type"))
         resumedFrom = nil
         let bodyEnd = length ?? configuration.expectedSize
         return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
@@ -567,6 +571,7 @@ struct DownloadStateMachine: Sendable {
             partial.lastModified = head.header("last-modified")
             // A checksum sent with a range is the whole object's only when the range is whole.
             partial.sha256 = range.total == last + 1 ? ResponseHeaders.announcedSHA256(head) : nil
+            partial.contentType = head.header("content-type")
             resumedFrom = nil
             return .receive(BodyPlan(offset: 0, end: bodyEnd, sidecar: sidecar()))
         }

@@ -285,7 +285,7 @@ struct JobDownloader: Sendable {
         cache.insert(digests: digests, from: input, verified: status, name: files.destPath)
     }
 
-    private var algorithms: [Checksum.Algorithm] { destination.algorithms }
+    private var algorithms: DigestAlgorithms { destination.algorithms }
 
     /// Whether what the job finds on disk as it starts is small enough to check or resume on
     /// an event loop: a known size (the runner placed the job by it), or nothing larger than
@@ -506,7 +506,11 @@ struct JobDownloader: Sendable {
     /// Checks size and checksums against the expectations — the manifest's (or the lock's), then
     /// the size and sha256 the server announced — and publishes when they hold.
     private mutating func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) -> Next {
-        let (total, sha256) = machine.withLockedValue { ($0.totalSize, $0.announcedSHA256) }
+        let (total, sha256, contentType, served) = machine.withLockedValue { ($0.totalSize, $0.announcedSHA256, $0.contentType, $0.servedURL) }
+        let html = HTMLGuard(job: job)
+        if html.applies, let page = html.failure(contentType: contentType, prefix: files.partPrefix(HTMLGuard.sniffLength), served: served) {
+            return .act(machine.withLockedValue { $0.verificationFailed(page) })
+        }
         let announced = ContentExpectation(size: total, checksums: sha256.map { [Checksum(algorithm: .sha256, hex: $0)] } ?? [],
                                            authority: .server)
         if let problem = ContentExpectation.firstMismatch([expectation, announced], size: size, digests: digests) {

@@ -22,7 +22,7 @@ final class OrderedHasher: Sendable {
     private let progress: NIOLockedValueBox<Progress>
 
     /// Reads through `descriptor` (owned and closed by the hasher); `path` is for messages.
-    init(descriptor: Int32, path: String, algorithms: [Checksum.Algorithm]) {
+    init(descriptor: Int32, path: String, algorithms: DigestAlgorithms) {
         self.descriptor = descriptor
         self.path = path
         progress = NIOLockedValueBox(Progress(digester: Digester(also: algorithms)))

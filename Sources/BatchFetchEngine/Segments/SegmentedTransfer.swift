@@ -23,7 +23,7 @@ final class SegmentedTransfer: Sendable {
         /// The URL as it may be printed, for attempt records.
         var displayURL: String
         var files: PartialFiles
-        var algorithms: [Checksum.Algorithm]
+        var algorithms: DigestAlgorithms
         var context: JobDownloader.Context
         /// The job's transport (the run's, or one made for its TLS settings).
         var transport: any HTTPTransport

@@ -2,6 +2,25 @@ import BatchFetchSpec
 import Crypto
 import Foundation
 
+/// Which digests a ``Digester`` computes besides sha256: the job's other pinned algorithms, and
+/// for a git blob id (`git-sha1`) the size git hashes before the bytes — the job's pinned size,
+/// so content of another size (a size mismatch, reported first) gets another id.
+public struct DigestAlgorithms: Sendable, Equatable, ExpressibleByArrayLiteral {
+    public var also: [Checksum.Algorithm]
+    public var blobSize: Int64?
+
+    public init(also: [Checksum.Algorithm], blobSize: Int64? = nil) {
+        self.also = also
+        self.blobSize = blobSize
+    }
+
+    public init(arrayLiteral elements: Checksum.Algorithm...) {
+        self.init(also: elements)
+    }
+
+    public var isEmpty: Bool { also.isEmpty }
+}
+
 /// Computes sha256 (always) and any other digests a job pins, in one pass over the bytes.
 /// `@unchecked`: swift-crypto does not mark its hash states `Sendable`, but they are plain
 /// value types, so sending a copy is safe.
@@ -10,11 +29,18 @@ public struct Digester: @unchecked Sendable {
     private var sha512: SHA512?
     private var sha1: Insecure.SHA1?
     private var md5: Insecure.MD5?
+    /// A git blob id: sha1 begun with `blob {size}\0` (``DigestAlgorithms/blobSize``).
+    private var gitSHA1: Insecure.SHA1?
 
-    public init(also algorithms: [Checksum.Algorithm] = []) {
-        if algorithms.contains(.sha512) { sha512 = SHA512() }
-        if algorithms.contains(.sha1) { sha1 = Insecure.SHA1() }
-        if algorithms.contains(.md5) { md5 = Insecure.MD5() }
+    public init(also algorithms: DigestAlgorithms = []) {
+        if algorithms.also.contains(.sha512) { sha512 = SHA512() }
+        if algorithms.also.contains(.sha1) { sha1 = Insecure.SHA1() }
+        if algorithms.also.contains(.md5) { md5 = Insecure.MD5() }
+        if algorithms.also.contains(.gitSHA1), let size = algorithms.blobSize {
+            var blob = Insecure.SHA1()
+            blob.update(data: Data("blob \(size)\0".utf8))
+            gitSHA1 = blob
+        }
     }
 
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
@@ -22,6 +48,7 @@ public struct Digester: @unchecked Sendable {
         sha512?.update(bufferPointer: bytes)
         sha1?.update(bufferPointer: bytes)
         md5?.update(bufferPointer: bytes)
+        gitSHA1?.update(bufferPointer: bytes)
     }
 
     public mutating func update(_ data: Data) {
@@ -34,6 +61,7 @@ public struct Digester: @unchecked Sendable {
         if let sha512 { result["sha512"] = Self.hex(sha512.finalize()) }
         if let sha1 { result["sha1"] = Self.hex(sha1.finalize()) }
         if let md5 { result["md5"] = Self.hex(md5.finalize()) }
+        if let gitSHA1 { result["git-sha1"] = Self.hex(gitSHA1.finalize()) }
         return result
     }
 
@@ -68,7 +96,7 @@ public struct Digester: @unchecked Sendable {
     }
 
     /// Digests of a whole file, read in blocks of at most 4 MiB (bounded memory).
-    public static func digests(ofFile path: String, also algorithms: [Checksum.Algorithm] = [],
+    public static func digests(ofFile path: String, also algorithms: DigestAlgorithms = [],
                                upTo limit: Int64? = nil) throws -> (digests: [String: String], bytes: Int64) {
         var digester = Digester(also: algorithms)
         let bytes = try digester.feed(path: path, upTo: limit)
@@ -76,7 +104,7 @@ public struct Digester: @unchecked Sendable {
     }
 
     /// Digests of a whole open file, read from offset 0 (the descriptor's offset is untouched).
-    public static func digests(ofDescriptor descriptor: Int32, also algorithms: [Checksum.Algorithm] = [],
+    public static func digests(ofDescriptor descriptor: Int32, also algorithms: DigestAlgorithms = [],
                                upTo limit: Int64? = nil) throws -> (digests: [String: String], bytes: Int64) {
         var digester = Digester(also: algorithms)
         let bytes = try digester.feed(descriptor: descriptor, upTo: limit)

@@ -34,7 +34,7 @@ final class FileSink: @unchecked Sendable {
     private let descriptor: Int32
     /// The part's path, for messages: made only for one.
     private let partPath: @Sendable () -> String
-    private let algorithms: [Checksum.Algorithm]
+    private let algorithms: DigestAlgorithms
     /// Where full buffers are written; made at the first (guarded by `lock`).
     private var queue: DispatchQueue?
     private let writeSize: Int
@@ -82,7 +82,7 @@ final class FileSink: @unchecked Sendable {
     /// gets a full buffer at its first write. Without it, the first body whose length is known
     /// when it begins gets a buffer sized for it. `startsEmpty`: the part was just made, empty (an
     /// unnamed one), so a first body from 0 needs no look at its size.
-    init(descriptor: Int32, partPath: @autoclosure @escaping @Sendable () -> String, algorithms: [Checksum.Algorithm],
+    init(descriptor: Int32, partPath: @autoclosure @escaping @Sendable () -> String, algorithms: DigestAlgorithms,
                 writeSize: Int = defaultWriteSize, memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
                 onWrite: (@Sendable (Int64) -> Void)? = nil, onBodyStart: (@Sendable (Int64) -> Void)? = nil,
                 writeRate: Int64? = nil, expectedSize: Int64? = nil, startsEmpty: Bool = false) {

@@ -366,7 +366,7 @@ public final class PartialFiles: Sendable {
 
     /// Digests of the whole part, named or not: read through its descriptor while the job holds
     /// it open (the file that is published), else by name.
-    public func partDigests(also algorithms: [Checksum.Algorithm]) throws(DownloadFailure) -> (digests: [String: String], bytes: Int64) {
+    public func partDigests(also algorithms: DigestAlgorithms) throws(DownloadFailure) -> (digests: [String: String], bytes: Int64) {
         let opened = openedPart
         guard opened.descriptor >= 0 else { return try digests(of: partName, also: algorithms) }
         do {
@@ -376,8 +376,23 @@ public final class PartialFiles: Sendable {
         }
     }
 
+    /// The part's first `count` bytes (fewer when it is shorter; none when it cannot be read).
+    func partPrefix(_ count: Int) -> Data {
+        let opened = openedPart
+        var descriptor = opened.descriptor
+        var owned = false
+        if descriptor < 0 {
+            guard let directory = existing, let named = try? directory.openFile(partName, O_RDONLY) else { return Data() }
+            (descriptor, owned) = (named, true)
+        }
+        defer { if owned { close(descriptor) } }
+        var data = Data(count: count)
+        let read = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, 0) }
+        return read > 0 ? data.prefix(read) : Data()
+    }
+
     /// Digests of the regular file `name` in the destination's directory.
-    public func digests(of name: String, also algorithms: [Checksum.Algorithm]) throws(DownloadFailure) -> (digests: [String: String], bytes: Int64) {
+    public func digests(of name: String, also algorithms: DigestAlgorithms) throws(DownloadFailure) -> (digests: [String: String], bytes: Int64) {
         guard let directory = existing else { throw DownloadFailure(.ioError, "cannot read \(directoryPath)/\(name)") }
         let descriptor = try directory.openFile(name, O_RDONLY)
         defer { close(descriptor) }

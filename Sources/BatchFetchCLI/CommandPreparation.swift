@@ -48,7 +48,7 @@ struct CommandPreparation {
         if policy.lock == .compared || policy.lock == .required, let lock {
             try lockOption.requireMatch(lock, forManifest: argument.manifest, expanded)
         }
-        let (selected, scope, shardLock) = try (shardOption ?? ShardOption()).select(expanded, lock: lock, environment: environment)
+        let (selected, scope, shardLock) = try shardOption?.select(expanded, lock: lock, environment: environment) ?? (expanded, nil, lock)
         return CommandPreparation(manifest: selected, lock: shardLock, scope: scope, failures: prepared.expansion.failures,
                                   resolved: prepared.expansion.resolved, drift: prepared.drift)
     }

@@ -53,7 +53,7 @@ struct SourceResolution: Sendable {
                     return .failure(failed("the handle answer for doi:\(doi) has no URL"))
                 }
                 guard let target = RepositoryAPI.repository(ofLanding: landing, endpoints: endpoints) else {
-                    return .failure(DownloadFailure(.unsupportedDOI, "\(shown): doi:\(doi) lands on \(landing), which is not a repository "
+                    return .failure(DownloadFailure(.unsupportedDOI, "doi:\(doi) lands on \(landing), which is not a repository "
                         + "batchfetch reads (Zenodo at \(endpoints.zenodo), figshare at \(endpoints.figshare))"))
                 }
                 return await resolve(target, followedDOI: true)

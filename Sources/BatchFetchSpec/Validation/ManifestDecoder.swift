@@ -677,8 +677,8 @@ struct ManifestDecoder {
             switch SourceReference.parse(source.resolved, resolvers: resolverNames) {
             case .success(let parsed): reference = parsed
             case .failure(let problem):
+                // Still a listing: its `dest: DIR/` is not a second problem.
                 problems.error("\(context)\(problem.message)", at: urlEntry?.value.location ?? .start)
-                return nil
             }
         }
         let include = fields["include"].map { globs($0, context: context) } ?? []
@@ -693,6 +693,12 @@ struct ManifestDecoder {
         let shown = url.redacted
         if url.resolved.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
             return "URL '\(shown)' contains a space or control character; percent-encode it (a space is %20)"
+        }
+        if let scheme = SourceReference.scheme(of: url.resolved), !url.resolved.contains("://"),
+           !url.resolved.dropFirst(scheme.count + 1).hasPrefix("/"), url.resolved.dropFirst(scheme.count + 1).first?.isNumber != true {
+            // `ia:thing`: a scheme of its own, not `host:port/path`.
+            return "unsupported URL scheme '\(scheme)' in '\(shown)' (expected http, https, s3, gs, hf, zenodo, figshare, doi, "
+                + "or a resolver named under 'resolvers:')"
         }
         if !url.resolved.contains("://") {
             // `127.0.0.1:8080/x` or `localhost:8080/x` would parse as a scheme and a path.

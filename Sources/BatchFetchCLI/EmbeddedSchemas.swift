@@ -71,6 +71,20 @@ enum EmbeddedSchemas {
           "type": "array",
           "items": { "$ref": "#/$defs/job" }
         },
+        "resolvers": {
+          "description": "External resolvers by URL scheme: a job whose url is NAME:ANYTHING is a source listed by running the command (never through a shell; a relative program is relative to the manifest) with the URL as its last argument; it prints {\"version\": 1, \"revision\", \"files\": [{\"url\", \"path\", \"size\"?, \"checksums\"?}]} (Docs/Sources.md).",
+          "type": "object",
+          "propertyNames": { "pattern": "^[a-z][a-z0-9+.-]*$", "not": { "enum": ["http", "https", "s3", "gs", "hf", "zenodo", "figshare", "doi", "file"] } },
+          "additionalProperties": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["command"],
+            "properties": {
+              "command": { "description": "The program and its arguments.", "type": "array", "minItems": 1, "items": { "type": "string", "minLength": 1 } },
+              "timeout": { "description": "Its whole process group is killed after this long.", "$ref": "#/$defs/duration", "default": "60s" }
+            }
+          }
+        },
         "jobs_from": {
           "description": "Job lists: files of rows (csv or tsv with a header row, ndjson, plain URL lines), each row a download job that takes the defaults. See Docs/JobLists.md.",
           "type": "array",
@@ -104,6 +118,12 @@ enum EmbeddedSchemas {
         }
       },
       "$defs": {
+        "endpoint": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": ["endpoint"],
+          "properties": { "endpoint": { "type": "string", "pattern": "^[hH][tT][tT][pP][sS]?://" } }
+        },
         "globs": {
           "oneOf": [
             { "type": "string", "minLength": 1, "pattern": "^(?!/)" },
@@ -115,9 +135,9 @@ enum EmbeddedSchemas {
           "pattern": "^[A-Za-z0-9._-]+$"
         },
         "url": {
-          "description": "An http or https URL, or an object in a bucket (s3://bucket/key, gs://bucket/object); ${VAR} and ${VAR:-default} expand from the environment.",
+          "description": "An http or https URL, an object in a bucket (s3://bucket/key, gs://bucket/object), or a source: hf://[datasets/|spaces/]ORG/NAME[@REV][/PATH-OR-GLOB], zenodo:RECORD[/GLOB], figshare:ARTICLE[/GLOB], doi:10.PREFIX/SUFFIX, or NAME:ANYTHING for a resolver under 'resolvers' (Docs/Sources.md); ${VAR} and ${VAR:-default} expand from the environment.",
           "type": "string",
-          "pattern": "^([hH][tT][tT][pP][sS]?://|[sS]3://|[gG][sS]://|\\$\\{)"
+          "pattern": "^([hH][tT][tT][pP][sS]?://|[sS]3://|[gG][sS]://|\\$\\{|[hH][fF]://|[a-zA-Z][a-zA-Z0-9+.-]*:(?!//))"
         },
         "size": {
           "description": "Bytes: 123, 10KB, 1.5GiB (decimal KB/MB/GB/TB, binary KiB/MiB/GiB/TiB).",
@@ -136,9 +156,9 @@ enum EmbeddedSchemas {
           "pattern": "^([0-9]+(\\.[0-9]+)?(ms|s|min|m|h|d))+$"
         },
         "checksum": {
-          "description": "algorithm:hex; hex may be upper or lower case.",
+          "description": "algorithm:hex; hex may be upper or lower case. git-sha1 is a git blob id (sha1 of 'blob SIZE\\0' and the bytes) and needs the job's size.",
           "type": "string",
-          "pattern": "^(sha256:[0-9a-fA-F]{64}|sha512:[0-9a-fA-F]{128}|sha1:[0-9a-fA-F]{40}|md5:[0-9a-fA-F]{32})$"
+          "pattern": "^(sha256:[0-9a-fA-F]{64}|sha512:[0-9a-fA-F]{128}|sha1:[0-9a-fA-F]{40}|git-sha1:[0-9a-fA-F]{40}|md5:[0-9a-fA-F]{32})$"
         },
         "hashMirrors": {
           "description": "URL templates asked for a job's content by its sha256 before the job's own URLs (a job pinned by sha256): {sha256} is the digest, {sha256_2} its first two hex digits. A 404 or a body that fails the hash moves on. None of the job's headers are sent. Top level or under defaults, not both.",
@@ -231,6 +251,14 @@ enum EmbeddedSchemas {
               },
               "dependentRequired": { "client_cert": ["client_key"], "client_key": ["client_cert"] }
             },
+            "accept_html": {
+              "description": "Accept an HTML page as the file. By default a job without a pinned checksum that receives text/html (or a body starting <!DOCTYPE html or <html) fails unexpected_html, unless its URL path or dest ends in .htm/.html (Docs/Sources.md).",
+              "type": "boolean",
+              "default": false
+            },
+            "hf": { "description": "The Hugging Face Hub's endpoint (else HF_ENDPOINT, else https://huggingface.co).", "$ref": "#/$defs/endpoint" },
+            "zenodo": { "description": "Zenodo's endpoint (else ZENODO_ENDPOINT, else https://zenodo.org).", "$ref": "#/$defs/endpoint" },
+            "figshare": { "description": "figshare's API endpoint (else FIGSHARE_ENDPOINT, else https://api.figshare.com).", "$ref": "#/$defs/endpoint" },
             "s3": {
               "description": "How s3:// and gs:// URLs are reached; what is left out comes from the environment and the AWS CLI's files (Docs/ObjectStores.md). Credentials never go here.",
               "type": ["object", "null"],
@@ -292,7 +320,7 @@ enum EmbeddedSchemas {
               "items": { "$ref": "#/$defs/url" }
             },
             "dest": {
-              "description": "Destination relative to output_dir. Default: the URL's last path segment. A file, except for a bucket prefix (url s3://bucket/dir/), whose dest is the directory its objects go into, written with its '/'.",
+              "description": "Destination relative to output_dir. Default: the URL's last path segment. A file, except for a bucket prefix (url s3://bucket/dir/) or a source (hf://, zenodo:, figshare:, doi:, a resolver's), whose dest is the directory its objects or files go into, written with its '/'.",
               "type": "string",
               "minLength": 1,
               "pattern": "^(?!/)"
@@ -355,8 +383,8 @@ enum EmbeddedSchemas {
               "type": "boolean",
               "default": false
             },
-            "include": { "description": "Bucket prefix (a url such as s3://bucket/dir/): globs on each object's key after the prefix ('*' within a segment, '**' across); default all.", "$ref": "#/$defs/globs" },
-            "exclude": { "description": "Bucket prefix: globs of objects left out.", "$ref": "#/$defs/globs" },
+            "include": { "description": "Bucket prefix or source (a url such as s3://bucket/dir/ or hf://org/name): globs on each object's key after the prefix, or each file's path after the source's base ('*' within a segment, '**' across); default all.", "$ref": "#/$defs/globs" },
+            "exclude": { "description": "Bucket prefix or source: globs of objects or files left out.", "$ref": "#/$defs/globs" },
             "extract": {
               "description": "Unpack the archive once it verified (Docs/Archives.md): true (every default), a directory (into), or the settings.",
               "oneOf": [
@@ -637,7 +665,10 @@ enum EmbeddedSchemas {
             "source_changed",
             "unsafe_archive",
             "archive_too_large",
-            "archive_invalid"
+            "archive_invalid",
+            "resolver_failed",
+            "unsupported_doi",
+            "unexpected_html"
           ]
         },
         "attempt": {
@@ -1050,6 +1081,19 @@ enum EmbeddedSchemas {
           "description": "By job id.",
           "additionalProperties": {
             "$ref": "#/$defs/entry"
+          }
+        },
+        "sources": {
+          "type": "object",
+          "description": "By source job id (a job whose URL is hf://, zenodo:, figshare:, doi: or an external resolver's): what it resolved to when pinned. Its files are entries of `jobs` with ids SOURCE/PATH. Absent when the manifest has no source.",
+          "additionalProperties": {
+            "type": "object",
+            "required": ["source", "revision"],
+            "additionalProperties": false,
+            "properties": {
+              "source": {"type": "string", "description": "The source URL as the manifest wrote it (environment parts as ${NAME})."},
+              "revision": {"type": "string", "description": "What was listed: a Hub commit sha, a Zenodo record's revision, a figshare article's version, a resolver's revision."}
+            }
           }
         }
       },

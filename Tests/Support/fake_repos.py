@@ -45,6 +45,7 @@ PAGE = FIXTURE.get("page_size", 100)
 LOG = []
 LOCK = threading.Lock()
 FAULTS = dict(FIXTURE.get("faults", {}))
+TREES = {}  # (repo, commit, directory) -> tree entries, computed once
 
 
 def content(spec):
@@ -115,7 +116,13 @@ class Handler(BaseHTTPRequestHandler):
             files = repo["commits"].get(sha)
             if files is None:
                 return self.send(404, {"error": "Revision Not Found"})
-            entries, directories = [], set()
+            cached = TREES.get((repo_key, sha, under))
+            if cached is not None:
+                entries = cached
+                files = []
+            else:
+                entries = []
+            directories = set()
             for spec in files:
                 p = spec["path"]
                 if under and not (p == under or p.startswith(under + "/")):
@@ -132,7 +139,9 @@ class Handler(BaseHTTPRequestHandler):
                 segments = p.split("/")[:-1]
                 for i in range(1, len(segments) + 1):
                     directories.add("/".join(segments[:i]))
-            entries += [{"type": "directory", "oid": "0" * 40, "size": 0, "path": d} for d in sorted(directories)]
+            if cached is None:
+                entries += [{"type": "directory", "oid": "0" * 40, "size": 0, "path": d} for d in sorted(directories)]
+                TREES[(repo_key, sha, under)] = entries
             cursor = int(parse_qs(url.query).get("cursor", ["0"])[0])
             page = entries[cursor:cursor + PAGE]
             headers = {}
@@ -157,12 +166,8 @@ class Handler(BaseHTTPRequestHandler):
                                      content_type="application/octet-stream")
             return self.send(404, {"error": "Entry not found"})
         if parts[:1] == ["cdn"] and len(parts) == 2:
-            for repo in FIXTURE.get("hf", {}).values():
-                for files in repo["commits"].values():
-                    for spec in files:
-                        data = content(spec)
-                        if hashlib.sha256(data).hexdigest() == parts[1]:
-                            return self.send(200, data, content_type="application/octet-stream")
+            if parts[1] in CDN:
+                return self.send(200, CDN[parts[1]], content_type="application/octet-stream")
             return self.send(404, b"not found", content_type="text/plain")
         # --- Zenodo ---
         if parts[:2] == ["api", "records"] and len(parts) >= 3:
@@ -218,6 +223,10 @@ class Handler(BaseHTTPRequestHandler):
                              content_type=FIXTURE.get("quota_type", "application/octet-stream"))
         return self.send(404, b"no such thing", content_type="text/plain")
 
+
+# What the CDN serves: every LFS file of every repository, by the sha256 of its content.
+CDN = {hashlib.sha256(content(spec)).hexdigest(): content(spec)
+       for repo in FIXTURE.get("hf", {}).values() for files in repo["commits"].values() for spec in files if spec.get("lfs")}
 
 ThreadingHTTPServer.allow_reuse_address = True
 ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()

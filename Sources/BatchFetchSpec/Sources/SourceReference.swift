@@ -30,6 +30,13 @@ public enum SourceReference: Sendable, Hashable {
         public var revision: String
         /// A file, a directory or a glob inside the repository; nil for all of it.
         public var path: String?
+
+        public init(kind: Kind, id: String, revision: String, path: String?) {
+            self.kind = kind
+            self.id = id
+            self.revision = revision
+            self.path = path
+        }
     }
 
     /// The schemes built into batchfetch (besides http, https, s3 and gs).

@@ -225,6 +225,12 @@ import Testing
         let pinned = lock?["jobs"] as? [String: [String: Any]] ?? [:]
         #expect(Set(pinned.keys) == ["ds/a.bin", "ds/sub/b.bin", "ds/é q+.bin", "after"], "\(pinned.keys)")
         #expect(pinned["ds/a.bin"]?["size"] as? Int == 50_000 && (pinned["ds/a.bin"]?["sha256"] as? String)?.count == 64)
+        // verify sees the prefix's objects, from the lock, offline: one changed behind its back is drift.
+        try Self.random(50_000).write(to: directory.url.appendingPathComponent("out/tree/a.bin"))
+        let verify = try BinaryRunner.run(["verify", "m.yaml"], in: directory.url, environment: ["HOME": directory.url.path])
+        #expect(verify.status == 3 && verify.stderr.contains("ds/a.bin -> tree/a.bin") && verify.stderr.contains("3 ok, 1 mismatched"),
+                "\(verify.stderr)")
+        try objects["ds/a.bin"]!.write(to: directory.url.appendingPathComponent("out/tree/a.bin"))
         let added = directory.url.appendingPathComponent("added.bin")
         try Self.random(777).write(to: added)
         #expect(try PythonService.run("s3_helper.py", ["put", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "ds/new.bin", added.path]).status == 0)

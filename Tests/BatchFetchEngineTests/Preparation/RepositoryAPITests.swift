@@ -202,3 +202,51 @@ private struct NoTransport: HTTPTransport {
         #expect(empty == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")  // git's empty blob
     }
 }
+
+/// Where the repositories' tokens come from and where they may go (Docs/Sources.md, "Tokens").
+@Suite struct SourceCredentialsTests {
+    private func source(_ url: String, reference: SourceReference, headers: [Job.Header] = [], hf: String? = nil) -> Job {
+        var job = Job(id: "s", urls: [TemplatedString(literal: url)], dest: TemplatedString(literal: "d"), headers: headers,
+                      source: JobSource(job: .start, id: .start, dest: .start, dependsOn: [], checksumsFrom: nil))
+        job.listing = ObjectListing(reference: reference)
+        job.settings.repositories.hf = hf
+        return job
+    }
+
+    private let hub = SourceReference.huggingFace(.init(kind: .models, id: "a/b", revision: "main", path: nil))
+
+    @Test func aTokenGoesOnlyToItsRepositorysOrigin() {
+        let credentials = SourceCredentials(job: source("hf://a/b", reference: hub),
+                                            environment: ["HF_TOKEN": "hf_x", "ZENODO_TOKEN": "z_y"])
+        let header = credentials.header(for: "https://huggingface.co/a/b/resolve/c/f.bin")
+        #expect(header?.value.resolved == "Bearer hf_x")
+        #expect(header?.value.redacted == "Bearer ${HF_TOKEN}")  // a secret: printed as its name
+        #expect(credentials.header(for: "https://zenodo.org/api/records/1")?.value.redacted == "Bearer ${ZENODO_TOKEN}")
+        #expect(credentials.header(for: "https://cdn-lfs.huggingface.co/x") == nil)
+        #expect(credentials.header(for: "http://huggingface.co/a/b/resolve/c/f.bin") == nil)  // another scheme, another origin
+        #expect(credentials.header(for: "https://huggingface.co:8443/x") == nil)
+        // An endpoint of the manifest's moves the token with it.
+        let mirrored = SourceCredentials(job: source("hf://a/b", reference: hub, hf: "https://hub.internal"), environment: ["HF_TOKEN": "t"])
+        #expect(mirrored.header(for: "https://hub.internal/api/models/a/b/revision/main") != nil)
+        #expect(mirrored.header(for: "https://huggingface.co/api/models/a/b/revision/main") == nil)
+        // A job's own Authorization wins; a bucket prefix gets none.
+        let own = SourceCredentials(job: source("hf://a/b", reference: hub, headers: [Job.Header(name: "authorization", value: TemplatedString(literal: "x"))]),
+                                    environment: ["HF_TOKEN": "t"])
+        #expect(own.header(for: "https://huggingface.co/x") == nil)
+    }
+
+    @Test func theHubTokenIsFoundAsHuggingfaceHubFindsIt() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hf-token-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("from-path\n".utf8).write(to: directory.appendingPathComponent("token-file"))
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent(".cache/huggingface"), withIntermediateDirectories: true)
+        try Data(" from-home ".utf8).write(to: directory.appendingPathComponent(".cache/huggingface/token"))
+        let home = directory.path
+        #expect(SourceCredentials.hubToken(["HF_TOKEN": "env", "HOME": home]) == "env")
+        #expect(SourceCredentials.hubToken(["HF_TOKEN_PATH": home + "/token-file", "HOME": home]) == "from-path")
+        #expect(SourceCredentials.hubToken(["HOME": home]) == "from-home")
+        #expect(SourceCredentials.hubToken(["HF_HOME": home + "/nowhere", "HOME": home]) == nil)
+        #expect(SourceCredentials.hubToken([:]) == nil)
+    }
+}

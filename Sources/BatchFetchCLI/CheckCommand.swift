@@ -18,7 +18,10 @@ struct CheckCommand: AsyncParsableCommand {
             so a new ETag over the same bytes is ok. concurrency, per_host and retries apply.
 
             Per mirror: ok, drift (each differing field with expected and actual), missing
-            (404/410) or unreachable (after retries). The report (--report, default
+            (404/410) or unreachable (after retries). A bucket prefix or a source (hf://,
+            zenodo:, figshare:, doi:, a resolver's) is listed again: a file the lockfile lacks is
+            drift ("added"), a pinned file no longer listed missing ("removed"), one listed with
+            another size or digest drift ("changed"). The report (--report, default
             <output_dir>/batchfetch-check.json) lists them per job.
 
             Exit status: 0 every mirror ok, 3 any drift or missing, 1 otherwise (a mirror was

@@ -4,7 +4,8 @@ import BatchFetchSpec
 import Foundation
 
 /// `batchfetch plan`: shows the execution order and what already exists locally, offline but
-/// for listing bucket prefixes (each shown as the objects it lists; `--locked`: as pinned).
+/// for listing bucket prefixes and sources (each shown as the files it lists; `--locked`: as
+/// pinned).
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plan",
@@ -15,8 +16,9 @@ struct PlanCommand: AsyncParsableCommand {
             in parallel), and for each job prints its URL(s) with secrets redacted, its
             destination, the expected size and checksum, and whether the destination (or a
             resumable .part) already exists. No network access, but to list a bucket prefix
-            (s3://bucket/dir/), shown as the objects it lists now; with --locked as the
-            lockfile pinned them, without listing.
+            (s3://bucket/dir/) or a source (hf://, zenodo:, figshare:, doi:, a resolver's),
+            shown as the files it lists now; with --locked as the lockfile pinned them, without
+            listing.
 
             With a content cache (--cache, BATCHFETCH_CACHE or the manifest's cache:) each
             download whose content the cache holds is marked "in the cache" (json: in_cache): a

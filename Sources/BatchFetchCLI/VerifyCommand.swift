@@ -13,7 +13,9 @@ struct VerifyCommand: AsyncParsableCommand {
             Every file is read and hashed (no state cache: this is the check for files that
             changed behind batchfetch's back). Per job: ok, drift (size_mismatch,
             checksum_mismatch or lock_mismatch, with what was found) or missing. The lockfile is
-            used when it exists (or --lock names one). The report goes to
+            used when it exists (or --lock names one); the files of a bucket prefix or a source
+            are the ones it pinned (without a lockfile they cannot be known offline, and are
+            reported missing). The report goes to
             <output_dir>/batchfetch-verify.json unless --report is given.
 
             Exit status: 0 all ok, 3 any mismatch or missing file, 2 invalid manifest or lockfile.

@@ -178,9 +178,10 @@ import Testing
         #expect(run.status == 1)
         let jobs = try report(directory)
         #expect(jobs["tiny/good.txt"]?["status"] as? String == "downloaded")
-        #expect(errorCode(jobs["tiny/../escape.txt"]) == "unsafe_path")
+        // Bytes that are not the listed blob are never published.
         #expect(errorCode(jobs["tiny/tampered.txt"]) == "checksum_mismatch")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/tiny/tampered.txt").path))
+        #expect(errorCode(jobs["tiny/../escape.txt"]) == "unsafe_path")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/escape.txt").path))
     }
 
@@ -289,6 +290,8 @@ import Testing
               - {id: c, url: "zenodo:abc", dest: c/}
               - {id: d, url: "ia:thing", dest: d/}
               - {id: e, url: "hf://acme/tiny"}
+              - {id: f, url: "hf://acme/tiny", dest: f/}
+              - {id: g, url: "https://h.example/g", dest: f/inside.bin}
             """)
         let output = try BinaryRunner.run(["validate", "m.yaml"], in: directory.url)
         #expect(output.status == 2)
@@ -298,6 +301,8 @@ import Testing
         #expect(output.stderr.contains("m.yaml:5:18") && output.stderr.contains("is its number"))
         #expect(output.stderr.contains("m.yaml:6:18") && output.stderr.contains("unsupported URL scheme 'ia'"))
         #expect(output.stderr.contains("m.yaml:7:18") && output.stderr.contains("needs 'dest: DIR/'"))
+        // A job cannot write where a source puts its files (their names are known only later).
+        #expect(output.stderr.contains("dest 'f/inside.bin' lies inside 'f', where job 'f' puts the files it lists"))
         // A malformed source is still a listing: its `dest: DIR/` is no second error (only the
         // URL that names no source at all makes its dest a file's).
         #expect(output.stderr.components(separatedBy: "dest names a file").count == 2)

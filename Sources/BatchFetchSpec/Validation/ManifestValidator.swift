@@ -176,7 +176,8 @@ struct ManifestValidator {
         for (user, owner) in conflicts.sorted(by: { ($0.user, $0.owner) < ($1.user, $1.owner) }) {
             problems.error(
                 "job '\(jobs[user].id)': dest '\(jobs[user].dest.redacted)' lies inside '\(jobs[owner].dest.redacted)', "
-                    + "which job '\(jobs[owner].id)' writes as a file",
+                    + (jobs[owner].listing == nil ? "which job '\(jobs[owner].id)' writes as a file"
+                        : "where job '\(jobs[owner].id)' puts the files it lists"),
                 at: jobs[user].source.dest)
         }
         if !uploads.isEmpty { checkUploads(jobs, uploads: uploads, owners: owners) }

@@ -136,8 +136,12 @@ struct RunCommand: AsyncParsableCommand {
         let runner = Runner(manifest: loaded, options: options)
         if dryRun {
             let entries = runner.dryRun()
+            // Without a lockfile a dry run cannot know a source's or prefix's files offline.
+            let unlisted = Set(loaded.jobs.filter { $0.listing != nil }.map(\.id))
             for entry in entries {
-                if entry.isUpload {
+                if unlisted.contains(entry.id) {
+                    print("would list   \(entry.id) -> \(entry.dest)/  from \(entry.url) (its files are known once listed; pin to see them)")
+                } else if entry.isUpload {
                     print("would upload \(entry.id) \(entry.dest) -> \(entry.url)")
                 } else {
                     print(entry.upToDate ? "up to date   \(entry.id) -> \(entry.dest)"
@@ -146,11 +150,12 @@ struct RunCommand: AsyncParsableCommand {
                 }
             }
             let uploads = entries.filter(\.isUpload).count
-            let fetch = entries.filter { !$0.upToDate && !$0.isUpload }.count
+            let fetch = entries.filter { !$0.upToDate && !$0.isUpload && !unlisted.contains($0.id) }.count
             let cached = entries.filter(\.fromCache).count
             print("dry run: \(fetch) to fetch" + (cached > 0 ? " (\(cached) from the cache)" : "")
-                + ", \(entries.count - fetch - uploads) up to date"
-                + (uploads > 0 ? ", \(uploads) to upload (unless the target has the file)" : "") + "; nothing was sent")
+                + ", \(entries.count - fetch - uploads - unlisted.count) up to date"
+                + (uploads > 0 ? ", \(uploads) to upload (unless the target has the file)" : "")
+                + (unlisted.isEmpty ? "" : ", \(unlisted.count) to list") + "; nothing was sent")
             return
         }
 

@@ -90,6 +90,10 @@ import Testing
                 dest: after.md
                 depends_on: [tiny]
             """)
+        // A dry run is offline: without a lockfile it says the source is to be listed, and asks nothing.
+        let dry = try BinaryRunner.run(["run", "m.yaml", "--dry-run"], in: directory.url, environment: environment)
+        #expect(dry.status == 0 && dry.stdout.contains("would list   tiny -> tiny/  from hf://acme/tiny"), "\(dry.stdout)")
+        #expect(try requests(fake).isEmpty)
         let run = try BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url, environment: environment)
         #expect(run.status == 0, "\(run.stderr)")
         let weights = try Data(contentsOf: directory.url.appendingPathComponent("out/tiny/weights/model.safetensors"))

@@ -67,8 +67,9 @@ struct PlanCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // --shards shows how the whole manifest would split: the shard is chosen below.
-        let prepared = try await CommandPreparation.prepare(locked ? .planLocked : .plan, manifest: manifest, lock: lockOption)
+        // --shards shows how the whole manifest would split: no shard is selected for it.
+        let prepared = try await CommandPreparation.prepare(locked ? .planLocked : .plan, manifest: manifest, lock: lockOption,
+                                                            shard: shards == nil ? shardOption : nil)
         for (id, failure) in prepared.failures.sorted(by: { $0.key < $1.key }) {
             Console.error("batchfetch: warning: job '\(id)': \(failure.message)")
         }
@@ -85,8 +86,7 @@ struct PlanCommand: AsyncParsableCommand {
             }
             return
         }
-        let (selected, scope, _) = try shardOption.select(loaded)
-        let plan = Plan(manifest: selected)
+        let (plan, scope) = (Plan(manifest: loaded), prepared.scope)
         let cache = cacheOption.directory(for: loaded).map { PlanFormatter.CacheLookup(cache: ContentCache(lookingAt: $0), lock: lock) }
         switch format {
         case .text: PlanFormatter.text(plan, shard: scope, cache: cache, to: &out)

@@ -101,7 +101,7 @@ public enum SourceReference: Sendable, Hashable {
         for part in [segments[0], name] where !isRepositoryName(part) {
             return .failure(SourceProblem("'\(url)': '\(part)' is not a repository or organisation name (letters, digits, '-', '_', '.')"))
         }
-        let path = segments.dropFirst(2).joined(separator: "/")
+        let path = directoryless(segments.dropFirst(2).joined(separator: "/"))
         if !path.isEmpty, let problem = pathProblem(path) { return .failure(SourceProblem("'\(url)': \(problem)")) }
         return .success(.huggingFace(HubRepository(kind: kind, id: segments[0] + "/" + name, revision: revision,
                                                    path: path.isEmpty ? nil : path)))
@@ -113,9 +113,9 @@ public enum SourceReference: Sendable, Hashable {
         guard !id.isEmpty, id.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
             return .failure(SourceProblem("'\(url)': a \(what) is its number, as in '\(url.prefix { $0 != ":" }):1234567'"))
         }
-        let path = rest.dropFirst(id.count + 1)
-        if !path.isEmpty, let problem = pathProblem(String(path)) { return .failure(SourceProblem("'\(url)': \(problem)")) }
-        return .success((String(id), path.isEmpty ? nil : String(path)))
+        let path = directoryless(String(rest.dropFirst(id.count + 1)))
+        if !path.isEmpty, let problem = pathProblem(path) { return .failure(SourceProblem("'\(url)': \(problem)")) }
+        return .success((String(id), path.isEmpty ? nil : path))
     }
 
     /// `10.PREFIX/SUFFIX`; Zenodo's own DOIs (`10.5281/zenodo.N`) are records, offline.
@@ -138,9 +138,13 @@ public enum SourceReference: Sendable, Hashable {
         }
     }
 
+    /// A path with the `/` a directory may be written with dropped (`data/` is `data`).
+    private static func directoryless(_ path: String) -> String {
+        path.hasSuffix("/") && !path.hasSuffix("//") ? String(path.dropLast()) : path
+    }
+
     /// Why a path or glob inside a repository is unusable, or nil.
     private static func pathProblem(_ path: String) -> String? {
-        if path.hasSuffix("/") { return "the path '\(path)' ends with '/'; name the directory without it" }
         if case .failure(let problem) = Glob.parse(path) { return problem.message }
         if path.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }) { return "the path '\(path)' has a '.' or '..' segment" }
         return nil

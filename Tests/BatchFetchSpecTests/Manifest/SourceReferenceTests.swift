@@ -16,9 +16,12 @@ import Testing
             == .huggingFace(.init(kind: .datasets, id: "acme/set", revision: "v1.0", path: "data/*.parquet")))
         #expect(try parse("hf://spaces/acme/demo@refs%2Fpr%2F3").get()
             == .huggingFace(.init(kind: .spaces, id: "acme/demo", revision: "refs/pr/3", path: nil)))
+        // A directory may be written with its '/'.
+        #expect(try parse("hf://acme/tiny/data/").get() == .huggingFace(.init(kind: .models, id: "acme/tiny", revision: "main", path: "data")))
+        #expect(try parse("zenodo:1/sub/").get() == .zenodo(record: "1", path: "sub"))
         // An organisation that happens to be called "datasets" still has a repository after it.
         #expect(try parse("hf://datasets/tiny").get() == .huggingFace(.init(kind: .models, id: "datasets/tiny", revision: "main", path: nil)))
-        for bad in ["hf://onlyname", "hf:acme/tiny", "hf://acme/tiny@", "hf://ac me/tiny", "hf://acme/tiny/../x", "hf://acme/tiny/dir/",
+        for bad in ["hf://onlyname", "hf:acme/tiny", "hf://acme/tiny@", "hf://ac me/tiny", "hf://acme/tiny/../x", "hf://acme/tiny/dir//",
                     "hf://acme/tiny/a//b", "hf://acme/../tiny"] {
             guard case .failure = parse(bad) else {
                 Issue.record("\(bad) was accepted")

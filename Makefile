@@ -64,6 +64,7 @@ bench: release
 	bench/cache-bench.py
 	bench/archive-bench.py
 	bench/bucket-bench.py
+	bench/sources-bench.py
 	bench/urlsession-probe.sh
 
 schemas:

@@ -55,6 +55,11 @@ if [ ${#missing_apt[@]} -gt 0 ]; then
   fi
 fi
 
+# huggingface_hub: the peer of bench/sources-bench.py (its own tree listing against the fake Hub).
+if [ "${1:-}" = "--bench" ] && ! python3 -c "import huggingface_hub" 2>/dev/null; then
+  python3 -m pip install --quiet huggingface_hub 2>/dev/null || python3 -m pip install --quiet --break-system-packages huggingface_hub
+fi
+
 # jsonschema and PyYAML check the schemas; python-multipart parses the forms batchfetch uploads;
 # moto (with its server) and boto3 are the S3 API of the upload tests.
 if ! python3 -c "import jsonschema, yaml, python_multipart, moto.server, boto3" 2>/dev/null; then

@@ -14,7 +14,7 @@ struct CommandPreparation {
     var lock: LockFile?
     var scope: ShardScope?
     /// Listing jobs that failed and files that cannot be placed, by id (``RunOptions/unexpanded``).
-    var failures: [String: DownloadFailure]
+    var failures: [String: BatchFetchError]
     /// What each source resolved to (what `pin` writes into the lock).
     var resolved: [String: LockFile.Resolved]
     /// `check` against a lockfile: how the listing now differs from it.

@@ -129,7 +129,7 @@ enum RunLockOption {
         } catch let held as RunLock.Held {
             Console.error("batchfetch: error: \(describe(held)) holds \(held.path); wait for it, or use --wait-lock")
             throw ExitStatus.locked.exitCode
-        } catch let failure as DownloadFailure {
+        } catch let failure as BatchFetchError {
             Console.error("batchfetch: error: cannot take the run lock: \(failure.localizedDescription)")
             throw ExitStatus.jobsFailed.exitCode
         }

@@ -2,16 +2,28 @@ import BatchFetchSpec
 import Foundation
 import Testing
 
+/// argument-parser's `generate-manual`, beside the binary when it was built.
+private enum ManualTool {
+    static var url: URL { BinaryRunner.binary.deletingLastPathComponent().appendingPathComponent("generate-manual") }
+}
+
 /// `make install`'s script into a temporary DESTDIR: the binary runs from where it landed, `man
 /// -l` renders its pages, bash loads its completion, and a second install writes the same bytes.
 /// (`.ci/run` also runs `make install` itself on its fresh clone.)
-@Suite struct InstallTests {
+///
+/// It needs argument-parser's `generate-manual` beside the binary, which `make test` builds; a
+/// plain `swift test` skips the suite saying so, unless `BATCHFETCH_REQUIRE_NGINX=1` (CI) asks
+/// for every suite to run.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: ManualTool.url.path) || NginxServer.required,
+                "needs generate-manual: swift build --product generate-manual (make test builds it)"))
+struct InstallTests {
+
     private func shell(_ command: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         try BinaryRunner.tool([command] + arguments, environment: ["MANWIDTH": "100"].merging(environment) { _, new in new })
     }
 
     private func install(into destination: TemporaryDirectory) throws -> URL {
-        let tool = BinaryRunner.binary.deletingLastPathComponent().appendingPathComponent("generate-manual")
+        let tool = ManualTool.url
         #expect(FileManager.default.isExecutableFile(atPath: tool.path), "make test builds generate-manual beside the binary")
         let (status, output) = try shell("scripts/install.sh", ["--binary", BinaryRunner.binary.path, "--generate-manual", tool.path],
                                          environment: ["DESTDIR": destination.url.path, "PREFIX": "/opt/bf"])

@@ -48,7 +48,7 @@ struct ArchiveExtraction {
     /// `archiveSHA256`, verified by the caller): kept when it already is, else unpacked and
     /// swapped in. `repaired` in the result counts the entries of an earlier tree of this
     /// archive that someone changed or removed.
-    func ensure(archive: Int32, size: Int64, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> Extraction {
+    func ensure(archive: Int32, size: Int64, archiveSHA256: String, urlSHA256: String?) throws(BatchFetchError) -> Extraction {
         var repaired: Int?
         if let recorded = recordedTree(archiveSHA256: archiveSHA256, urlSHA256: nil) {
             let differing = recorded.differences(in: root, into: into, state: state, naming: 0).count
@@ -71,8 +71,8 @@ struct ArchiveExtraction {
     }
 
     /// Unpacks the archive beside `into` and swaps it into place; records the new tree.
-    private func unpack(archive: Int32, size: Int64, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> ExtractedTree {
-        let unpacked = try unpackBeside(archiveSize: size) { () throws(DownloadFailure) in
+    private func unpack(archive: Int32, size: Int64, archiveSHA256: String, urlSHA256: String?) throws(BatchFetchError) -> ExtractedTree {
+        let unpacked = try unpackBeside(archiveSize: size) { () throws(BatchFetchError) in
             try ArchiveReader(descriptor: archive, format: extract.format, name: archiveName)
         }
         return try install(unpacked, archiveSHA256: archiveSHA256, urlSHA256: urlSHA256)
@@ -81,8 +81,8 @@ struct ArchiveExtraction {
     /// Unpacks an archive as its bytes arrive through `stream` (``StreamingExtraction``), beside
     /// `into`; tar-based formats and single compressed files only (a zip is read from its end,
     /// which a stream does not have yet: the caller unpacks it after verification).
-    func unpackStreaming(_ stream: ArchiveStream, archiveSize: Int64?) throws(DownloadFailure) -> Unpacked {
-        try unpackBeside(archiveSize: archiveSize ?? 0, streaming: true) { () throws(DownloadFailure) in
+    func unpackStreaming(_ stream: ArchiveStream, archiveSize: Int64?) throws(BatchFetchError) -> Unpacked {
+        try unpackBeside(archiveSize: archiveSize ?? 0, streaming: true) { () throws(BatchFetchError) in
             try ArchiveReader(source: stream, format: extract.format, name: archiveName)
         }
     }
@@ -90,22 +90,22 @@ struct ArchiveExtraction {
     /// Unpacks what `open` reads into a fresh temporary sibling of `into` (removing what a
     /// killed run left beside it first); on failure the sibling is removed.
     private func unpackBeside(archiveSize: Int64, streaming: Bool = false,
-                              _ open: () throws(DownloadFailure) -> ArchiveReader) throws(DownloadFailure) -> Unpacked {
+                              _ open: () throws(BatchFetchError) -> ArchiveReader) throws(BatchFetchError) -> Unpacked {
         let slash = into.lastIndex(of: "/")
         let parentPath = slash.map { String(into[..<$0]) } ?? ""
         let name = slash.map { String(into[into.index(after: $0)...]) } ?? into
         guard let parent = try root.subdirectory(parentPath, create: true) else {
-            throw DownloadFailure(.ioError, "cannot open \(root.path)/\(parentPath)")
+            throw BatchFetchError(.ioError, "cannot open \(root.path)/\(parentPath)")
         }
         for leftover in parent.names() where leftover.hasPrefix("." + name + ".") && SafeDirectory.isLeftoverTemporary(leftover) {
             try? parent.removeTree(leftover)
         }
         let temporary = SafeDirectory.temporaryName(for: name)
-        do throws(DownloadFailure) {
+        do throws(BatchFetchError) {
             let reader = try open()
             let first = try reader.next()
-            guard let format = reader.found else { throw DownloadFailure(.archiveInvalid, "\(archiveName) cannot be read") }
-            if streaming, format == .zip { throw DownloadFailure(.archiveInvalid, "a zip is not unpacked while it downloads") }
+            guard let format = reader.found else { throw BatchFetchError(.archiveInvalid, "\(archiveName) cannot be read") }
+            if streaming, format == .zip { throw BatchFetchError(.archiveInvalid, "a zip is not unpacked while it downloads") }
             guard !format.isSingleFile else {
                 try decompress(reader, into: parent, temporary: temporary, archiveSize: archiveSize)
                 return Unpacked(parent: parent, temporary: temporary, name: name, format: format)
@@ -120,9 +120,9 @@ struct ArchiveExtraction {
     }
 
     /// Swaps an unpacked tree into place (the old one removed) and records it.
-    func install(_ unpacked: Unpacked, archiveSHA256: String, urlSHA256: String?) throws(DownloadFailure) -> ExtractedTree {
+    func install(_ unpacked: Unpacked, archiveSHA256: String, urlSHA256: String?) throws(BatchFetchError) -> ExtractedTree {
         let parent = unpacked.parent
-        do throws(DownloadFailure) {
+        do throws(BatchFetchError) {
             if try parent.exchange(unpacked.temporary, with: unpacked.name) { try? parent.removeTree(unpacked.temporary) }
         } catch {
             discard(unpacked)
@@ -146,12 +146,12 @@ struct ArchiveExtraction {
     /// holds — walked once the last entry is written and before the directories get their
     /// modes (one may be unreadable then), so that a hard link's ctime is its last one.
     private func writeTree(_ reader: ArchiveReader, first: ArchiveReader.Entry?, format: Extract.Format, into parent: SafeDirectory,
-                           temporary: String, archiveSize: Int64) throws(DownloadFailure) -> StateCache.TreeRecording {
+                           temporary: String, archiveSize: Int64) throws(BatchFetchError) -> StateCache.TreeRecording {
         guard mkdirat(parent.descriptor, temporary, 0o700) == 0 else {
             throw FileSink.failure(errno, "cannot create \(parent.path)/\(temporary)")
         }
         guard let tree = try parent.subdirectory(temporary, create: false) else {
-            throw DownloadFailure(.ioError, "\(parent.path)/\(temporary) vanished")
+            throw BatchFetchError(.ioError, "\(parent.path)/\(temporary) vanished")
         }
         var writer = TreeWriter(root: tree, extract: extract, format: format, archiveSize: archiveSize, archiveName: archiveName,
                                 progress: progress)
@@ -170,16 +170,16 @@ struct ArchiveExtraction {
 
     /// A single compressed file: its one stream, decompressed into the file `temporary`.
     private func decompress(_ reader: ArchiveReader, into parent: SafeDirectory, temporary: String,
-                            archiveSize: Int64) throws(DownloadFailure) {
+                            archiveSize: Int64) throws(BatchFetchError) {
         let output = try parent.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o666)
         defer { close(output) }
         let cap = extract.sizeCap(archiveSize: archiveSize)
         let shown = "\(parent.path)/\(temporary)"
         var total: Int64 = 0
-        try reader.readData { (bytes: UnsafeRawBufferPointer, offset: Int64) throws(DownloadFailure) in
+        try reader.readData { (bytes: UnsafeRawBufferPointer, offset: Int64) throws(BatchFetchError) in
             total += Int64(bytes.count)
             progress?.unpacked(entries: 1, bytes: total)
-            if total > cap { throw DownloadFailure(.archiveTooLarge, "\(archiveName) decompresses to more than \(cap) bytes (max_size)") }
+            if total > cap { throw BatchFetchError(.archiveTooLarge, "\(archiveName) decompresses to more than \(cap) bytes (max_size)") }
             guard FileSink.pwriteFully(output, bytes, at: offset) else { throw FileSink.failure(errno, "cannot write \(shown)") }
         }
     }

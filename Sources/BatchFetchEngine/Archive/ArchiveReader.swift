@@ -38,9 +38,9 @@ final class ArchiveReader {
 
     /// A reader with every format enabled, not yet opened; `stream` is kept alive with it. A
     /// failure of the opening inits frees the archive in deinit (every property is set).
-    private init(format: Extract.Format, name: String, stream: ArchiveStream?) throws(DownloadFailure) {
+    private init(format: Extract.Format, name: String, stream: ArchiveStream?) throws(BatchFetchError) {
         _ = Self.unicodeNames
-        guard let archive = archive_read_new() else { throw DownloadFailure(.ioError, "libarchive: out of memory") }
+        guard let archive = archive_read_new() else { throw BatchFetchError(.ioError, "libarchive: out of memory") }
         self.archive = archive
         self.name = name
         requested = format
@@ -49,7 +49,7 @@ final class ArchiveReader {
     }
 
     /// Opens the archive in `descriptor` (read from its start; libarchive seeks in zips).
-    convenience init(descriptor: Int32, format: Extract.Format, name: String) throws(DownloadFailure) {
+    convenience init(descriptor: Int32, format: Extract.Format, name: String) throws(BatchFetchError) {
         try self.init(format: format, name: name, stream: nil)
         guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw FileSink.failure(errno, "cannot read \(name)") }
         guard archive_read_open_fd(archive, descriptor, 1 << 20) == ARCHIVE_OK else { throw invalid("cannot be read") }
@@ -57,7 +57,7 @@ final class ArchiveReader {
 
     /// Opens an archive read from `source` as its bytes come (streaming extraction): libarchive
     /// asks it for blocks in order and never seeks.
-    convenience init(source: ArchiveStream, format: Extract.Format, name: String) throws(DownloadFailure) {
+    convenience init(source: ArchiveStream, format: Extract.Format, name: String) throws(BatchFetchError) {
         try self.init(format: format, name: name, stream: source)
         let read: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<UnsafeRawPointer?>?) -> la_ssize_t = {
             _, context, buffer in
@@ -99,7 +99,7 @@ final class ArchiveReader {
     }
 
     /// The next entry's header, or nil at the end of the archive.
-    func next() throws(DownloadFailure) -> Entry? {
+    func next() throws(BatchFetchError) -> Entry? {
         var entry: OpaquePointer?
         let status = archive_read_next_header(archive, &entry)
         if status == ARCHIVE_EOF {
@@ -112,7 +112,7 @@ final class ArchiveReader {
         }
         guard let path = archive_entry_pathname_utf8(entry).map({ String(cString: $0) })
             ?? archive_entry_pathname(entry).map({ String(cString: $0) }) else {
-            throw DownloadFailure(.archiveInvalid, "\(name): an entry's name cannot be read in any character set")
+            throw BatchFetchError(.archiveInvalid, "\(name): an entry's name cannot be read in any character set")
         }
         let hardlink = archive_entry_hardlink_utf8(entry).map { String(cString: $0) }
             ?? archive_entry_hardlink(entry).map { String(cString: $0) }
@@ -143,7 +143,7 @@ final class ArchiveReader {
 
     /// Hands the current entry's data to `write` block by block, each with its offset in the
     /// file (a sparse tar entry leaves holes between blocks).
-    func readData(_ write: (UnsafeRawBufferPointer, Int64) throws(DownloadFailure) -> Void) throws(DownloadFailure) {
+    func readData(_ write: (UnsafeRawBufferPointer, Int64) throws(BatchFetchError) -> Void) throws(BatchFetchError) {
         while true {
             var buffer: UnsafeRawPointer?
             var size = 0
@@ -161,7 +161,7 @@ final class ArchiveReader {
 
     /// The format libarchive settled on, held to the one requested; a raw stream with no
     /// compression is no archive at all.
-    private func foundFormat() throws(DownloadFailure) -> Extract.Format {
+    private func foundFormat() throws(BatchFetchError) -> Extract.Format {
         let base = archive_format(archive) & ARCHIVE_FORMAT_BASE_MASK
         var filters: [Int32] = []
         for index in 0..<max(0, archive_filter_count(archive)) {
@@ -187,17 +187,17 @@ final class ArchiveReader {
         guard let format else {
             let what = base == ARCHIVE_FORMAT_RAW ? "is neither an archive nor a compressed file"
                 : "is a \(String(cString: archive_format_name(archive))) archive, which batchfetch does not unpack"
-            throw DownloadFailure(.archiveInvalid, "\(name) \(what)")
+            throw BatchFetchError(.archiveInvalid, "\(name) \(what)")
         }
         if requested != .auto, requested != format {
-            throw DownloadFailure(.archiveInvalid, "\(name) is \(format.rawValue), not the \(requested.rawValue) its 'format' names")
+            throw BatchFetchError(.archiveInvalid, "\(name) is \(format.rawValue), not the \(requested.rawValue) its 'format' names")
         }
         return format
     }
 
-    private func invalid(_ what: String) -> DownloadFailure {
+    private func invalid(_ what: String) -> BatchFetchError {
         let detail = archive_error_string(archive).map { ": " + String(cString: $0) } ?? ""
         let expected = requested == .auto ? "" : " (\(requested.rawValue))"
-        return DownloadFailure(.archiveInvalid, "\(name)\(expected) \(what)\(detail)")
+        return BatchFetchError(.archiveInvalid, "\(name)\(expected) \(what)\(detail)")
     }
 }

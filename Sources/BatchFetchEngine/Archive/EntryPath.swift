@@ -37,6 +37,10 @@ enum EntryPath {
     /// backslashes refused.
     static func components(of name: String, zip: Bool) -> Result<[String], Refusal> {
         if name.hasPrefix("/") { return .failure(Refusal(message: "is an absolute path")) }
+        // The one rule of every path batchfetch writes (``DestPath``): no control character.
+        if DestPath.hasControlCharacter(name) {
+            return .failure(Refusal(message: "holds a control character (such as a newline) in its name"))
+        }
         // libarchive reads a zip name's '\\' as '/' already (as bsdtar and Windows do; unzip
         // on Unix keeps it in the name), so this holds only should that ever change: a name
         // two tools would split differently is refused rather than guessed.

@@ -76,7 +76,7 @@ struct ExtractedTree: Codable, Sendable, Equatable {
     var settings: String
     /// The format found (`tar.gz`, `zip`, …).
     var format: String
-    /// The sha256 of the URL the archive came from (``Mirror/identity``): with `keep_archive:
+    /// The sha256 of the URL the archive came from (``MirrorURL/identity``): with `keep_archive:
     /// false` and no pinned checksum, a rerun knows the tree is this URL's without the archive.
     var urlSHA256: String?
     /// Regular files written, and their bytes: the report's `files` and `bytes`.

@@ -102,7 +102,7 @@ final class StreamingExtraction: @unchecked Sendable {
     private let extraction: ArchiveExtraction
     private let done = NSCondition()
     // Guarded by `done`.
-    private var outcome: Result<ArchiveExtraction.Unpacked, DownloadFailure>?
+    private var outcome: Result<ArchiveExtraction.Unpacked, BatchFetchError>?
 
     /// Starts unpacking the part open at `descriptor` (duplicated), of which `written` bytes are
     /// already final, for an archive of `expectedSize` bytes if known.
@@ -110,7 +110,7 @@ final class StreamingExtraction: @unchecked Sendable {
         stream = ArchiveStream(descriptor: dup(descriptor), written: written)
         self.extraction = extraction
         let thread = Thread { [self] in
-            let unpacked = Result { () throws(DownloadFailure) in
+            let unpacked = Result { () throws(BatchFetchError) in
                 try extraction.unpackStreaming(stream, archiveSize: expectedSize)
             }
             done.withLock {
@@ -124,7 +124,7 @@ final class StreamingExtraction: @unchecked Sendable {
 
     /// The unpacked sibling once the reader got all `size` bytes of the verified archive, or why
     /// it could not be made (the caller then unpacks after verification, as without streaming).
-    func result(size: Int64) async -> Result<ArchiveExtraction.Unpacked, DownloadFailure> {
+    func result(size: Int64) async -> Result<ArchiveExtraction.Unpacked, BatchFetchError> {
         stream.finish(size: size)
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async { [self] in

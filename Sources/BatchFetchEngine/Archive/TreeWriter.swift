@@ -46,11 +46,11 @@ struct TreeWriter {
     }
 
     /// Writes the entry `reader` is at (its header is `entry`), its data read from `reader`.
-    mutating func write(_ entry: ArchiveReader.Entry, from reader: ArchiveReader) throws(DownloadFailure) {
+    mutating func write(_ entry: ArchiveReader.Entry, from reader: ArchiveReader) throws(BatchFetchError) {
         entriesSeen += 1
         defer { progress?.unpacked(entries: entriesSeen, bytes: bytesWritten) }
         if entriesSeen > extract.maxEntries {
-            throw DownloadFailure(.archiveTooLarge, "\(archiveName) has more than \(extract.maxEntries) entries (max_entries)")
+            throw BatchFetchError(.archiveTooLarge, "\(archiveName) has more than \(extract.maxEntries) entries (max_entries)")
         }
         let components: [String]
         switch EntryPath.place(entry.path, format: format, extract: extract) {
@@ -90,7 +90,7 @@ struct TreeWriter {
 
     // MARK: - Kinds
 
-    private mutating func makeDirectory(_ components: [String], entry: ArchiveReader.Entry) throws(DownloadFailure) {
+    private mutating func makeDirectory(_ components: [String], entry: ArchiveReader.Entry) throws(BatchFetchError) {
         let parent = try parent(of: components, entry: entry)
         if let earlier = parent.status(components.last!).flatMap(ExtractedTree.Entry.kind(of:)), earlier != .directory {
             throw duplicate(entry, was: earlier, now: .directory)
@@ -99,7 +99,7 @@ struct TreeWriter {
     }
 
     private mutating func writeFile(_ components: [String], path: String, entry: ArchiveReader.Entry,
-                                    reader: ArchiveReader) throws(DownloadFailure) {
+                                    reader: ArchiveReader) throws(BatchFetchError) {
         if entry.size > 0, bytesWritten + entry.size > sizeCap { throw tooLarge() }
         let directory = try parent(of: components, entry: entry)
         let name = components.last!
@@ -109,7 +109,7 @@ struct TreeWriter {
         var end: Int64 = 0
         let cap = sizeCap
         var total = bytesWritten
-        try reader.readData { (bytes: UnsafeRawBufferPointer, offset: Int64) throws(DownloadFailure) in
+        try reader.readData { (bytes: UnsafeRawBufferPointer, offset: Int64) throws(BatchFetchError) in
             total += Int64(bytes.count)
             if total > cap { throw tooLarge() }
             guard FileSink.pwriteFully(output, bytes, at: offset) else { throw FileSink.failure(errno, "cannot write \(root.path)/\(path)") }
@@ -126,7 +126,7 @@ struct TreeWriter {
         }
     }
 
-    private mutating func writeSymlink(_ components: [String], path: String, entry: ArchiveReader.Entry) throws(DownloadFailure) {
+    private mutating func writeSymlink(_ components: [String], path: String, entry: ArchiveReader.Entry) throws(BatchFetchError) {
         let directory = try parent(of: components, entry: entry)
         let name = components.last!
         try replaceable(path, name: name, in: directory, entry: entry, as: .symlink)
@@ -140,7 +140,7 @@ struct TreeWriter {
     }
 
     /// A hard link may only name a regular file this archive itself wrote into the tree.
-    private mutating func writeHardLink(_ components: [String], path: String, entry: ArchiveReader.Entry) throws(DownloadFailure) {
+    private mutating func writeHardLink(_ components: [String], path: String, entry: ArchiveReader.Entry) throws(BatchFetchError) {
         let targetName = entry.target ?? ""
         guard case .success(let parts) = EntryPath.components(of: targetName, zip: format == .zip),
               parts.count > extract.stripComponents else {
@@ -164,14 +164,14 @@ struct TreeWriter {
     // MARK: - Places
 
     /// The directory an entry at `components` goes into, made (and recorded) as needed.
-    private mutating func parent(of components: [String], entry: ArchiveReader.Entry) throws(DownloadFailure) -> SafeDirectory {
+    private mutating func parent(of components: [String], entry: ArchiveReader.Entry) throws(BatchFetchError) -> SafeDirectory {
         try directory(Array(components.dropLast()), entry: entry)
     }
 
     /// The directory at `components`, made as needed and opened one component at a time
     /// without following links. A component that is a file or a link fails the entry: writing
     /// through a link an earlier entry planted is how archives escape.
-    private mutating func directory(_ components: [String], entry: ArchiveReader.Entry) throws(DownloadFailure) -> SafeDirectory {
+    private mutating func directory(_ components: [String], entry: ArchiveReader.Entry) throws(BatchFetchError) -> SafeDirectory {
         let path = components.joined(separator: "/")
         if let current, current.path == path { return current.directory }
         var opened = root
@@ -194,8 +194,8 @@ struct TreeWriter {
     }
 
     /// The directory at `components` if it is there (never following a link), nil if not.
-    private func existingDirectory(_ components: [String]) throws(DownloadFailure) -> SafeDirectory? {
-        do throws(DownloadFailure) {
+    private func existingDirectory(_ components: [String]) throws(BatchFetchError) -> SafeDirectory? {
+        do throws(BatchFetchError) {
             return try root.subdirectory(components.joined(separator: "/"), create: false)
         } catch {
             guard error.code == .unsafePath else { throw error }
@@ -206,7 +206,7 @@ struct TreeWriter {
     /// Makes room for a new `kind` at `path`: an earlier entry of the same kind is replaced (the
     /// later one wins, as with tar); one of another kind fails the archive.
     private func replaceable(_ path: String, name: String, in directory: SafeDirectory, entry: ArchiveReader.Entry,
-                             as kind: ExtractedTree.Kind) throws(DownloadFailure) {
+                             as kind: ExtractedTree.Kind) throws(BatchFetchError) {
         guard let earlier = directory.status(name).flatMap(ExtractedTree.Entry.kind(of:)) else { return }
         guard earlier == kind else { throw duplicate(entry, was: earlier, now: kind) }
         guard unlinkat(directory.descriptor, name, 0) == 0 else { throw FileSink.failure(errno, "cannot replace \(root.path)/\(path)") }
@@ -214,17 +214,17 @@ struct TreeWriter {
 
     // MARK: - Failures
 
-    private func unsafe(_ entry: ArchiveReader.Entry, _ reason: String) -> DownloadFailure {
-        DownloadFailure(.unsafeArchive, "\(archiveName): entry '\(entry.path)' \(reason)")
+    private func unsafe(_ entry: ArchiveReader.Entry, _ reason: String) -> BatchFetchError {
+        BatchFetchError(.unsafeArchive, "\(archiveName): entry '\(entry.path)' \(reason)")
     }
 
-    private func duplicate(_ entry: ArchiveReader.Entry, was: ExtractedTree.Kind, now: ExtractedTree.Kind) -> DownloadFailure {
+    private func duplicate(_ entry: ArchiveReader.Entry, was: ExtractedTree.Kind, now: ExtractedTree.Kind) -> BatchFetchError {
         let names: [ExtractedTree.Kind: String] = [.file: "a file", .directory: "a directory", .symlink: "a symbolic link"]
         return unsafe(entry, "appears twice, as \(names[was]!) and as \(names[now]!)")
     }
 
-    private func tooLarge() -> DownloadFailure {
-        DownloadFailure(.archiveTooLarge, "\(archiveName) unpacks to more than \(sizeCap) bytes (max_size)")
+    private func tooLarge() -> BatchFetchError {
+        BatchFetchError(.archiveTooLarge, "\(archiveName) unpacks to more than \(sizeCap) bytes (max_size)")
     }
 
     /// `UTIME_OMIT` (linux/stat.h, which Glibc's module leaves out): the access time is left.

@@ -26,7 +26,7 @@ public struct CacheInventory {
     private let root: SafeDirectory
 
     /// The cache at `path`, which must exist.
-    public init(path: String) throws(DownloadFailure) {
+    public init(path: String) throws(BatchFetchError) {
         self.path = path
         root = try SafeDirectory.root(path, create: false)
     }

@@ -202,7 +202,7 @@ public final class ContentCache: Sendable {
               let location = Self.location(sha256) else {
             return
         }
-        do throws(DownloadFailure) {
+        do throws(BatchFetchError) {
             guard let directory = try directory(location.directory, create: true) else { return }
             defer { index(digests, as: sha256) }
             if let status = directory.regularFileStatus(location.name),
@@ -213,7 +213,7 @@ public final class ContentCache: Sendable {
             let temporary = SafeDirectory.temporaryName(for: location.name)
             let output = try directory.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444)
             defer { close(output) }
-            do throws(DownloadFailure) {
+            do throws(BatchFetchError) {
                 try FileCopy.copy(from: descriptor, to: output, names: (name, "\(path)/\(location.directory)/\(temporary)"))
                 guard stillVerified() else {
                     directory.unlink(temporary)
@@ -269,7 +269,7 @@ public final class ContentCache: Sendable {
     /// and a walk from the root for each job was two `openat`s and two `close`s a file. A
     /// directory replaced while the run holds it costs at most its entries for this run: every
     /// entry is still checked by its identity or its hash.
-    private func directory(_ relative: String, create: Bool) throws(DownloadFailure) -> SafeDirectory? {
+    private func directory(_ relative: String, create: Bool) throws(BatchFetchError) -> SafeDirectory? {
         if let open = directories.withLockedValue({ $0[relative] }) { return open }
         guard let root, let opened = try root.subdirectory(relative, create: create) else { return nil }
         directories.withLockedValue { $0[relative] = opened }

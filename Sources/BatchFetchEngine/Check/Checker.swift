@@ -39,19 +39,19 @@ public final class Checker: Sendable {
             }
             if self.listing.removed.contains(jobs[index].id) {
                 var result = JobResult(id: jobs[index].id, status: .verdict(.missing), dest: jobs[index].dest.redacted)
-                result.failure = DownloadFailure(.lockMismatch, "removed: no longer listed (the lock pinned \(jobs[index].url?.redacted ?? ""))")
+                result.failure = BatchFetchError(.lockMismatch, "removed: no longer listed (the lock pinned \(jobs[index].url?.redacted ?? ""))")
                 return result
             }
             if let change = self.listing.changed[jobs[index].id] {
                 var result = JobResult(id: jobs[index].id, status: .verdict(.drift), dest: jobs[index].dest.redacted)
-                result.failure = DownloadFailure(.lockMismatch, change)
+                result.failure = BatchFetchError(.lockMismatch, change)
                 return result
             }
             return await self.check(jobs[index], sums: sums, transport: transport, hosts: hosts)
         }
         for job in listing.added {
             var result = JobResult(id: job.id, status: .verdict(.drift), dest: job.dest.redacted)
-            result.failure = DownloadFailure(.lockMismatch, "added: \(job.url?.redacted ?? "") is listed now but not in the lockfile")
+            result.failure = BatchFetchError(.lockMismatch, "added: \(job.url?.redacted ?? "") is listed now but not in the lockfile")
             results.append(result)
         }
         for (id, failure) in listing.unlisted.sorted(by: { $0.key < $1.key }) {
@@ -65,7 +65,7 @@ public final class Checker: Sendable {
 
     /// The sha256 a job is held to: the lock's, the manifest's, or (with `--deep`) its sum file's.
     private func expectedSHA256(_ job: Job, sums: [String: SumSource])
-        -> (sha256: String?, problem: (MirrorVerdict.Status, DownloadFailure)?) {
+        -> (sha256: String?, problem: (MirrorVerdict.Status, BatchFetchError)?) {
         if let locked = lock?.jobs[job.id]?.sha256 { return (locked, nil) }
         if let pinned = job.checksums.first(where: { $0.algorithm == .sha256 })?.hex { return (pinned, nil) }
         guard let id = job.checksumsFrom, let source = sums[id] else { return (nil, nil) }
@@ -76,7 +76,7 @@ public final class Checker: Sendable {
             // The mirror's own sum file no longer lists (or contradicts) the file: drift.
             return (nil, (.drift, failure))
         case .failure(let failure):
-            return (nil, (.unreachable, DownloadFailure(.checksumUnavailable, "cannot fetch the sum file of '\(id)': \(failure.message)")))
+            return (nil, (.unreachable, BatchFetchError(.checksumUnavailable, "cannot fetch the sum file of '\(id)': \(failure.message)")))
         }
     }
 
@@ -92,7 +92,7 @@ public final class Checker: Sendable {
         for sumJob in manifest.jobs where needed.contains(sumJob.id) {
             let network = JobNetwork(job: sumJob, transport: transport, perHost: manifest.perHost, environment: options.environment)
             let probe = MirrorProbe(job: sumJob, network: network, hosts: hosts)
-            var result = Result<SumFile, DownloadFailure>.failure(DownloadFailure(.connection, "no mirror"))
+            var result = Result<SumFile, BatchFetchError>.failure(BatchFetchError(.connection, "no mirror"))
             for mirror in sumJob.urls.indices {
                 result = await probe.fetch(mirror: mirror, limit: 16 << 20).map { SumFile(text: String(decoding: $0, as: UTF8.self)) }
                 if case .success = result { break }
@@ -105,7 +105,7 @@ public final class Checker: Sendable {
     /// A `checksums_from` job and what its sum file held.
     private struct SumSource {
         var job: Job
-        var file: Result<SumFile, DownloadFailure>
+        var file: Result<SumFile, BatchFetchError>
     }
 
     private func check(_ job: Job, sums: [String: SumSource], transport: any HTTPTransport,

@@ -52,7 +52,7 @@ struct MirrorProbe: Sendable {
 
     /// Counts a retryable failure and waits as the job's retry policy says; returns the reason to
     /// give up instead, when it does.
-    private func waitToRetry(_ failure: DownloadFailure, retryAfter: Double?, attempts: inout AttemptLog) async -> DownloadFailure? {
+    private func waitToRetry(_ failure: BatchFetchError, retryAfter: Double?, attempts: inout AttemptLog) async -> BatchFetchError? {
         switch attempts.retry(after: failure, retryAfter: retryAfter, remaining: nil, policy: network.retry) {
         case .giveUp(let reason):
             return reason
@@ -66,8 +66,8 @@ struct MirrorProbe: Sendable {
         case done(MirrorObservation)
         case headRefused
         /// Not worth retrying: a refused redirect, a TLS failure.
-        case fail(DownloadFailure, status: Int?)
-        case retry(DownloadFailure, status: Int?, retryAfter: Double?)
+        case fail(BatchFetchError, status: Int?)
+        case retry(BatchFetchError, status: Int?, retryAfter: Double?)
     }
 
     /// One HEAD (or `GET bytes=0-0`), following redirects.
@@ -75,7 +75,7 @@ struct MirrorProbe: Sendable {
         let range = method == "GET" ? [(name: "Range", value: "bytes=0-0")] : []
         let exchange = await exchange(url, mirror: mirror, method: method, extra: range, body: nil)
         if let failed = exchange.failed { return failed }
-        guard let head = exchange.head else { return .retry(DownloadFailure(.connection, "no response"), status: nil, retryAfter: nil) }
+        guard let head = exchange.head else { return .retry(BatchFetchError(.connection, "no response"), status: nil, retryAfter: nil) }
         if Self.isEmptyRepresentation(head) {
             return .done(MirrorObservation(outcome: .answered, httpStatus: head.status, method: method, size: 0))
         }
@@ -111,7 +111,7 @@ struct MirrorProbe: Sendable {
                 return failed
             }
             guard let head = exchange.head else {
-                return .retry(DownloadFailure(.connection, "no response"), status: nil, retryAfter: nil)
+                return .retry(BatchFetchError(.connection, "no response"), status: nil, retryAfter: nil)
             }
             if offset == 0, Self.isEmptyRepresentation(head) {
                 first = head
@@ -123,7 +123,7 @@ struct MirrorProbe: Sendable {
             if head.status == 200 {
                 // Ranges ignored, or the content changed under If-Range: this body is all of it.
                 guard received == ResponseHeaders.contentLength(head) ?? received else {
-                    return .retry(DownloadFailure(.connection, "short body"), status: 200, retryAfter: nil)
+                    return .retry(BatchFetchError(.connection, "short body"), status: 200, retryAfter: nil)
                 }
                 first = head
                 total = received
@@ -133,7 +133,7 @@ struct MirrorProbe: Sendable {
             guard let range = ResponseHeaders.contentRange(head.header("content-range")), range.first == offset,
                   let last = range.last, last - offset + 1 == received else {
                 digest.state = saved
-                return .retry(DownloadFailure(.rangeNotHonoured, "206 that does not match bytes \(offset)-"), status: 206, retryAfter: nil)
+                return .retry(BatchFetchError(.rangeNotHonoured, "206 that does not match bytes \(offset)-"), status: 206, retryAfter: nil)
             }
             if first == nil {
                 first = head
@@ -160,16 +160,16 @@ struct MirrorProbe: Sendable {
     /// A small file's whole body (a sum file for `checksums_from`, a page of a bucket's listing
     /// at `url`, asked on behalf of the mirror), following the job's rules; a failure saying why
     /// when it cannot be had or is larger than `limit`.
-    func fetch(mirror: Int, limit: Int, url: URL? = nil) async -> Result<Data, DownloadFailure> {
+    func fetch(mirror: Int, limit: Int, url: URL? = nil) async -> Result<Data, BatchFetchError> {
         await fetchResponse(mirror: mirror, limit: limit, url: url).map(\.data)
     }
 
     /// ``fetch(mirror:limit:url:)`` with the head of the answer that gave the body (a paginated
     /// API's `Link` header is in it).
     func fetchResponse(mirror: Int, limit: Int, url: URL? = nil)
-        async -> Result<(data: Data, head: TransportResponseHead?), DownloadFailure> {
+        async -> Result<(data: Data, head: TransportResponseHead?), BatchFetchError> {
         guard network.mirrors.indices.contains(mirror), let url = url ?? network.mirrors[mirror]?.url else {
-            return .failure(DownloadFailure(.connection, "invalid URL"))
+            return .failure(BatchFetchError(.connection, "invalid URL"))
         }
         var attempts = AttemptLog()
         while true {
@@ -178,7 +178,7 @@ struct MirrorProbe: Sendable {
             var problem: Attempt? = exchange.failed
             if problem == nil, let head = exchange.head {
                 if Self.isEmptyRepresentation(head) { return .success((Data(), head)) }
-                if box.overflowed { return .failure(DownloadFailure(.sizeMismatch, "larger than \(limit) bytes")) }
+                if box.overflowed { return .failure(BatchFetchError(.sizeMismatch, "larger than \(limit) bytes")) }
                 problem = classify(head, method: "GET")
                 if problem == nil { return .success((box.data, head)) }
             }
@@ -188,9 +188,9 @@ struct MirrorProbe: Sendable {
             case .fail(let failure, _)?:
                 return .failure(failure)
             case .done(let observation)?:
-                return .failure(DownloadFailure(.httpStatus, "HTTP \(observation.httpStatus ?? 0)"))
+                return .failure(BatchFetchError(.httpStatus, "HTTP \(observation.httpStatus ?? 0)"))
             case .headRefused?, nil:
-                return .failure(DownloadFailure(.connection, "no response"))
+                return .failure(BatchFetchError(.connection, "no response"))
             }
         }
     }

@@ -80,7 +80,7 @@ public final class Verifier: Sendable {
         guard let tree = state.tree(at: into), tree.settings == extract.settingsKey else {
             result.status = archiveGone ? .missing : .drift
             if !archiveGone {
-                result.failure = DownloadFailure(.checksumUnavailable, "no tree unpacked from it is recorded at \(extract.into.redacted); "
+                result.failure = BatchFetchError(.checksumUnavailable, "no tree unpacked from it is recorded at \(extract.into.redacted); "
                     + "batchfetch run unpacks it")
             }
             return
@@ -88,7 +88,7 @@ public final class Verifier: Sendable {
         let pinned = archiveGone ? job.checksums.first { $0.algorithm == .sha256 }?.hex : result.checksums["sha256"]
         if let pinned, pinned != tree.archiveSHA256 {
             result.status = .drift
-            result.failure = DownloadFailure(.checksumMismatch, "the tree at \(extract.into.redacted) was unpacked from another archive "
+            result.failure = BatchFetchError(.checksumMismatch, "the tree at \(extract.into.redacted) was unpacked from another archive "
                 + "(sha256 \(tree.archiveSHA256.prefix(12))…)")
             return
         }
@@ -103,11 +103,11 @@ public final class Verifier: Sendable {
         let named = differing.named.map { "\($0.path.isEmpty ? extract.into.redacted : $0.path) \($0.why)" }.joined(separator: ", ")
         let more = differing.count - differing.named.count
         result.status = .drift
-        result.failure = DownloadFailure(.checksumMismatch, "the tree at \(extract.into.redacted) differs from what its archive unpacked to: "
+        result.failure = BatchFetchError(.checksumMismatch, "the tree at \(extract.into.redacted) differs from what its archive unpacked to: "
             + named + (more > 0 ? " and \(more) more" : "") + " (\(differing.count) entr\(differing.count == 1 ? "y" : "ies"))")
     }
 
-    private func drift(_ result: inout JobResult, _ failure: DownloadFailure) {
+    private func drift(_ result: inout JobResult, _ failure: BatchFetchError) {
         result.status = .drift
         result.failure = failure
     }

@@ -18,9 +18,9 @@ struct DestinationCheck {
         /// No regular file (nothing, a symlink, a directory…).
         case missing
         /// The file cannot be read: `failure` says why.
-        case unreadable(size: Int64, DownloadFailure)
+        case unreadable(size: Int64, BatchFetchError)
         /// The file differs from an expectation; `digests` are nil when the size already did.
-        case differs(size: Int64, digests: [String: String]?, DownloadFailure)
+        case differs(size: Int64, digests: [String: String]?, BatchFetchError)
         case matches(size: Int64, digests: [String: String])
     }
 
@@ -60,7 +60,7 @@ struct DestinationCheck {
         // the server, conditionally when the state cache has the validators it served.
         guard job.settings.refresh == .ifChanged, job.checksums.isEmpty else { return .upToDate(result) }
         guard let cached, cached.etag ?? cached.lastModified != nil,
-              cached.urlSHA256 == job.url.map({ Mirror.identity(of: $0.resolved) }) else { return .fetch }
+              cached.urlSHA256 == job.url.map({ MirrorURL.identity(of: $0.resolved) }) else { return .fetch }
         result.etag = cached.etag
         result.lastModified = cached.lastModified
         return .revalidate(result, etag: cached.etag, lastModified: cached.lastModified)
@@ -97,7 +97,7 @@ struct DestinationCheck {
     /// recorded under the identity the file had before hashing (`status`), keeping the cached
     /// validators — a file changed while it was read then fails the next run's identity check
     /// and is hashed again.
-    private func digests(cached: StateCache.Entry?, status: stat) throws(DownloadFailure) -> [String: String] {
+    private func digests(cached: StateCache.Entry?, status: stat) throws(BatchFetchError) -> [String: String] {
         if let cached, (algorithms.also.map(\.rawValue) + ["sha256"]).allSatisfy({ cached.digests[$0] != nil }) {
             return cached.digests
         }

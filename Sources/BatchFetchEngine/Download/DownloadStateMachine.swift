@@ -34,7 +34,7 @@ struct DownloadStateMachine: Sendable {
     /// The fixed facts of a job.
     struct Configuration: Sendable {
         /// The job's mirrors, in order.
-        var mirrors: [Mirror]
+        var mirrors: [MirrorURL]
         var expectedSize: Int64?
         var checksumPinned: Bool
         /// Retries, backoff and the Retry-After cap, shared with the mirror probe.
@@ -44,7 +44,7 @@ struct DownloadStateMachine: Sendable {
         /// One stream or segments, whole bodies or bounded ranges, and their sizes.
         var transfer: TransferPolicy
 
-        init(mirrors: [Mirror], expectedSize: Int64?, checksumPinned: Bool, retry: RetryPolicy, redirect: RedirectPolicy,
+        init(mirrors: [MirrorURL], expectedSize: Int64?, checksumPinned: Bool, retry: RetryPolicy, redirect: RedirectPolicy,
              transfer: TransferPolicy = TransferPolicy()) {
             self.mirrors = mirrors
             self.expectedSize = expectedSize
@@ -66,7 +66,7 @@ struct DownloadStateMachine: Sendable {
         case segment(SegmentStart)
         /// 304 to the conditional request: the file at `dest` is current.
         case notModified
-        case fail(DownloadFailure)
+        case fail(BatchFetchError)
     }
 
     /// The decision on a response head: take its body as planned, or act on it without the body
@@ -100,7 +100,7 @@ struct DownloadStateMachine: Sendable {
         /// The server sent more than `BodyPlan.end`.
         case tooLong
         /// Writing failed; not the server's fault, so no retry or failover.
-        case diskError(DownloadFailure)
+        case diskError(BatchFetchError)
     }
 
     /// Where the job is between two events, and what the next event must be about. Every event
@@ -251,7 +251,7 @@ struct DownloadStateMachine: Sendable {
     /// When the segments stopped because the remote content changed, the prefix belongs to the
     /// old file: it is discarded and the new content fetched from byte 0 (segmented again),
     /// counted as a retry so content that never holds still ends in a failure, not a loop.
-    mutating func segmentsEnded(writtenThrough prefix: Int64, failure: DownloadFailure, attempts: [AttemptRecord]) -> Action {
+    mutating func segmentsEnded(writtenThrough prefix: Int64, failure: BatchFetchError, attempts: [AttemptRecord]) -> Action {
         guard case .segmenting(let resuming) = phase else { preconditionFailure("segments ended in phase \(phase)") }
         log.append(contentsOf: attempts)
         partial.bytes = prefix
@@ -343,7 +343,7 @@ struct DownloadStateMachine: Sendable {
                 record(status: 416, failure: nil, continuing: continuing)
                 return .next(enter(.verifyPartial))
             }
-            record(status: 416, failure: DownloadFailure(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"),
+            record(status: 416, failure: BatchFetchError(.rangeNotHonoured, "416 for a resume at \(request.rangeStart!)"),
                    continuing: continuing)
             discardPartial()
             return .next(send(resuming: true))
@@ -364,7 +364,7 @@ struct DownloadStateMachine: Sendable {
         switch outcome {
         case .complete:
             if let end, flushed < end {
-                return act(on: .retry(DownloadFailure(.connection, "connection closed after \(flushed) of \(end) bytes"), retryAfter: nil),
+                return act(on: .retry(BatchFetchError(.connection, "connection closed after \(flushed) of \(end) bytes"), retryAfter: nil),
                            remaining: remaining, amending: true)
             }
             if let total = partial.total, flushed < total {
@@ -375,7 +375,7 @@ struct DownloadStateMachine: Sendable {
             if partial.total == nil { partial.total = flushed }
             return enter(.verify)
         case .tooLong:
-            let failure = DownloadFailure(.sizeMismatch, "\(servedURL) sent more than the expected \(end ?? flushed) bytes")
+            let failure = BatchFetchError(.sizeMismatch, "\(servedURL) sent more than the expected \(end ?? flushed) bytes")
             discardPartial()
             amendLastAttempt(failure)
             return failMirror(failure)
@@ -395,7 +395,7 @@ struct DownloadStateMachine: Sendable {
         guard partial.validator != nil else {
             // Nothing can prove the next range belongs to the same file: start over, and
             // count it, so a disk that never keeps up ends in a failure, not a loop.
-            let failure = DownloadFailure(.connection, "the disk fell behind and \(servedURL) gives no validator to resume with")
+            let failure = BatchFetchError(.connection, "the disk fell behind and \(servedURL) gives no validator to resume with")
             return act(on: .retry(failure, retryAfter: 0), remaining: remaining, amending: true)
         }
         return enter(.send(nextRequest()), .continuing)
@@ -419,7 +419,7 @@ struct DownloadStateMachine: Sendable {
     /// tell from the new content (rsync `-t --inplace` rewrites a file with the same size and
     /// mtime): it is fetched whole once more from the same mirror before the mirror is given up,
     /// so a mirror with good content never costs a failed run.
-    mutating func verificationFailed(_ failure: DownloadFailure) -> Action {
+    mutating func verificationFailed(_ failure: BatchFetchError) -> Action {
         precondition(phase == .verifying, "verification failed in phase \(phase)")
         // Older bytes: a resumed range was accepted, or a complete partial was answered by 416.
         let olderBytes = resumedFrom != nil || lastStatus == 416
@@ -438,7 +438,7 @@ struct DownloadStateMachine: Sendable {
 
     /// The job's deadline passed.
     mutating func deadlineExceeded(after seconds: Double) -> Action {
-        enter(.fail(DownloadFailure(.deadlineExceeded, "job deadline of \(seconds)s exceeded")))
+        enter(.fail(BatchFetchError(.deadlineExceeded, "job deadline of \(seconds)s exceeded")))
     }
 
     /// The owner reports how long it actually waited before the next attempt.
@@ -507,7 +507,7 @@ struct DownloadStateMachine: Sendable {
     private mutating func acceptFullBody(_ head: TransportResponseHead, request: PlannedRequest, continuing: Bool) -> AfterHead {
         let length = ResponseHeaders.contentLength(head)
         if let expected = configuration.expectedSize, let length, length != expected {
-            let failure = DownloadFailure(.sizeMismatch, "\(servedURL) announces \(length) bytes, expected \(expected)")
+            let failure = BatchFetchError(.sizeMismatch, "\(servedURL) announces \(length) bytes, expected \(expected)")
             record(status: 200, failure: failure, continuing: continuing)
             return .next(failMirror(failure))
         }
@@ -525,7 +525,7 @@ struct DownloadStateMachine: Sendable {
     private mutating func acceptRange(_ head: TransportResponseHead, request: PlannedRequest, turn: Turn) -> AfterHead {
         let continuing = turn == .continuing
         guard let start = request.rangeStart else {
-            let failure = DownloadFailure(.rangeNotHonoured, "206 to a request without Range from \(servedURL)")
+            let failure = BatchFetchError(.rangeNotHonoured, "206 to a request without Range from \(servedURL)")
             record(status: 206, failure: failure, continuing: continuing)
             return .next(failMirror(failure))
         }
@@ -534,7 +534,7 @@ struct DownloadStateMachine: Sendable {
         let fileLast = range?.total.map { $0 - 1 }
         let wantedLast = request.rangeEnd.map { end in fileLast.map { min(end, $0) } ?? end } ?? fileLast
         guard let range, range.first == start, let last = range.last, wantedLast == nil || last == wantedLast! else {
-            let failure = DownloadFailure(
+            let failure = BatchFetchError(
                 .rangeNotHonoured,
                 "206 with Content-Range '\(head.header("content-range") ?? "none")' for a resume at \(start)")
             record(status: 206, failure: failure, continuing: continuing)
@@ -542,7 +542,7 @@ struct DownloadStateMachine: Sendable {
             return .next(act(on: .retry(failure, retryAfter: 0), remaining: nil))
         }
         if let length = ResponseHeaders.contentLength(head), length != last - start + 1 {
-            let failure = DownloadFailure(
+            let failure = BatchFetchError(
                 .sizeMismatch, "\(servedURL) announces \(length) bytes for the \(last - start + 1)-byte range \(start)-\(last)")
             record(status: 206, failure: failure, continuing: continuing)
             return .next(failMirror(failure))
@@ -550,13 +550,13 @@ struct DownloadStateMachine: Sendable {
         if let sent = request.ifRange, let mismatch = ResponseHeaders.rangeMismatch(head, ifRange: sent, recordedTotal: partial.total) {
             // The server ignored If-Range (or lost the validator): these bytes may belong to
             // another file, so the partial goes and the file is fetched whole.
-            let failure = DownloadFailure(.remoteChanged, "\(mismatch) from \(servedURL)")
+            let failure = BatchFetchError(.remoteChanged, "\(mismatch) from \(servedURL)")
             record(status: 206, failure: failure, continuing: continuing)
             discardPartial()
             return .next(act(on: .retry(failure, retryAfter: 0), remaining: nil))
         }
         if let expected = configuration.expectedSize, let total = range.total, total != expected {
-            let failure = DownloadFailure(.sizeMismatch, "\(servedURL) has \(total) bytes, expected \(expected)")
+            let failure = BatchFetchError(.sizeMismatch, "\(servedURL) has \(total) bytes, expected \(expected)")
             record(status: 206, failure: failure, continuing: continuing)
             discardPartial()
             return .next(failMirror(failure))
@@ -580,7 +580,7 @@ struct DownloadStateMachine: Sendable {
     }
 
     /// Gives up on the current mirror: the next one, or the job fails with `failure`.
-    private mutating func failMirror(_ failure: DownloadFailure) -> Action {
+    private mutating func failMirror(_ failure: BatchFetchError) -> Action {
         guard route.mirror + 1 < configuration.mirrors.count else { return enter(.fail(failure)) }
         route = Route(mirror: route.mirror + 1, url: configuration.mirrors[route.mirror + 1].url)
         log.nextMirror()
@@ -636,11 +636,11 @@ struct DownloadStateMachine: Sendable {
         resumedFrom = nil
     }
 
-    private mutating func record(status: Int?, failure: DownloadFailure?, continuing: Bool = false) {
+    private mutating func record(status: Int?, failure: BatchFetchError?, continuing: Bool = false) {
         log.record(mirror: route.mirror, url: servedURL, status: status, failure: failure, continuing: continuing)
     }
 
-    private mutating func amendLastAttempt(_ failure: DownloadFailure) {
+    private mutating func amendLastAttempt(_ failure: BatchFetchError) {
         log.amendLast(failure, mirror: route.mirror, url: servedURL)
     }
 }

@@ -27,10 +27,10 @@ struct HTMLGuard: Sendable {
 
     /// The failure for a body that is a page, or nil: `contentType` is the response's, `prefix`
     /// the body's first bytes (up to ``sniffLength``), `served` the URL as it may be printed.
-    func failure(contentType: String?, prefix: Data, served: String) -> DownloadFailure? {
+    func failure(contentType: String?, prefix: Data, served: String) -> BatchFetchError? {
         guard applies, Self.isHTML(contentType: contentType, prefix: prefix) else { return nil }
         let title = Self.title(prefix).map { " ('\($0)')" } ?? ""
-        return DownloadFailure(.unexpectedHTML, "\(served) answered with an HTML page\(title) instead of the file "
+        return BatchFetchError(.unexpectedHTML, "\(served) answered with an HTML page\(title) instead of the file "
             + "(set accept_html: true if a page is what you want)")
     }
 

@@ -118,7 +118,7 @@ struct JobDownloader: Sendable {
                 return result
             }
         }
-        do throws(DownloadFailure) {
+        do throws(BatchFetchError) {
             let archive = try files.openDest()
             defer { close(archive) }
             var status = stat()
@@ -126,7 +126,7 @@ struct JobDownloader: Sendable {
             let verified = result.checksums["sha256"]
             let sha256 = context.state.entry(for: job.dest.resolved, status: status)?.digests["sha256"] ?? Self.sha256(of: archive)
             guard let sha256, verified == nil || sha256 == verified else {
-                throw DownloadFailure(.ioError, "\(job.dest.redacted) changed after it was verified; not unpacked")
+                throw BatchFetchError(.ioError, "\(job.dest.redacted) changed after it was verified; not unpacked")
             }
             result.extracted = try extraction(extract).ensure(archive: archive, size: Int64(status.st_size),
                                                               archiveSHA256: sha256, urlSHA256: url)
@@ -170,7 +170,7 @@ struct JobDownloader: Sendable {
     /// up to date needed no URL).
     private mutating func fetch(revalidating: (local: JobResult, etag: String?, lastModified: String?)?) async -> JobResult {
         if let invalid = zip(job.urls, network.mirrors).first(where: { $0.1 == nil })?.0 {
-            return JobResult(failed: job, DownloadFailure(.connection, "invalid URL \(invalid.redacted)"))
+            return JobResult(failed: job, BatchFetchError(.connection, "invalid URL \(invalid.redacted)"))
         }
         if let revalidating {
             self.revalidating = revalidating.local
@@ -229,7 +229,7 @@ struct JobDownloader: Sendable {
     /// wrong: the job then downloads.
     private func publish(fromCache cache: ContentCache, sha256: String) -> JobResult? {
         guard let file = cache.file(sha256: sha256) else { return nil }
-        do throws(DownloadFailure) {
+        do throws(BatchFetchError) {
             let digests: [String: String]
             let status: stat?
             if context.cacheLink == .hardlink,
@@ -240,7 +240,7 @@ struct JobDownloader: Sendable {
                 let output = try files.openPart(unnamed: true)
                 defer { close(output) }
                 try FileCopy.copy(from: file.descriptor, to: output, names: (file.path, files.partPath))
-                guard file.isUnchanged else { throw DownloadFailure(.ioError, "\(file.path) changed while it was copied") }
+                guard file.isUnchanged else { throw BatchFetchError(.ioError, "\(file.path) changed while it was copied") }
                 digests = algorithms.isEmpty ? ["sha256": sha256] : try files.partDigests(also: algorithms).digests
                 if let failure = expectation.mismatch(size: file.size, digests: digests) { throw failure }
                 status = try files.publish(durability: context.durability)
@@ -261,13 +261,13 @@ struct JobDownloader: Sendable {
     /// `cache_link: hardlink`: `dest` becomes a hard link to the entry, once the entry is held
     /// to the job's expectations (other pinned algorithms hashed from it). Nil when no link
     /// can be made (another file system): the caller copies.
-    private func publishLink(to file: ContentCache.File, sha256: String) throws(DownloadFailure) -> (digests: [String: String], status: stat?)? {
+    private func publishLink(to file: ContentCache.File, sha256: String) throws(BatchFetchError) -> (digests: [String: String], status: stat?)? {
         var digests = ["sha256": sha256]
         if !algorithms.isEmpty {
             do {
                 digests = try Digester.digests(ofDescriptor: file.descriptor, also: algorithms).digests
             } catch {
-                throw DownloadFailure(.ioError, "cannot read \(file.path): \(error)")
+                throw BatchFetchError(.ioError, "cannot read \(file.path): \(error)")
             }
         }
         if let failure = expectation.mismatch(size: file.size, digests: digests) { throw failure }
@@ -300,7 +300,7 @@ struct JobDownloader: Sendable {
     /// Takes a twin job's published file: a hard link (a copy across file systems or where links
     /// are refused), verified like a download, published the same way.
     private mutating func copy(from source: SameContent.Source) -> JobResult {
-        do throws(DownloadFailure) {
+        do throws(BatchFetchError) {
             try files.takePart(from: PartialFiles(root: context.root, dest: source.dest))
             let (digests, size) = try files.partDigests(also: algorithms)
             if var failure = expectation.mismatch(size: size, digests: digests) {
@@ -360,7 +360,7 @@ struct JobDownloader: Sendable {
     private mutating func perform(_ action: Action, sink: FileSink) async -> Next {
         if context.interruption.isInterrupted {
             switch action {
-            case .send, .sendAfter, .segment: return .act(.fail(DownloadFailure(.interrupted, "the run was interrupted")))
+            case .send, .sendAfter, .segment: return .act(.fail(BatchFetchError(.interrupted, "the run was interrupted")))
             default: break
             }
         }
@@ -371,7 +371,7 @@ struct JobDownloader: Sendable {
             // The retry policy never returns a wait past the deadline.
             let wait = Duration.seconds(delay.draw())
             guard await context.interruption.sleep(wait) else {
-                return .act(.fail(DownloadFailure(.interrupted, "the run was interrupted")))
+                return .act(.fail(BatchFetchError(.interrupted, "the run was interrupted")))
             }
             machine.withLockedValue { $0.waited(wait.inSeconds) }
             return .act(await send(request, sink: sink))
@@ -383,7 +383,7 @@ struct JobDownloader: Sendable {
             // be large, and the job may run on an event loop.
             do {
                 let (files, algorithms) = (self.files, self.algorithms)
-                let (digests, size) = try await withTaskExecutorPreference(globalConcurrentExecutor) { () throws(DownloadFailure) in
+                let (digests, size) = try await withTaskExecutorPreference(globalConcurrentExecutor) { () throws(BatchFetchError) in
                     try files.partDigests(also: algorithms)
                 }
                 return verifyAndPublish(digests: digests, size: size, sink: sink)
@@ -451,7 +451,7 @@ struct JobDownloader: Sendable {
     }
 
     /// Failures no other request can cure.
-    private static func endsTheJob(_ failure: DownloadFailure) -> Bool {
+    private static func endsTheJob(_ failure: BatchFetchError) -> Bool {
         [.deadlineExceeded, .interrupted, .diskFull, .permissionDenied, .ioError].contains(failure.code)
     }
 
@@ -480,7 +480,7 @@ struct JobDownloader: Sendable {
         let outcome = await Exchange.perform(
             request, handler: handler, transport: network.transport, hosts: context.hosts,
             interruption: context.interruption, idleTimeout: .seconds(job.settings.timeout), deadline: deadline)
-        guard let outcome else { return .fail(DownloadFailure(.interrupted, "the run was interrupted")) }
+        guard let outcome else { return .fail(BatchFetchError(.interrupted, "the run was interrupted")) }
         bytesTransferred += outcome.received
         if let limiter = context.rateLimiter, outcome.received > paced { await limiter.charge(outcome.received - paced) }
 
@@ -530,7 +530,7 @@ struct JobDownloader: Sendable {
 
     /// The job's result: published with these digests and size (and the file's status as
     /// published), or failed with `failure`.
-    private mutating func finish(failure: DownloadFailure? = nil,
+    private mutating func finish(failure: BatchFetchError? = nil,
                         published: (digests: [String: String], bytes: Int64, status: stat?)? = nil) -> JobResult {
         // A part the job never wrote to (it failed before any body) is no partial to keep.
         if failure != nil, files.partSize() == 0 { files.removePartial() }

@@ -36,22 +36,22 @@ struct ContentExpectation: Sendable {
     }
 
     /// Nil when `size` is the expected one, else the failure to report.
-    func sizeMismatch(_ size: Int64) -> DownloadFailure? {
+    func sizeMismatch(_ size: Int64) -> BatchFetchError? {
         guard let expected = self.size, expected != size else { return nil }
-        return DownloadFailure(code(.sizeMismatch), "\(size) bytes, \(says) \(expected)")
+        return BatchFetchError(code(.sizeMismatch), "\(size) bytes, \(says) \(expected)")
     }
 
     /// Nil when content of `size` bytes with `digests` (hex by algorithm name) matches, else the
     /// first mismatch: the size, then each checksum in the manifest's order.
-    func mismatch(size: Int64, digests: [String: String]) -> DownloadFailure? {
+    func mismatch(size: Int64, digests: [String: String]) -> BatchFetchError? {
         if let failure = sizeMismatch(size) { return failure }
         guard let wrong = checksums.first(where: { digests[$0.algorithm.rawValue] != $0.hex }) else { return nil }
         let actual = digests[wrong.algorithm.rawValue] ?? "not computed"
-        return DownloadFailure(code(.checksumMismatch), "\(wrong.algorithm.rawValue) is \(actual), \(says) \(wrong.hex)")
+        return BatchFetchError(code(.checksumMismatch), "\(wrong.algorithm.rawValue) is \(actual), \(says) \(wrong.hex)")
     }
 
     /// The first mismatch against any of `expectations`, in order.
-    static func firstMismatch(_ expectations: [ContentExpectation], size: Int64, digests: [String: String]) -> DownloadFailure? {
+    static func firstMismatch(_ expectations: [ContentExpectation], size: Int64, digests: [String: String]) -> BatchFetchError? {
         expectations.lazy.compactMap { $0.mismatch(size: size, digests: digests) }.first
     }
 

@@ -117,8 +117,11 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case unexpectedHTML = "unexpected_html"
 }
 
-/// A failure with a code from the closed set and a message for people.
-public struct DownloadFailure: Error, Sendable, Equatable {
+/// What went wrong, anywhere in batchfetch — a download, an upload, a listing, an archive, the
+/// run lock — as a code from the closed set (the report's `error.code`) and a message for
+/// people. One type for every subsystem, named for what it is rather than for the first
+/// subsystem that had it.
+public struct BatchFetchError: Error, Sendable, Equatable {
     public var code: ErrorCode
     public var message: String
 
@@ -128,7 +131,11 @@ public struct DownloadFailure: Error, Sendable, Equatable {
     }
 }
 
-extension DownloadFailure: LocalizedError {
+/// The name this type had before every subsystem used it.
+@available(*, deprecated, renamed: "BatchFetchError")
+public typealias DownloadFailure = BatchFetchError
+
+extension BatchFetchError: LocalizedError {
     /// The message with its code, for people (`localizedDescription`).
     public var errorDescription: String? { "\(message) (\(code.rawValue))" }
 }
@@ -139,7 +146,7 @@ public struct AttemptRecord: Sendable, Equatable {
     /// The URL asked, as it may be printed (a redirect target, or the redacted mirror URL).
     public var url: String
     public var httpStatus: Int?
-    public var failure: DownloadFailure?
+    public var failure: BatchFetchError?
     /// Seconds waited before this attempt.
     public var waited: Double
 }

@@ -30,8 +30,8 @@ extension JobResult {
     }
 }
 
-extension DownloadFailure {
-    func redacted(by redactor: Redactor) -> DownloadFailure {
-        DownloadFailure(code, redactor.redact(message))
+extension BatchFetchError {
+    func redacted(by redactor: Redactor) -> BatchFetchError {
+        BatchFetchError(code, redactor.redact(message))
     }
 }

@@ -96,7 +96,7 @@ public struct JobResult: Sendable {
     public var duration: Double = 0
     /// Seconds after the run started when the job started; nil for one that never started.
     public var startedAfter: Double?
-    public var failure: DownloadFailure?
+    public var failure: BatchFetchError?
     public var skippedBecause: String?
     /// An upload job's result (`kind: upload` in the report).
     public var isUpload = false
@@ -110,7 +110,7 @@ public struct JobResult: Sendable {
     }
 
     /// A job that failed before any request.
-    init(failed job: Job, _ failure: DownloadFailure) {
+    init(failed job: Job, _ failure: BatchFetchError) {
         self.init(id: job.id, status: .failed, dest: job.dest.redacted)
         self.failure = failure
         isUpload = job.isUpload

@@ -129,13 +129,13 @@ public struct LockFile: Codable, Sendable, Equatable {
 extension Job {
     /// This job held to its lock entry (`run --locked`): the lock's sha256 and size become
     /// expectations. A manifest that pins other values than the lock fails at once.
-    func locked(by entry: LockFile.Entry) -> Result<Job, DownloadFailure> {
+    func locked(by entry: LockFile.Entry) -> Result<Job, BatchFetchError> {
         var job = self
         if let pinned = checksums.first(where: { $0.algorithm == .sha256 }), pinned.hex != entry.sha256 {
-            return .failure(DownloadFailure(.lockMismatch, "the manifest pins \(pinned) but the lock says sha256:\(entry.sha256)"))
+            return .failure(BatchFetchError(.lockMismatch, "the manifest pins \(pinned) but the lock says sha256:\(entry.sha256)"))
         }
         if let size, size != entry.size {
-            return .failure(DownloadFailure(.lockMismatch, "the manifest says \(size) bytes but the lock says \(entry.size)"))
+            return .failure(BatchFetchError(.lockMismatch, "the manifest says \(size) bytes but the lock says \(entry.size)"))
         }
         if !checksums.contains(where: { $0.algorithm == .sha256 }) {
             job.checksums.append(Checksum(algorithm: .sha256, hex: entry.sha256))

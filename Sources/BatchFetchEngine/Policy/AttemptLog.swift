@@ -15,7 +15,7 @@ struct AttemptLog: Sendable, Equatable {
 
     /// Records the answer (or failure) of an attempt; with `continuing`, of the attempt the last
     /// record describes (a bounded range, a range asked again after the disk fell behind).
-    mutating func record(mirror: Int, url: String, status: Int?, failure: DownloadFailure?, continuing: Bool = false) {
+    mutating func record(mirror: Int, url: String, status: Int?, failure: BatchFetchError?, continuing: Bool = false) {
         if continuing, !records.isEmpty {
             records[records.count - 1].httpStatus = status ?? records[records.count - 1].httpStatus
             records[records.count - 1].failure = failure
@@ -33,7 +33,7 @@ struct AttemptLog: Sendable, Equatable {
 
     /// The last attempt failed after all (its body broke off, its bytes did not verify), or a
     /// failure with no attempt of its own ends the job: one record either way.
-    mutating func amendLast(_ failure: DownloadFailure, mirror: Int, url: String) {
+    mutating func amendLast(_ failure: BatchFetchError, mirror: Int, url: String) {
         if records.isEmpty {
             record(mirror: mirror, url: url, status: nil, failure: failure)
         } else {
@@ -44,7 +44,7 @@ struct AttemptLog: Sendable, Equatable {
     /// Counts a retryable failure on the current mirror and asks `policy` whether to wait and
     /// try again, or give the mirror up (retries used up, a `Retry-After` over the cap, a wait
     /// past the deadline `remaining` seconds away).
-    mutating func retry(after failure: DownloadFailure, retryAfter: Double?, remaining: Double?,
+    mutating func retry(after failure: BatchFetchError, retryAfter: Double?, remaining: Double?,
                         policy: RetryPolicy) -> RetryPolicy.Decision {
         failures += 1
         return policy.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: remaining)

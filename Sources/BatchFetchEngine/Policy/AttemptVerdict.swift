@@ -16,12 +16,12 @@ public enum AttemptVerdict: Sendable, Equatable {
     /// A redirect: the driver asks its ``RedirectPolicy``.
     case redirect
     /// Worth asking again after the retry policy's wait (or the server's `Retry-After`).
-    case retry(DownloadFailure, retryAfter: Double?)
+    case retry(BatchFetchError, retryAfter: Double?)
     /// This mirror will not serve the request (a refused status, a TLS failure the next attempt
     /// would meet again): the next mirror, if any.
-    case nextMirror(DownloadFailure)
+    case nextMirror(BatchFetchError)
     /// The run was interrupted: no retry, no other mirror.
-    case interrupted(DownloadFailure)
+    case interrupted(BatchFetchError)
 
     /// The verdict on a response status. `subject` says what was asked, for the message
     /// ("from <url>", "for bytes 0-9"; empty for nothing); `retryAfter` is the response's
@@ -31,10 +31,10 @@ public enum AttemptVerdict: Sendable, Equatable {
         case .success: self = .success
         case .redirect: self = .redirect
         case .retryable:
-            self = .retry(DownloadFailure(.httpStatus, Self.phrase("HTTP \(status)", subject)),
+            self = .retry(BatchFetchError(.httpStatus, Self.phrase("HTTP \(status)", subject)),
                           retryAfter: ResponseHeaders.retryAfter(retryAfter, now: now))
         case .refused:
-            self = .nextMirror(DownloadFailure(.httpStatus, Self.phrase("HTTP \(status)", subject)))
+            self = .nextMirror(BatchFetchError(.httpStatus, Self.phrase("HTTP \(status)", subject)))
         }
     }
 
@@ -46,21 +46,21 @@ public enum AttemptVerdict: Sendable, Equatable {
     public init(_ failure: TransportFailure, subject: String) {
         switch failure {
         case .cancelled:
-            self = .interrupted(DownloadFailure(.interrupted, "transfer cancelled"))
+            self = .interrupted(BatchFetchError(.interrupted, "transfer cancelled"))
         case .timedOut:
-            self = .retry(DownloadFailure(.timeout, Self.phrase("no data", subject) + " within the idle timeout"), retryAfter: nil)
+            self = .retry(BatchFetchError(.timeout, Self.phrase("no data", subject) + " within the idle timeout"), retryAfter: nil)
         case .connection(let reason), .other(let reason):
-            self = .retry(DownloadFailure(.connection, Self.phrase(subject, reason, separator: ": ")), retryAfter: nil)
+            self = .retry(BatchFetchError(.connection, Self.phrase(subject, reason, separator: ": ")), retryAfter: nil)
         case .overloaded:
-            self = .retry(DownloadFailure(.connection, Self.phrase(subject, "the transport shed the transfer", separator: ": ")),
+            self = .retry(BatchFetchError(.connection, Self.phrase(subject, "the transport shed the transfer", separator: ": ")),
                           retryAfter: nil)
         case .tls(let reason):
-            self = .nextMirror(DownloadFailure(.tls, Self.phrase(subject, reason, separator: ": ")))
+            self = .nextMirror(BatchFetchError(.tls, Self.phrase(subject, reason, separator: ": ")))
         }
     }
 
     /// The failure the verdict carries; nil for a success or a redirect.
-    public var failure: DownloadFailure? {
+    public var failure: BatchFetchError? {
         switch self {
         case .success, .redirect: return nil
         case .retry(let failure, _), .nextMirror(let failure), .interrupted(let failure): return failure

@@ -15,7 +15,7 @@ struct JobNetwork: Sendable {
     /// The job's mirrors, parsed once (URLs as the manifest resolved them, userinfo included), in
     /// order; nil for one that does not parse (validation refuses those, so only a library caller
     /// could pass one). The download's state machine and the probe both use these.
-    let mirrors: [Mirror?]
+    let mirrors: [MirrorURL?]
     /// What a download request carries besides headers: the job's method, body and idle timeout.
     let method: String
     let body: Data?
@@ -46,7 +46,7 @@ struct JobNetwork: Sendable {
             headers.append((name: "User-Agent", value: Self.userAgent))
         }
         credentials = CredentialPolicy(headers: headers, crossOrigin: job.settings.crossOriginHeaders, netrc: netrc)
-        let mirrors = job.urls.map { Mirror($0, s3: job.settings.s3, environment: environment) }
+        let mirrors = job.urls.map { MirrorURL($0, s3: job.settings.s3, environment: environment) }
         self.mirrors = mirrors
         let netrcPasswords = netrc.map { netrc in
             mirrors.compactMap { mirror in
@@ -70,16 +70,31 @@ struct JobNetwork: Sendable {
         longestPace = job.settings.retryAfterMax
     }
 
-    /// How a request to `target` on behalf of the store mirror `mirror` is signed: as the
-    /// mirror at its own origin; for another region at AWS's endpoint of the same bucket (https
-    /// only); else not at all (an empty signer means unsigned: anonymous).
-    static func signer(for target: URL, of mirror: Mirror) -> SigV4Signer?? {
-        guard let origin = Origin(target) else { return nil }
-        if origin == Origin(mirror.url) { return .some(mirror.signer) }
-        guard target.scheme?.lowercased() == "https", let targetHost = target.host, let mirrorHost = mirror.url.host,
-              let moved = AWSConfiguration.awsEndpoint(targetHost), let original = AWSConfiguration.awsEndpoint(mirrorHost),
-              moved.bucket == original.bucket else { return nil }
-        return .some(mirror.signer.map { SigV4Signer(credentials: $0.credentials, region: moved.region, service: $0.service) })
+    /// How a request to a store's mirror goes out.
+    enum StoreRequest: Equatable {
+        /// Not to the store (a redirect elsewhere): a plain request, nothing of the store's.
+        case elsewhere
+        /// To the store, unsigned (`anonymous`).
+        case anonymous
+        /// To the store, signed so.
+        case signed(SigV4Signer)
+    }
+
+    /// How a request to `target` on behalf of the store mirror `mirror` goes: to the mirror at
+    /// its own origin, as the mirror is signed; to AWS's endpoint of the same bucket in another
+    /// region (https only), signed for that region; anywhere else as a plain request.
+    static func storeRequest(to target: URL, of mirror: MirrorURL) -> StoreRequest {
+        let signer: SigV4Signer?
+        if let origin = Origin(target), origin == Origin(mirror.url) {
+            signer = mirror.signer
+        } else if target.scheme?.lowercased() == "https", let targetHost = target.host, let mirrorHost = mirror.url.host,
+                  let moved = AWSConfiguration.awsEndpoint(targetHost), let original = AWSConfiguration.awsEndpoint(mirrorHost),
+                  moved.bucket == original.bucket {
+            signer = mirror.signer.map { SigV4Signer(credentials: $0.credentials, region: moved.region, service: $0.service) }
+        } else {
+            return .elsewhere
+        }
+        return signer.map(StoreRequest.signed) ?? .anonymous
     }
 
     /// Sent unless the job sets its own.
@@ -110,9 +125,12 @@ struct JobNetwork: Sendable {
         // Signed only where the signature is meant for: the store's endpoint, or AWS's endpoint
         // of the same bucket in the region a 301 named (signed for that region). A redirect
         // anywhere else goes unsigned.
-        if let mirror, mirror.store != nil, let signer = Self.signer(for: target, of: mirror) {
-            request.signer = signer
-            if method == "GET" || method == "HEAD" { request.headers.append((name: "x-amz-checksum-mode", value: "ENABLED")) }
+        if let mirror, mirror.store != nil {
+            let store = Self.storeRequest(to: target, of: mirror)
+            if case .signed(let signer) = store { request.signer = signer }
+            if store != .elsewhere, method == "GET" || method == "HEAD" {
+                request.headers.append((name: "x-amz-checksum-mode", value: "ENABLED"))
+            }
         }
         return request
     }

@@ -26,7 +26,7 @@ public struct RedirectPolicy: Sendable, Equatable {
         /// Ask this URL next (no userinfo, no fragment).
         case follow(URL)
         /// Not followed; the mirror failed with this.
-        case refuse(DownloadFailure)
+        case refuse(BatchFetchError)
     }
 
     /// The decision on a redirect response with status `status` and `Location` header `location`
@@ -38,34 +38,34 @@ public struct RedirectPolicy: Sendable, Equatable {
         let from = shown(current)
         if location?.isEmpty ?? true, let region = bucketRegion, !region.isEmpty {
             if followed < maxRedirects, let moved = AWSConfiguration.regional(current, region: region) { return .follow(moved) }
-            return .refuse(DownloadFailure(.httpStatus, "HTTP \(status) from \(from): the bucket is in the region \(region); "
+            return .refuse(BatchFetchError(.httpStatus, "HTTP \(status) from \(from): the bucket is in the region \(region); "
                 + "set it (s3: {region: \(region)} or AWS_REGION)"))
         }
         guard let location, !location.isEmpty,
               let resolved = URL(string: URLSyntax.encodingInvalidCharacters(location), relativeTo: current)?.absoluteURL,
               var components = URLComponents(url: resolved, resolvingAgainstBaseURL: false) else {
-            return .refuse(DownloadFailure(.httpStatus, "HTTP \(status) without a usable Location from \(from)"))
+            return .refuse(BatchFetchError(.httpStatus, "HTTP \(status) without a usable Location from \(from)"))
         }
         components.user = nil
         components.password = nil
         components.fragment = nil
         guard let target = components.url else {
-            return .refuse(DownloadFailure(.httpStatus, "HTTP \(status) without a usable Location from \(from)"))
+            return .refuse(BatchFetchError(.httpStatus, "HTTP \(status) without a usable Location from \(from)"))
         }
         let to = shown(target)
         guard followed < maxRedirects else {
-            return .refuse(DownloadFailure(.tooManyRedirects, "more than \(maxRedirects) redirects, the last from \(from)"))
+            return .refuse(BatchFetchError(.tooManyRedirects, "more than \(maxRedirects) redirects, the last from \(from)"))
         }
         let scheme = target.scheme?.lowercased() ?? ""
         guard scheme == "http" || scheme == "https" else {
-            return .refuse(DownloadFailure(
+            return .refuse(BatchFetchError(
                 .redirectRefused, "refusing redirect from \(from) to \(to): only http and https targets are followed"))
         }
         guard let host = target.host, !host.isEmpty else {
-            return .refuse(DownloadFailure(.redirectRefused, "refusing redirect from \(from) to \(to): the target has no host"))
+            return .refuse(BatchFetchError(.redirectRefused, "refusing redirect from \(from) to \(to): the target has no host"))
         }
         if current.scheme?.lowercased() == "https", scheme == "http", !allowInsecure {
-            return .refuse(DownloadFailure(
+            return .refuse(BatchFetchError(
                 .redirectRefused, "refusing redirect from https to \(to) (set allow_insecure_redirect to allow)"))
         }
         return .follow(target)

@@ -32,27 +32,27 @@ public struct RetryPolicy: Sendable, Equatable {
     public enum Decision: Sendable, Equatable {
         case wait(RetryDelay)
         /// No further attempt on this mirror, for this reason.
-        case giveUp(DownloadFailure)
+        case giveUp(BatchFetchError)
     }
 
     /// What to do after `failure`, the `failures`-th on this mirror (1-based); `retryAfter` is the
     /// server's wait in seconds, `remaining` the seconds left before the job's deadline.
-    public func decide(after failure: DownloadFailure, failures: Int, retryAfter: Double?, remaining: Double?) -> Decision {
+    public func decide(after failure: BatchFetchError, failures: Int, retryAfter: Double?, remaining: Double?) -> Decision {
         guard failures <= retries else { return .giveUp(failure) }
         guard let retryAfter else {
             let delay = RetryDelay.backoff(failure: failures, base: backoff, cap: backoffMax)
             if let remaining, delay.seconds > remaining {
-                return .giveUp(DownloadFailure(.deadlineExceeded,
+                return .giveUp(BatchFetchError(.deadlineExceeded,
                     "\(failure.message); a retry after up to \(Self.seconds(delay.seconds)) could end past the job's deadline"))
             }
             return .wait(delay)
         }
         if retryAfter > retryAfterMax {
-            return .giveUp(DownloadFailure(failure.code,
+            return .giveUp(BatchFetchError(failure.code,
                 "\(failure.message) asking to retry after \(Self.seconds(retryAfter)), longer than retry_after_max (\(Self.seconds(retryAfterMax)))"))
         }
         if let remaining, retryAfter > remaining {
-            return .giveUp(DownloadFailure(.deadlineExceeded,
+            return .giveUp(BatchFetchError(.deadlineExceeded,
                 "\(failure.message) asking to retry after \(Self.seconds(retryAfter)), past the job's deadline"))
         }
         return .wait(RetryDelay(seconds: max(0, retryAfter), jitter: false))

@@ -15,7 +15,7 @@ import Foundation
 public struct ListingExpansion: Sendable {
     public var manifest: Manifest
     /// Why each job could not be expanded or placed, by id.
-    public var failures: [String: DownloadFailure] = [:]
+    public var failures: [String: BatchFetchError] = [:]
     /// What each source resolved to, by the source job's id (what `pin` writes into the lock).
     public var resolved: [String: LockFile.Resolved] = [:]
 
@@ -29,7 +29,7 @@ public struct ListingExpansion: Sendable {
         for job in manifest.jobs {
             guard let listing = job.listing else { continue }
             let network = JobNetwork(job: job, transport: transport, perHost: manifest.perHost, environment: environment)
-            let listed: Result<[(relative: String, file: ListedFile)], DownloadFailure>
+            let listed: Result<[(relative: String, file: ListedFile)], BatchFetchError>
             if let reference = listing.reference {
                 let resolution = SourceResolution(job: job, reference: reference, manifest: manifest, transport: transport,
                                                   hosts: hosts, environment: environment)
@@ -50,7 +50,7 @@ public struct ListingExpansion: Sendable {
                     var fileJob = self.fileJob(job, relative: relative, url: file.url, size: file.size, credentials: credentials)
                     fileJob.checksums = file.checksums
                     if let problem = Self.placementProblem(relative, in: job) {
-                        expansion.failures[fileJob.id] = DownloadFailure(.unsafePath, "'\(file.path)' " + problem)
+                        expansion.failures[fileJob.id] = BatchFetchError(.unsafePath, "'\(file.path)' " + problem)
                     }
                     return fileJob
                 }
@@ -80,7 +80,7 @@ public struct ListingExpansion: Sendable {
 
     /// The listing jobs of `manifest` left as they are, each failing with `failure`: a command
     /// that may not list (`verify` without a lockfile) says why it cannot see their files.
-    static func unexpanded(_ manifest: Manifest, failure: DownloadFailure) -> ListingExpansion {
+    static func unexpanded(_ manifest: Manifest, failure: BatchFetchError) -> ListingExpansion {
         var expansion = ListingExpansion(manifest: manifest)
         for job in manifest.jobs where job.listing != nil { expansion.failures[job.id] = failure }
         return expansion
@@ -172,7 +172,7 @@ public struct ListingDrift: Sendable {
     public var changed: [String: String] = [:]
     /// Listing jobs that could not be listed again, by id: unreachable (their pinned files are
     /// still checked).
-    public var unlisted: [String: DownloadFailure] = [:]
+    public var unlisted: [String: BatchFetchError] = [:]
 
     public init() {}
 }
@@ -187,9 +187,9 @@ enum BucketPrefix {
     /// Every object under the job's prefix, all pages, each with its key relative to the prefix
     /// (folder markers, keys ending with `/`, left out).
     static func list(_ job: Job, network: JobNetwork, hosts: HostLimiter)
-        async -> Result<[(relative: String, file: ListedFile)], DownloadFailure> {
+        async -> Result<[(relative: String, file: ListedFile)], BatchFetchError> {
         guard let location = network.mirrors.first??.store else {
-            return .failure(DownloadFailure(.connection, "invalid bucket URL \(job.url?.redacted ?? "")"))
+            return .failure(BatchFetchError(.connection, "invalid bucket URL \(job.url?.redacted ?? "")"))
         }
         let probe = MirrorProbe(job: job, network: network, hosts: hosts)
         let scheme = job.url.map { String($0.resolved.prefix(2)).lowercased() } ?? "s3"
@@ -197,14 +197,14 @@ enum BucketPrefix {
         var token: String?
         repeat {
             guard let url = location.listURL(continuation: token) else {
-                return .failure(DownloadFailure(.connection, "cannot make the listing URL of \(job.url?.redacted ?? "")"))
+                return .failure(BatchFetchError(.connection, "cannot make the listing URL of \(job.url?.redacted ?? "")"))
             }
             switch await probe.fetch(mirror: 0, limit: pageLimit, url: url) {
             case .failure(let failure):
-                return .failure(DownloadFailure(failure.code, "listing \(job.url?.redacted ?? ""): \(failure.message)"))
+                return .failure(BatchFetchError(failure.code, "listing \(job.url?.redacted ?? ""): \(failure.message)"))
             case .success(let data):
                 guard let page = BucketListing(xml: data) else {
-                    return .failure(DownloadFailure(.httpStatus, "listing \(job.url?.redacted ?? ""): the answer is not a bucket listing"))
+                    return .failure(BatchFetchError(.httpStatus, "listing \(job.url?.redacted ?? ""): the answer is not a bucket listing"))
                 }
                 for object in page.objects {
                     let relative = String(object.key.dropFirst(location.key.count))
@@ -214,7 +214,7 @@ enum BucketPrefix {
                 }
                 token = page.isTruncated ? page.nextContinuationToken : nil
                 if page.isTruncated && token == nil {
-                    return .failure(DownloadFailure(.httpStatus, "listing \(job.url?.redacted ?? ""): a truncated page without a continuation token"))
+                    return .failure(BatchFetchError(.httpStatus, "listing \(job.url?.redacted ?? ""): a truncated page without a continuation token"))
                 }
             }
         } while token != nil

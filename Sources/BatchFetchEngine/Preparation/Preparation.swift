@@ -60,7 +60,7 @@ public enum Preparation {
             return Prepared(expansion: await ListingExpansion.expand(manifest, transport: transport(), environment: environment))
         case .lock, .offline:
             guard let lock else {
-                return Prepared(expansion: ListingExpansion.unexpanded(manifest, failure: DownloadFailure(
+                return Prepared(expansion: ListingExpansion.unexpanded(manifest, failure: BatchFetchError(
                     .lockMismatch, "its files are known only once pinned: run batchfetch pin (no lockfile)")))
             }
             return Prepared(expansion: ListingExpansion.expand(manifest, lock: lock, environment: environment))

@@ -22,11 +22,11 @@ struct SourceResolution: Sendable {
     private var shown: String { job.url?.redacted ?? "" }
 
     /// The listing, and the path or glob inside the repository that selects its files.
-    func resolve() async -> Result<(listing: SourceListing, path: String?), DownloadFailure> {
+    func resolve() async -> Result<(listing: SourceListing, path: String?), BatchFetchError> {
         await resolve(reference, followedDOI: false)
     }
 
-    private func resolve(_ reference: SourceReference, followedDOI: Bool) async -> Result<(listing: SourceListing, path: String?), DownloadFailure> {
+    private func resolve(_ reference: SourceReference, followedDOI: Bool) async -> Result<(listing: SourceListing, path: String?), BatchFetchError> {
         switch reference {
         case .huggingFace(let repo):
             return await hub(repo).map { ($0, repo.path) }
@@ -53,7 +53,7 @@ struct SourceResolution: Sendable {
                     return .failure(failed("the handle answer for doi:\(doi) has no URL"))
                 }
                 guard let target = RepositoryAPI.repository(ofLanding: landing, endpoints: endpoints) else {
-                    return .failure(DownloadFailure(.unsupportedDOI, "doi:\(doi) lands on \(landing), which is not a repository "
+                    return .failure(BatchFetchError(.unsupportedDOI, "doi:\(doi) lands on \(landing), which is not a repository "
                         + "batchfetch reads (Zenodo at \(endpoints.zenodo), figshare at \(endpoints.figshare))"))
                 }
                 return await resolve(target, followedDOI: true)
@@ -71,7 +71,7 @@ struct SourceResolution: Sendable {
 
     /// A Hub repository: its revision pinned to a commit, then every page of its tree under the
     /// path's directory.
-    private func hub(_ repo: SourceReference.HubRepository) async -> Result<SourceListing, DownloadFailure> {
+    private func hub(_ repo: SourceReference.HubRepository) async -> Result<SourceListing, BatchFetchError> {
         let endpoint = endpoints.hf
         let commit: String
         switch await answer(RepositoryAPI.hubRevisionURL(repo, endpoint: endpoint), what: "revision '\(repo.revision)' of \(repo.id)") {
@@ -107,11 +107,11 @@ struct SourceResolution: Sendable {
     }
 
     /// The body of one API answer.
-    private func answer(_ url: URL?, what: String) async -> Result<Data, DownloadFailure> {
+    private func answer(_ url: URL?, what: String) async -> Result<Data, BatchFetchError> {
         await answer(url, what: what, withHead: false).map(\.data)
     }
 
-    private func answer(_ url: URL?, what: String, withHead: Bool) async -> Result<(data: Data, head: TransportResponseHead?), DownloadFailure> {
+    private func answer(_ url: URL?, what: String, withHead: Bool) async -> Result<(data: Data, head: TransportResponseHead?), BatchFetchError> {
         guard let url else { return .failure(failed("cannot make the API URL for \(what)")) }
         var request = job
         request.listing = nil
@@ -127,8 +127,8 @@ struct SourceResolution: Sendable {
         }
     }
 
-    private func failed(_ message: String) -> DownloadFailure {
-        DownloadFailure(.resolverFailed, "\(shown): \(message)")
+    private func failed(_ message: String) -> BatchFetchError {
+        BatchFetchError(.resolverFailed, "\(shown): \(message)")
     }
 }
 

@@ -41,7 +41,7 @@ struct ReportJournal {
 
         var count: Int { entries.count }
 
-        func text(at position: Int) throws(DownloadFailure) -> [UInt8] {
+        func text(at position: Int) throws(BatchFetchError) -> [UInt8] {
             switch entries[position]! {
             case .memory(let text):
                 return text
@@ -54,10 +54,10 @@ struct ReportJournal {
 
         /// An entry's text from `block` (read anew when it does not hold the entry).
         private func fileText(offset: Int64, length: Int,
-                              block: inout (start: Int64, bytes: [UInt8])?) -> Result<[UInt8], DownloadFailure> {
+                              block: inout (start: Int64, bytes: [UInt8])?) -> Result<[UInt8], BatchFetchError> {
             if block.map({ offset < $0.start || offset + Int64(length) > $0.start + Int64($0.bytes.count) }) ?? true {
                 let start = offset / Int64(ReportJournal.blockSize) * Int64(ReportJournal.blockSize)
-                do throws(DownloadFailure) {
+                do throws(BatchFetchError) {
                     block = (start, try file!.read(offset: start, length: max(Int(offset - start) + length, ReportJournal.blockSize)))
                 } catch {
                     return .failure(error)
@@ -213,7 +213,7 @@ final class JournalFile: Sendable {
     }
 
     /// Up to `length` bytes from `offset`: fewer at the end of the file.
-    func read(offset: Int64, length: Int) throws(DownloadFailure) -> [UInt8] {
+    func read(offset: Int64, length: Int) throws(BatchFetchError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: length)
         let got = bytes.withUnsafeMutableBytes { FileSink.preadFully(descriptor, $0.baseAddress!, length, at: offset) }
         guard got >= 0 else { throw FileSink.failure(errno, "cannot read the run's journal") }

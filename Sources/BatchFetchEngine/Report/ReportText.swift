@@ -11,13 +11,13 @@ enum ReportText {
     private static let jobsOpening = Array("\n  \"jobs\" : [".utf8).count
 
     /// Writes `report` and a final newline.
-    static func write(_ report: RunReport, to writer: inout FileWriter) throws(DownloadFailure) {
+    static func write(_ report: RunReport, to writer: inout FileWriter) throws(BatchFetchError) {
         do {
             var header = report
             header.jobs = []
             let text = Array(try StableJSON.encode(header))
             guard let range = text.firstRange(of: emptyJobs) else {
-                throw DownloadFailure(.ioError, "the report's text has no jobs array")  // the encoder changed its style
+                throw BatchFetchError(.ioError, "the report's text has no jobs array")  // the encoder changed its style
             }
             try writer.write(text[..<(range.lowerBound + jobsOpening)])
             let encoder = StableJSON.prettyEncoder()
@@ -28,10 +28,10 @@ enum ReportText {
             try writer.write(report.jobs.isEmpty ? "\n\n  ]" : "\n  ]")
             try writer.write(text[range.upperBound...])
             try writer.write("\n")
-        } catch let failure as DownloadFailure {
+        } catch let failure as BatchFetchError {
             throw failure
         } catch {
-            throw DownloadFailure(.ioError, "cannot encode the report: \(error)")
+            throw BatchFetchError(.ioError, "cannot encode the report: \(error)")
         }
     }
 

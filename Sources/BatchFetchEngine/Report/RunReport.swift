@@ -255,7 +255,7 @@ extension RunReport {
     /// Writes the report atomically: a temp file in the same directory, then rename, so readers
     /// never see half a report.
     public func write(to path: String) throws {
-        try SafeDirectory.writeAtomically(path: path) { (writer: inout FileWriter) throws(DownloadFailure) in
+        try SafeDirectory.writeAtomically(path: path) { (writer: inout FileWriter) throws(BatchFetchError) in
             try ReportText.write(self, to: &writer)
         }
     }

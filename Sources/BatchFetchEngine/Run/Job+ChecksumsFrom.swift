@@ -4,9 +4,9 @@ import Foundation
 extension Job {
     /// This job with the digests that the sum file published by `sumJob` at `path` lists for it
     /// (see ``withChecksums(from:of:)``). An unreadable sum file fails the job before any download.
-    func withChecksums(fromSumFileAt path: String, of sumJob: Job) -> Result<Job, DownloadFailure> {
+    func withChecksums(fromSumFileAt path: String, of sumJob: Job) -> Result<Job, BatchFetchError> {
         guard let data = FileManager.default.contents(atPath: path) else {
-            return .failure(DownloadFailure(.checksumUnavailable, "cannot read the sum file \(path) published by '\(sumJob.id)'"))
+            return .failure(BatchFetchError(.checksumUnavailable, "cannot read the sum file \(path) published by '\(sumJob.id)'"))
         }
         return withChecksums(from: SumFile(text: String(decoding: data, as: UTF8.self)), of: sumJob)
     }
@@ -16,17 +16,17 @@ extension Job {
     /// sum file's dest, else the only entry with its file name (``SumFile/match(paths:fileName:)``).
     /// No entry, several candidates, or a digest that contradicts one the manifest pins fail the
     /// job before any download.
-    func withChecksums(from sums: SumFile, of sumJob: Job) -> Result<Job, DownloadFailure> {
+    func withChecksums(from sums: SumFile, of sumJob: Job) -> Result<Job, BatchFetchError> {
         let fileName = (dest.resolved as NSString).lastPathComponent
         let listed: [Checksum]
         switch sums.match(paths: pathsRelative(toSumFileOf: sumJob), fileName: fileName) {
         case .success(let match):
             listed = match.checksums
         case .failure(.notListed):
-            return .failure(DownloadFailure(
+            return .failure(BatchFetchError(
                 .checksumUnavailable, "the sum file of '\(sumJob.id)' (\(sums.entries.count) entries) has no entry for '\(dest.redacted)'"))
         case .failure(.ambiguous(let candidates)):
-            return .failure(DownloadFailure(
+            return .failure(BatchFetchError(
                 .checksumUnavailable,
                 "the sum file of '\(sumJob.id)' lists several files named '\(fileName)' (\(candidates.joined(separator: ", "))) "
                     + "and none at '\(dest.redacted)' relative to it; give the job a dest that mirrors the sum file's layout"))
@@ -35,7 +35,7 @@ extension Job {
         for checksum in listed {
             if let pinned = checksums.first(where: { $0.algorithm == checksum.algorithm }) {
                 guard pinned == checksum else {
-                    return .failure(DownloadFailure(
+                    return .failure(BatchFetchError(
                         .checksumMismatch, "the manifest pins \(pinned) but the sum file of '\(sumJob.id)' lists \(checksum)"))
                 }
             } else {

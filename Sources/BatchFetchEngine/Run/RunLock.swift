@@ -32,7 +32,7 @@ public final class RunLock: Sendable {
     ///
     /// The lock lives in the directory's real path (symlinks resolved), so two runs that reach
     /// one directory by different names share it; the lock file itself is never a symlink.
-    /// Errors are ``DownloadFailure``s naming the path (`permission_denied` for a read-only
+    /// Errors are ``BatchFetchError``s naming the path (`permission_denied` for a read-only
     /// output directory; a file system without `flock`, such as Lustre mounted without
     /// `-o flock`, says so rather than claiming another run).
     public init(directory: String, shard: Shard? = nil, wait: Bool, waiting: (Held) -> Void = { _ in }) throws {
@@ -103,8 +103,8 @@ public final class RunLock: Sendable {
         return descriptor
     }
 
-    private static func unsupported(_ code: Int32, _ path: String) -> DownloadFailure {
-        DownloadFailure(.ioError, "cannot lock \(path): \(String(cString: strerror(code))) "
+    private static func unsupported(_ code: Int32, _ path: String) -> BatchFetchError {
+        BatchFetchError(.ioError, "cannot lock \(path): \(String(cString: strerror(code))) "
             + "(the file system may not support flock; Lustre needs -o flock)")
     }
 

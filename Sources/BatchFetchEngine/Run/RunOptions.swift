@@ -43,7 +43,7 @@ public struct RunOptions: Sendable {
     public var environment = ProcessInfo.processInfo.environment
     /// Jobs that fail before any request, by id: prefixes and sources whose listing failed and
     /// files whose path cannot be placed (``ListingExpansion/failures``).
-    public var unexpanded: [String: DownloadFailure] = [:]
+    public var unexpanded: [String: BatchFetchError] = [:]
 
     public init() {}
 

@@ -270,9 +270,9 @@ public final class Runner: Sendable {
 
     /// The job as it runs: held to its lockfile entry (`run --locked`), and given the digests its
     /// `checksums_from` sum file lists (that job is a dependency, so the file is there).
-    private func prepared(_ job: Job, sumFile: (job: Job, path: String)?) -> Result<Job, DownloadFailure> {
+    private func prepared(_ job: Job, sumFile: (job: Job, path: String)?) -> Result<Job, BatchFetchError> {
         if let failure = options.unexpanded[job.id] { return .failure(failure) }
-        var result = Result<Job, DownloadFailure>.success(job)
+        var result = Result<Job, BatchFetchError>.success(job)
         if let entry = options.lock?.jobs[job.id] { result = result.flatMap { $0.locked(by: entry) } }
         if let sumFile { result = result.flatMap { $0.withChecksums(fromSumFileAt: sumFile.path, of: sumFile.job) } }
         return result

@@ -13,7 +13,7 @@ final class OrderedHasher: Sendable {
     private struct Progress {
         var digester: Digester
         var hashedThrough: Int64 = 0
-        var failure: DownloadFailure?
+        var failure: BatchFetchError?
     }
 
     private let queue = DispatchQueue(label: "batchfetch.hasher")
@@ -46,7 +46,7 @@ final class OrderedHasher: Sendable {
                     if got < 0 && errno == EINTR { continue }
                     guard got > 0 else {
                         progress.failure = got < 0 ? FileSink.failure(errno, "cannot read back \(path)")
-                            : DownloadFailure(.ioError, "\(path) ended at \(progress.hashedThrough) while hashing")
+                            : BatchFetchError(.ioError, "\(path) ended at \(progress.hashedThrough) while hashing")
                         return
                     }
                     progress.digester.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
@@ -57,11 +57,11 @@ final class OrderedHasher: Sendable {
     }
 
     /// Hashes up to `total` and returns the digests of bytes `0..<total`.
-    func finish(total: Int64) async -> Result<[String: String], DownloadFailure> {
+    func finish(total: Int64) async -> Result<[String: String], BatchFetchError> {
         advance(to: total)
         return await withCheckedContinuation { continuation in
             queue.async { [self] in
-                let result = progress.withLockedValue { progress -> Result<[String: String], DownloadFailure> in
+                let result = progress.withLockedValue { progress -> Result<[String: String], BatchFetchError> in
                     if let failure = progress.failure { return .failure(failure) }
                     return .success(progress.digester.finalize())
                 }

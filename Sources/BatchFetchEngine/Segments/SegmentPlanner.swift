@@ -32,19 +32,19 @@ struct SegmentPlanner: Sendable {
         case accept
         /// A response worth retrying (408, 429, 5xx), with the server's `Retry-After` in seconds:
         /// pass it to ``failed(_:retryAfter:)``, which decides.
-        case retryable(DownloadFailure, retryAfter: Double?)
+        case retryable(BatchFetchError, retryAfter: Double?)
         /// Segmenting cannot go on (ranges not honoured, content changed, a hard error).
-        case stop(DownloadFailure)
+        case stop(BatchFetchError)
     }
 
     /// How one range request ended, for the connection that made it.
     enum Verdict: Sendable, Equatable {
         case accept
         /// A transient failure: retry this range after the delay.
-        case retry(DownloadFailure, RetryDelay)
+        case retry(BatchFetchError, RetryDelay)
         /// Segmenting cannot go on (ranges not honoured, content changed, a hard error, or
         /// retries used up).
-        case stop(DownloadFailure)
+        case stop(BatchFetchError)
     }
 
     let configuration: Configuration
@@ -53,7 +53,7 @@ struct SegmentPlanner: Sendable {
     /// Ranges handed to a connection and not yet returned.
     private(set) var claimed = ByteRanges()
     /// Why segmenting ended early, once it has.
-    private(set) var stopReason: DownloadFailure?
+    private(set) var stopReason: BatchFetchError?
     /// Counts the failed range requests the retry policy weighs (one count for all ranges).
     private var log = AttemptLog()
 
@@ -88,24 +88,24 @@ struct SegmentPlanner: Sendable {
             let answered = ResponseHeaders.contentRange(head.header("content-range"))
             guard let answered, answered.first == range.lowerBound, answered.last == range.upperBound - 1,
                   answered.total == configuration.total else {
-                return .stop(DownloadFailure(.rangeNotHonoured,
+                return .stop(BatchFetchError(.rangeNotHonoured,
                     "206 with Content-Range '\(head.header("content-range") ?? "none")' for bytes \(range.lowerBound)-\(range.upperBound - 1)/\(configuration.total)"))
             }
             if let mismatch = ResponseHeaders.rangeMismatch(head, ifRange: configuration.ifRange, recordedTotal: configuration.total) {
-                return .stop(DownloadFailure(.remoteChanged, mismatch))
+                return .stop(BatchFetchError(.remoteChanged, mismatch))
             }
             return .accept
         case 200:
             // Every range request here carries If-Range, and the server honoured ranges before:
             // the file changed, or the server stopped honouring ranges. Either way the written
             // ranges cannot be continued; the job starts over (a 200 whole body, or new segments).
-            return .stop(DownloadFailure(.remoteChanged,
+            return .stop(BatchFetchError(.remoteChanged,
                 "200 to a range request with If-Range: the file changed or the server ignores ranges now"))
         default:
             switch AttemptVerdict(status: head.status, retryAfter: head.header("retry-after"),
                                   subject: "for bytes \(range.lowerBound)-\(range.upperBound - 1)", now: now) {
             case .retry(let failure, let retryAfter): return .retryable(failure, retryAfter: retryAfter)
-            case let verdict: return .stop(verdict.failure ?? DownloadFailure(.httpStatus, "HTTP \(head.status)"))
+            case let verdict: return .stop(verdict.failure ?? BatchFetchError(.httpStatus, "HTTP \(head.status)"))
             }
         }
     }
@@ -123,7 +123,7 @@ struct SegmentPlanner: Sendable {
         /// which is no failure.
         var shed = false
         /// A write to the part failed: not the server's fault, no retry.
-        var diskFailure: DownloadFailure?
+        var diskFailure: BatchFetchError?
         /// The job's deadline has passed.
         var pastDeadline = false
         /// Seconds left before the deadline, for the retry policy.
@@ -133,9 +133,9 @@ struct SegmentPlanner: Sendable {
     /// What the end of a request for `range` means: accept it, retry it, or stop segmenting
     /// (which also stops the other connections from claiming more). `recorded` is the failure
     /// to put in the attempt log, when there is one. Call after ``release(_:writtenThrough:)``.
-    mutating func ended(_ range: Range<Int64>, _ end: RangeEnd) -> (verdict: Verdict, recorded: DownloadFailure?) {
+    mutating func ended(_ range: Range<Int64>, _ end: RangeEnd) -> (verdict: Verdict, recorded: BatchFetchError?) {
         if let failure = end.diskFailure { return (stopping(failure), nil) }
-        if end.pastDeadline { return (stopping(DownloadFailure(.deadlineExceeded, "job deadline exceeded")), nil) }
+        if end.pastDeadline { return (stopping(BatchFetchError(.deadlineExceeded, "job deadline exceeded")), nil) }
         switch end.head {
         case .stop(let failure)?:
             return (stopping(failure), failure)
@@ -147,7 +147,7 @@ struct SegmentPlanner: Sendable {
             break
         }
         guard let transportFailure = end.failure, transportFailure != .overloaded else {
-            let failure = DownloadFailure(
+            let failure = BatchFetchError(
                 .connection, "connection closed at \(end.written) of bytes \(range.lowerBound)-\(range.upperBound - 1)")
             return (failed(failure, remaining: end.remaining), failure)
         }
@@ -163,7 +163,7 @@ struct SegmentPlanner: Sendable {
     }
 
     /// Stops segmenting with `failure` (the first reason stays) and says so.
-    private mutating func stopping(_ failure: DownloadFailure) -> Verdict {
+    private mutating func stopping(_ failure: BatchFetchError) -> Verdict {
         stop(failure)
         return .stop(failure)
     }
@@ -172,7 +172,7 @@ struct SegmentPlanner: Sendable {
     /// retry after the job's retry policy's wait, or stop when it gives up (retries used up, a
     /// Retry-After over `retry_after_max`, a wait past the deadline `remaining` seconds away); the
     /// single stream that continues then fails over.
-    mutating func failed(_ failure: DownloadFailure, retryAfter: Double? = nil, remaining: Double? = nil) -> Verdict {
+    mutating func failed(_ failure: BatchFetchError, retryAfter: Double? = nil, remaining: Double? = nil) -> Verdict {
         switch log.retry(after: failure, retryAfter: retryAfter, remaining: remaining, policy: configuration.retry) {
         case .wait(let delay):
             return .retry(failure, delay)
@@ -183,7 +183,7 @@ struct SegmentPlanner: Sendable {
     }
 
     /// Ends segmenting: nothing more is handed out.
-    mutating func stop(_ failure: DownloadFailure) {
+    mutating func stop(_ failure: BatchFetchError) {
         if stopReason == nil { stopReason = failure }
     }
 }

@@ -12,7 +12,7 @@ final class SegmentedTransfer: Sendable {
         /// Every byte is written; the digests cover the whole part.
         case complete(digests: [String: String])
         /// Segmenting ended early with the part written up to `prefix` (and perhaps beyond).
-        case stopped(prefix: Int64, DownloadFailure)
+        case stopped(prefix: Int64, BatchFetchError)
     }
 
     /// What the transfer needs from its job.
@@ -91,7 +91,7 @@ final class SegmentedTransfer: Sendable {
         let (complete, prefix, reason) = state.withLockedValue { ($0.planner.isComplete, $0.planner.done.prefix, $0.planner.stopReason) }
         guard complete else {
             try? writeSidecar()
-            return .stopped(prefix: prefix, reason ?? DownloadFailure(.connection, "segments ended early"))
+            return .stopped(prefix: prefix, reason ?? BatchFetchError(.connection, "segments ended early"))
         }
         switch await hasher.finish(total: setup.start.total) {
         case .success(let digests): return .complete(digests: digests)
@@ -125,7 +125,7 @@ final class SegmentedTransfer: Sendable {
             guard case .retry(_, let delay) = verdict else { continue }
             // The retry policy never returns a wait past the deadline.
             guard await setup.context.interruption.sleep(.seconds(delay.draw())) else {
-                stop(DownloadFailure(.interrupted, "the run was interrupted"))
+                stop(BatchFetchError(.interrupted, "the run was interrupted"))
                 return
             }
         }
@@ -166,7 +166,7 @@ final class SegmentedTransfer: Sendable {
         try? writeSidecar()
 
         // Not started: segmenting had stopped, or the run was interrupted.
-        guard let outcome else { return stop(state.withLockedValue { $0.planner.stopReason } ?? DownloadFailure(.interrupted, "the run was interrupted")) }
+        guard let outcome else { return stop(state.withLockedValue { $0.planner.stopReason } ?? BatchFetchError(.interrupted, "the run was interrupted")) }
         let end = SegmentPlanner.RangeEnd(
             head: head?.verdict, status: head?.status, written: written,
             failure: outcome.failure, shed: outcome.overflow, diskFailure: sink.writeFailure,
@@ -184,19 +184,19 @@ final class SegmentedTransfer: Sendable {
     /// Ends segmenting: no more ranges are handed out; those in flight (at most a range each)
     /// finish and are kept.
     @discardableResult
-    private func stop(_ failure: DownloadFailure) -> SegmentPlanner.Verdict {
+    private func stop(_ failure: BatchFetchError) -> SegmentPlanner.Verdict {
         state.withLockedValue { $0.planner.stop(failure) }
         return .stop(failure)
     }
 
-    private func record(status: Int?, _ failure: DownloadFailure) {
+    private func record(status: Int?, _ failure: BatchFetchError) {
         state.withLockedValue {
             $0.attempts.record(mirror: setup.mirrorIndex, url: setup.displayURL, status: status, failure: failure)
         }
     }
 
     /// Reserves the whole file at once: no fragmentation, and a full disk fails now, not at 90 %.
-    private func preallocate() throws(DownloadFailure) {
+    private func preallocate() throws(BatchFetchError) {
         let descriptor = try setup.files.openPart()
         defer { close(descriptor) }
         #if os(Linux)
@@ -227,7 +227,7 @@ final class SegmentedTransfer: Sendable {
     }
 
     /// Records what is written: finished ranges plus each connection's progress in its range.
-    private func writeSidecar() throws(DownloadFailure) {
+    private func writeSidecar() throws(BatchFetchError) {
         sidecarWrites.lock()
         defer { sidecarWrites.unlock() }
         let sidecar = state.withLockedValue { state -> Sidecar in

@@ -20,7 +20,7 @@ enum FileCopy {
     /// Copies all of `input` (from offset 0) into `output` (from offset 0, truncated to the
     /// copy's size); `names` the two for messages.
     @discardableResult
-    static func copy(from input: Int32, to output: Int32, names: (from: String, to: String)) throws(DownloadFailure) -> (bytes: Int64, method: Method) {
+    static func copy(from input: Int32, to output: Int32, names: (from: String, to: String)) throws(BatchFetchError) -> (bytes: Int64, method: Method) {
         var status = stat()
         guard fstat(input, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(names.from)") }
         #if os(Linux)
@@ -49,7 +49,7 @@ enum FileCopy {
     /// `copy_file_range` until `size` bytes (or the end of `input`); nil (nothing written) when
     /// the kernel refuses this pair of files outright.
     private static func kernelCopy(from input: Int32, to output: Int32, size: Int64,
-                                   names: (from: String, to: String)) throws(DownloadFailure) -> Int64? {
+                                   names: (from: String, to: String)) throws(BatchFetchError) -> Int64? {
         var inputOffset: Int64 = 0
         var outputOffset: Int64 = 0
         while inputOffset < size || size == 0 {
@@ -65,7 +65,7 @@ enum FileCopy {
     }
     #endif
 
-    private static func readWrite(from input: Int32, to output: Int32, names: (from: String, to: String)) throws(DownloadFailure) -> Int64 {
+    private static func readWrite(from input: Int32, to output: Int32, names: (from: String, to: String)) throws(BatchFetchError) -> Int64 {
         let size = 1 << 20
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
         defer { buffer.deallocate() }

@@ -56,7 +56,7 @@ final class FileSink: @unchecked Sendable {
     private var spares: [ChunkBuffer] = []
     private var queuedBytes = 0
     private var nextOffset: Int64 = 0
-    private var failure: DownloadFailure?
+    private var failure: BatchFetchError?
     private var endOffset: Int64?
     private var exceeded = false
     /// Where the next body starts, until a write or a drain carries it to the writer.
@@ -184,7 +184,7 @@ final class FileSink: @unchecked Sendable {
                 do {
                     try digester.feed(descriptor: descriptor, upTo: offset)
                 } catch {
-                    record(DownloadFailure(.ioError, "cannot read back \(partPath()): \(error)"))
+                    record(BatchFetchError(.ioError, "cannot read back \(partPath()): \(error)"))
                 }
             }
         }
@@ -292,7 +292,7 @@ final class FileSink: @unchecked Sendable {
         writer.withLock { written }
     }
 
-    var writeFailure: DownloadFailure? {
+    var writeFailure: BatchFetchError? {
         lock.lock()
         defer { lock.unlock() }
         return failure
@@ -304,7 +304,7 @@ final class FileSink: @unchecked Sendable {
     }
 
     /// fsync of the part file, for durability `strict`.
-    func sync() throws(DownloadFailure) {
+    func sync() throws(BatchFetchError) {
         let result = writer.withLock { fsync(descriptor) }
         if result != 0 { throw Self.failure(errno, "fsync failed") }
     }
@@ -403,7 +403,7 @@ final class FileSink: @unchecked Sendable {
         return ok
     }
 
-    private func record(_ failure: DownloadFailure) {
+    private func record(_ failure: BatchFetchError) {
         lock.lock()
         if self.failure == nil { self.failure = failure }
         lock.unlock()
@@ -439,12 +439,12 @@ final class FileSink: @unchecked Sendable {
         return true
     }
 
-    static func failure(_ code: Int32, _ context: String) -> DownloadFailure {
+    static func failure(_ code: Int32, _ context: String) -> BatchFetchError {
         let reason = String(cString: strerror(code))
         switch code {
-        case ENOSPC, EDQUOT: return DownloadFailure(.diskFull, "\(context): \(reason)")
-        case EACCES, EPERM, EROFS: return DownloadFailure(.permissionDenied, "\(context): \(reason)")
-        default: return DownloadFailure(.ioError, "\(context): \(reason)")
+        case ENOSPC, EDQUOT: return BatchFetchError(.diskFull, "\(context): \(reason)")
+        case EACCES, EPERM, EROFS: return BatchFetchError(.permissionDenied, "\(context): \(reason)")
+        default: return BatchFetchError(.ioError, "\(context): \(reason)")
         }
     }
 }

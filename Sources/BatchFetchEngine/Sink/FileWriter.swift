@@ -18,17 +18,17 @@ public struct FileWriter: ~Copyable {
     }
 
     /// Appends `bytes`, writing out the buffer whenever it is full.
-    public mutating func write(_ bytes: some Sequence<UInt8>) throws(DownloadFailure) {
+    public mutating func write(_ bytes: some Sequence<UInt8>) throws(BatchFetchError) {
         buffer.append(contentsOf: bytes)
         if buffer.count >= Self.flushSize { try flush() }
     }
 
-    public mutating func write(_ text: String) throws(DownloadFailure) {
+    public mutating func write(_ text: String) throws(BatchFetchError) {
         try write(text.utf8)
     }
 
     /// Writes out what is buffered.
-    mutating func flush() throws(DownloadFailure) {
+    mutating func flush() throws(BatchFetchError) {
         let failed = buffer.withUnsafeBytes { bytes -> Int32? in
             var done = 0
             while done < bytes.count {

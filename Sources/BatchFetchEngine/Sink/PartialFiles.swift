@@ -82,7 +82,7 @@ public final class PartialFiles: Sendable {
     /// The destination's directory: opened once, created first when `create`; nil when it does
     /// not exist (and is not to be created).
     @discardableResult
-    public func openDirectory(create: Bool) throws(DownloadFailure) -> SafeDirectory? {
+    public func openDirectory(create: Bool) throws(BatchFetchError) -> SafeDirectory? {
         if let directory = held.withLockedValue({ $0.directory }) { return directory }
         guard let opened = try root.subdirectory(directoryRelative, create: create) else { return nil }
         held.withLockedValue { $0.directory = opened }
@@ -113,10 +113,10 @@ public final class PartialFiles: Sendable {
     /// With `unnamed` (a part no later run would resume) the part is a new file without a name
     /// where the system allows it, unless a `<dest>.part` is on disk: that one is taken, as
     /// always, so an earlier run's leftover is used up rather than left behind.
-    public func openPart(unnamed wanted: Bool = false) throws(DownloadFailure) -> Int32 {
+    public func openPart(unnamed wanted: Bool = false) throws(BatchFetchError) -> Int32 {
         let directory = try openDirectory(create: true)!
-        let opened = held.withLockedValue { held -> Result<Int32, DownloadFailure> in
-            do throws(DownloadFailure) {
+        let opened = held.withLockedValue { held -> Result<Int32, BatchFetchError> in
+            do throws(BatchFetchError) {
                 return .success(try openPart(unnamed: wanted, in: directory, held: &held))
             } catch {
                 return .failure(error)
@@ -126,7 +126,7 @@ public final class PartialFiles: Sendable {
     }
 
     /// ``openPart(unnamed:)`` inside the lock of what the job holds.
-    private func openPart(unnamed wanted: Bool, in directory: SafeDirectory, held: inout Held) throws(DownloadFailure) -> Int32 {
+    private func openPart(unnamed wanted: Bool, in directory: SafeDirectory, held: inout Held) throws(BatchFetchError) -> Int32 {
         if held.part < 0, wanted, !mayExist(partName, in: directory) || directory.status(partName) == nil,
            let descriptor = directory.openUnnamed() {
             held.part = descriptor
@@ -139,7 +139,7 @@ public final class PartialFiles: Sendable {
                 let descriptor = try directory.openFile(partName, O_RDWR | O_CREAT)
                 if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                     close(descriptor)
-                    throw DownloadFailure(.inUse, "another process is writing \(partPath(unnamed: false)) (a second batchfetch run on an overlapping output directory?)")
+                    throw BatchFetchError(.inUse, "another process is writing \(partPath(unnamed: false)) (a second batchfetch run on an overlapping output directory?)")
                 }
                 var opened = stat()
                 if fstat(descriptor, &opened) == 0, nameLeads(to: opened, in: directory) {
@@ -148,7 +148,7 @@ public final class PartialFiles: Sendable {
                 }
                 close(descriptor)
             }
-            guard held.part >= 0 else { throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) keeps being replaced by another process") }
+            guard held.part >= 0 else { throw BatchFetchError(.inUse, "\(partPath(unnamed: false)) keeps being replaced by another process") }
         }
         let copy = dup(held.part)
         guard copy >= 0 else { throw FileSink.failure(errno, "cannot open \(partPath(unnamed: held.unnamed))") }
@@ -177,12 +177,12 @@ public final class PartialFiles: Sendable {
     /// instant leaves the old or the new sidecar, never a torn one. An unnamed part is given its
     /// name first (``nameUnnamedPart()``), since a later run finds a part to resume by its name;
     /// one that cannot be named gets no sidecar: nothing could find it again.
-    public func writeSidecar(_ sidecar: Sidecar) throws(DownloadFailure) {
+    public func writeSidecar(_ sidecar: Sidecar) throws(BatchFetchError) {
         guard nameUnnamedPart() else { return }
         var sidecar = sidecar
         sidecar.partInode = heldPartStatus().map { UInt64($0.st_ino) }
         guard let data = try? StableJSON.encode(sidecar) else {
-            throw DownloadFailure(.ioError, "cannot encode the sidecar of \(destPath)")
+            throw BatchFetchError(.ioError, "cannot encode the sidecar of \(destPath)")
         }
         held.withLockedValue { $0.sidecarMayExist = true }
         try openDirectory(create: true)!.writeAtomically(sidecarName, data)
@@ -247,7 +247,7 @@ public final class PartialFiles: Sendable {
     /// open — the file just published, whatever another process put at `dest` since, and no
     /// lookup of the name — else `lstat` of `dest`.
     @discardableResult
-    public func publish(durability: Durability) throws(DownloadFailure) -> stat? {
+    public func publish(durability: Durability) throws(BatchFetchError) -> stat? {
         let directory = try openDirectory(create: true)!
         let opened = openedPart
         if opened.unnamed {
@@ -266,7 +266,7 @@ public final class PartialFiles: Sendable {
 
     /// Publishes the named part open at `descriptor` (-1: not open, which only a caller outside
     /// the engine leaves it): see ``publish(durability:)``.
-    private func publishNamedPart(_ descriptor: Int32, in directory: SafeDirectory) throws(DownloadFailure) {
+    private func publishNamedPart(_ descriptor: Int32, in directory: SafeDirectory) throws(BatchFetchError) {
         guard descriptor >= 0, let own = heldPartStatus() else {
             try directory.rename(partName, to: destName)
             return
@@ -274,14 +274,14 @@ public final class PartialFiles: Sendable {
         // Its name gone (renamed over, removed), the file cannot be linked again, and no name
         // leads to it.
         guard own.st_nlink > 0 else {
-            throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) was replaced or removed by another process while this job wrote it")
+            throw BatchFetchError(.inUse, "\(partPath(unnamed: false)) was replaced or removed by another process while this job wrote it")
         }
         if directory.linksOpenFiles {
             try directory.link(descriptor, as: destName)
             if nameLeads(to: own, in: directory) { directory.unlink(partName) }
         } else {
             guard nameLeads(to: own, in: directory) else {
-                throw DownloadFailure(.inUse, "\(partPath(unnamed: false)) was replaced by another process while this job wrote it")
+                throw BatchFetchError(.inUse, "\(partPath(unnamed: false)) was replaced by another process while this job wrote it")
             }
             try directory.rename(partName, to: destName)
         }
@@ -293,7 +293,7 @@ public final class PartialFiles: Sendable {
     /// `dest`. Nil when no link can be made there (another file system, links refused): the
     /// caller copies instead. Returns `dest`'s status as published.
     public func publishLink(of name: String, in source: SafeDirectory, expecting inode: UInt64,
-                            durability: Durability) throws(DownloadFailure) -> stat? {
+                            durability: Durability) throws(BatchFetchError) -> stat? {
         let directory = try openDirectory(create: true)!
         let temporary = SafeDirectory.temporaryName(for: destName)
         guard linkat(source.descriptor, name, directory.descriptor, temporary, 0) == 0 else { return nil }
@@ -312,8 +312,8 @@ public final class PartialFiles: Sendable {
     }
 
     /// `dest` opened for reading, never through a symlink; the caller closes it.
-    public func openDest() throws(DownloadFailure) -> Int32 {
-        guard let directory = existing else { throw DownloadFailure(.ioError, "cannot open \(destPath)") }
+    public func openDest() throws(BatchFetchError) -> Int32 {
+        guard let directory = existing else { throw BatchFetchError(.ioError, "cannot open \(destPath)") }
         return try directory.openFile(destName, O_RDONLY)
     }
 
@@ -366,13 +366,13 @@ public final class PartialFiles: Sendable {
 
     /// Digests of the whole part, named or not: read through its descriptor while the job holds
     /// it open (the file that is published), else by name.
-    public func partDigests(also algorithms: DigestAlgorithms) throws(DownloadFailure) -> (digests: [String: String], bytes: Int64) {
+    public func partDigests(also algorithms: DigestAlgorithms) throws(BatchFetchError) -> (digests: [String: String], bytes: Int64) {
         let opened = openedPart
         guard opened.descriptor >= 0 else { return try digests(of: partName, also: algorithms) }
         do {
             return try Digester.digests(ofDescriptor: opened.descriptor, also: algorithms)
         } catch {
-            throw DownloadFailure(.ioError, "cannot read back \(partPath): \(error)")
+            throw BatchFetchError(.ioError, "cannot read back \(partPath): \(error)")
         }
     }
 
@@ -392,14 +392,14 @@ public final class PartialFiles: Sendable {
     }
 
     /// Digests of the regular file `name` in the destination's directory.
-    public func digests(of name: String, also algorithms: DigestAlgorithms) throws(DownloadFailure) -> (digests: [String: String], bytes: Int64) {
-        guard let directory = existing else { throw DownloadFailure(.ioError, "cannot read \(directoryPath)/\(name)") }
+    public func digests(of name: String, also algorithms: DigestAlgorithms) throws(BatchFetchError) -> (digests: [String: String], bytes: Int64) {
+        guard let directory = existing else { throw BatchFetchError(.ioError, "cannot read \(directoryPath)/\(name)") }
         let descriptor = try directory.openFile(name, O_RDONLY)
         defer { close(descriptor) }
         do {
             return try Digester.digests(ofDescriptor: descriptor, also: algorithms)
         } catch {
-            throw DownloadFailure(.ioError, "cannot read \(directoryPath)/\(name): \(error)")
+            throw BatchFetchError(.ioError, "cannot read \(directoryPath)/\(name): \(error)")
         }
     }
 
@@ -407,9 +407,9 @@ public final class PartialFiles: Sendable {
     /// written through it), or a copy (``FileCopy``) across file systems or where links are
     /// refused. Either way the part is then open, as a download's is, so that it is verified and
     /// published through its descriptor.
-    public func takePart(from source: PartialFiles) throws(DownloadFailure) {
+    public func takePart(from source: PartialFiles) throws(BatchFetchError) {
         guard let sourceDirectory = try source.openDirectory(create: false) else {
-            throw DownloadFailure(.ioError, "\(source.destPath) is gone")
+            throw BatchFetchError(.ioError, "\(source.destPath) is gone")
         }
         try takePart(from: sourceDirectory, name: source.destName, link: true)
     }
@@ -417,7 +417,7 @@ public final class PartialFiles: Sendable {
     /// Makes the part a copy of the regular file `name` in `directory` (never through a
     /// symlink): a hard link when `link` and the file system allows one, else a ``FileCopy``.
     @discardableResult
-    func takePart(from directory: SafeDirectory, name: String, link: Bool) throws(DownloadFailure) -> FileCopy.Method? {
+    func takePart(from directory: SafeDirectory, name: String, link: Bool) throws(BatchFetchError) -> FileCopy.Method? {
         let destination = try openDirectory(create: true)!
         destination.unlink(partName)
         if link, linkat(directory.descriptor, name, destination.descriptor, partName, 0) == 0 {

@@ -46,7 +46,7 @@ extension SafeDirectory {
     /// Removes `name` — a file, a link (never followed) or a whole directory tree. Directories an
     /// archive left without write permission are made writable first. Nothing is there: fine.
     /// A directory is emptied a few thousand names at a time, so a huge one costs no memory.
-    func removeTree(_ name: String) throws(DownloadFailure) {
+    func removeTree(_ name: String) throws(BatchFetchError) {
         if unlinkat(descriptor, name, 0) == 0 || errno == ENOENT { return }
         guard errno == EISDIR || errno == EPERM else { throw FileSink.failure(errno, "cannot remove \(path)/\(name)") }
         let opened = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -65,7 +65,7 @@ extension SafeDirectory {
     /// False when there was no `to` (then `from` was simply renamed) — nothing left to remove.
     /// Where the kernel cannot exchange, the old `to` is renamed aside first (`to` is missing
     /// for an instant) and is at `from` afterwards all the same.
-    func exchange(_ from: String, with to: String) throws(DownloadFailure) -> Bool {
+    func exchange(_ from: String, with to: String) throws(BatchFetchError) -> Bool {
         #if os(Linux)
         if batchfetch_exchange(descriptor, from, descriptor, to) == 0 { return true }
         if errno == ENOENT {

@@ -32,7 +32,7 @@ public final class SafeDirectory: Sendable {
 
     /// Opens the output directory itself (creating it first when `create`). The output
     /// directory is the user's choice, so a symlink there is followed; nothing below it is.
-    public static func root(_ path: String, create: Bool) throws(DownloadFailure) -> SafeDirectory {
+    public static func root(_ path: String, create: Bool) throws(BatchFetchError) -> SafeDirectory {
         if create {
             var prefix = path.hasPrefix("/") ? "" : "."
             for component in path.split(separator: "/") {
@@ -48,7 +48,7 @@ public final class SafeDirectory: Sendable {
     /// The directory at `relative` (components separated by `/`; "" is this one), opened one
     /// component at a time without following symlinks; missing components are made when
     /// `create`. Returns nil when a component does not exist and `create` is false.
-    public func subdirectory(_ relative: String, create: Bool) throws(DownloadFailure) -> SafeDirectory? {
+    public func subdirectory(_ relative: String, create: Bool) throws(BatchFetchError) -> SafeDirectory? {
         var current = self
         var shown = path
         for component in relative.split(separator: "/") {
@@ -61,7 +61,7 @@ public final class SafeDirectory: Sendable {
             guard next >= 0 else {
                 if errno == ENOENT && !create { return nil }
                 if errno == ELOOP || errno == ENOTDIR {
-                    throw DownloadFailure(.unsafePath, "\(shown) is a symbolic link or not a directory; refusing to write through it")
+                    throw BatchFetchError(.unsafePath, "\(shown) is a symbolic link or not a directory; refusing to write through it")
                 }
                 throw FileSink.failure(errno, "cannot open \(shown)")
             }
@@ -71,11 +71,11 @@ public final class SafeDirectory: Sendable {
     }
 
     /// Opens `name` in this directory, never through a symlink (`unsafe_path` when it is one).
-    public func openFile(_ name: String, _ flags: Int32, mode: mode_t = 0o644) throws(DownloadFailure) -> Int32 {
+    public func openFile(_ name: String, _ flags: Int32, mode: mode_t = 0o644) throws(BatchFetchError) -> Int32 {
         let descriptor = openat(self.descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
             if errno == ELOOP {
-                throw DownloadFailure(.unsafePath, "\(path)/\(name) is a symbolic link; refusing to open it")
+                throw BatchFetchError(.unsafePath, "\(path)/\(name) is a symbolic link; refusing to open it")
             }
             throw FileSink.failure(errno, "cannot open \(path)/\(name)")
         }
@@ -108,7 +108,7 @@ public final class SafeDirectory: Sendable {
     /// symlink planted there, never followed) the way ``rename(_:to:)`` does: a link where the
     /// name is free, else a link under a temporary name and a rename over it. With
     /// `replacing: false` a name that is taken fails the call.
-    public func link(_ file: Int32, as name: String, replacing: Bool = true) throws(DownloadFailure) {
+    public func link(_ file: Int32, as name: String, replacing: Bool = true) throws(BatchFetchError) {
         #if os(Linux)
         if linkat(file, "", descriptor, name, Self.emptyPathFlag) == 0 { return }
         guard errno == EEXIST, replacing else { throw FileSink.failure(errno, "cannot link \(path)/\(name)") }
@@ -122,7 +122,7 @@ public final class SafeDirectory: Sendable {
             throw failure
         }
         #else
-        throw DownloadFailure(.ioError, "cannot link \(path)/\(name): no unnamed files on this system")
+        throw BatchFetchError(.ioError, "cannot link \(path)/\(name): no unnamed files on this system")
         #endif
     }
 
@@ -207,7 +207,7 @@ public final class SafeDirectory: Sendable {
     }
 
     /// Renames `from` to `to` within this directory; a symlink at `to` is replaced, not followed.
-    public func rename(_ from: String, to: String) throws(DownloadFailure) {
+    public func rename(_ from: String, to: String) throws(BatchFetchError) {
         guard renameat(descriptor, from, descriptor, to) == 0 else {
             throw FileSink.failure(errno, "cannot rename \(path)/\(from) to \(to)")
         }
@@ -240,18 +240,18 @@ public final class SafeDirectory: Sendable {
     /// never through a symlink) and renamed over it, so a kill at any instant leaves the old or
     /// the new content, never a torn one. No fsync unless `sync`: sidecars and the state cache
     /// are hints, and an fsync per file costs milliseconds each (bench/results/history.md).
-    public func writeAtomically(_ name: String, _ data: Data, sync: Bool = false) throws(DownloadFailure) {
-        try writeAtomically(name, sync: sync) { (writer: inout FileWriter) throws(DownloadFailure) in try writer.write(data) }
+    public func writeAtomically(_ name: String, _ data: Data, sync: Bool = false) throws(BatchFetchError) {
+        try writeAtomically(name, sync: sync) { (writer: inout FileWriter) throws(BatchFetchError) in try writer.write(data) }
     }
 
     /// Replaces `name` atomically (as ``writeAtomically(_:_:sync:)``) with what `body` writes
     /// as a stream, so a large file is never whole in memory. A failure in `body` leaves the old
     /// file.
     public func writeAtomically(_ name: String, sync: Bool = false,
-                                _ body: (inout FileWriter) throws(DownloadFailure) -> Void) throws(DownloadFailure) {
+                                _ body: (inout FileWriter) throws(BatchFetchError) -> Void) throws(BatchFetchError) {
         let temporary = Self.temporaryName(for: name)
         let descriptor = try openFile(temporary, O_WRONLY | O_CREAT | O_EXCL)
-        do throws(DownloadFailure) {
+        do throws(BatchFetchError) {
             var writer = FileWriter(descriptor: descriptor, name: "\(path)/\(name)")
             try body(&writer)
             try writer.flush()
@@ -272,18 +272,18 @@ public final class SafeDirectory: Sendable {
 
     /// Replaces the file at `path` atomically (see ``writeAtomically(_:_:sync:)``), creating its
     /// directory first: for reports, lockfiles and JUnit files, whose paths the user chooses.
-    public static func writeAtomically(path: String, _ data: Data) throws(DownloadFailure) {
-        try writeAtomically(path: path) { (writer: inout FileWriter) throws(DownloadFailure) in try writer.write(data) }
+    public static func writeAtomically(path: String, _ data: Data) throws(BatchFetchError) {
+        try writeAtomically(path: path) { (writer: inout FileWriter) throws(BatchFetchError) in try writer.write(data) }
     }
 
     /// Replaces the file at `path` atomically with what `body` writes (see
     /// ``writeAtomically(_:sync:_:)``), creating its directory first.
     public static func writeAtomically(path: String,
-                                       _ body: (inout FileWriter) throws(DownloadFailure) -> Void) throws(DownloadFailure) {
+                                       _ body: (inout FileWriter) throws(BatchFetchError) -> Void) throws(BatchFetchError) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        guard !name.isEmpty else { throw DownloadFailure(.ioError, "\(path) names a directory, not a file") }
+        guard !name.isEmpty else { throw BatchFetchError(.ioError, "\(path) names a directory, not a file") }
         try root(directory, create: true).writeAtomically(name, body)
     }
 

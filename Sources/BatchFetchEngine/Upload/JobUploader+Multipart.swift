@@ -45,8 +45,8 @@ extension JobUploader {
     /// the missing parts a few at a time, each retried as the job says, and completes the upload.
     /// An interrupted run keeps the upload for the next; a failure that is not an interruption
     /// aborts it. Memory stays bounded: each part streams from the file as a whole file does.
-    func sendInParts(_ opened: OpenedSource, mirror: Mirror, stateKey: String) async -> JobResult {
-        guard let store = mirror.store else { return failed(DownloadFailure(.connection, "not an object store URL")) }
+    func sendInParts(_ opened: OpenedSource, mirror: MirrorURL, stateKey: String) async -> JobResult {
+        guard let store = mirror.store else { return failed(BatchFetchError(.connection, "not an object store URL")) }
         let source = opened.source
         let partSize = S3Multipart.partSize(for: source.size)
         let state = context.state
@@ -75,7 +75,7 @@ extension JobUploader {
                 return failed(failure)
             case .success(let (_, body)):
                 guard let id = S3XML(body)?.values["UploadId"], !id.isEmpty else {
-                    return failed(DownloadFailure(.httpStatus, "the store did not begin a multipart upload: \(String(decoding: body.prefix(300), as: UTF8.self))"))
+                    return failed(BatchFetchError(.httpStatus, "the store did not begin a multipart upload: \(String(decoding: body.prefix(300), as: UTF8.self))"))
                 }
                 uploadID = id
                 state.recordMultipartUpload(stateKey, .init(uploadID: id, sha256: source.sha256, size: source.size, partSize: partSize))
@@ -86,9 +86,9 @@ extension JobUploader {
         let plan = S3Multipart.parts(size: source.size, partSize: partSize)
         progress.moved(to: plan.filter { done[$0.number] != nil }.reduce(0) { $0 + $1.length }, total: source.size)
         let missing = plan.filter { done[$0.number] == nil }
-        var failure: DownloadFailure?
+        var failure: BatchFetchError?
         var sent: Int64 = 0
-        await withTaskGroup(of: (Int, Int64, Result<String, DownloadFailure>).self) { group in
+        await withTaskGroup(of: (Int, Int64, Result<String, BatchFetchError>).self) { group in
             var next = missing.makeIterator()
             func start() {
                 guard failure == nil, let part = next.next() else { return }
@@ -97,7 +97,7 @@ extension JobUploader {
                                           method: "PUT", payload: .part(offset: part.offset, length: part.length))
                     let outcome = await self.send(opened, &sending)
                     return (part.number, sending.bytesSent, outcome.flatMap { head, _ in
-                        head.header("etag").map { .success($0) } ?? .failure(DownloadFailure(.httpStatus, "part \(part.number) has no ETag"))
+                        head.header("etag").map { .success($0) } ?? .failure(BatchFetchError(.httpStatus, "part \(part.number) has no ETag"))
                     })
                 }
             }
@@ -139,7 +139,7 @@ extension JobUploader {
             if let error = answer?.error {
                 // S3 may answer 200 and then an error in the body; the parts stay for a rerun.
                 result.status = .failed
-                result.failure = DownloadFailure(.httpStatus, "completing the multipart upload: \(error)")
+                result.failure = BatchFetchError(.httpStatus, "completing the multipart upload: \(error)")
                 return result
             }
             result.httpStatus = head.status
@@ -175,7 +175,7 @@ extension JobUploader {
 
     /// Gives up upload `id` (AbortMultipartUpload), once, whatever the answer: the store drops
     /// its parts (a bucket's lifecycle rule cleans up what an abort could not reach).
-    private func abort(_ opened: OpenedSource, _ id: String, url: ([(String, String)]) -> URL, mirror: Mirror) async {
+    private func abort(_ opened: OpenedSource, _ id: String, url: ([(String, String)]) -> URL, mirror: MirrorURL) async {
         var sending = Sending(url: url([("uploadId", id)]), displayURL: mirror.printed, method: "DELETE", payload: .bytes(Data()))
         _ = await send(opened, &sending)
     }

@@ -38,7 +38,7 @@ struct JobUploader: Sendable {
         return result.redacted(by: network.redactor)
     }
 
-    /// The state cache's key for what was uploaded to a URL (its ``Mirror/identity``): it starts
+    /// The state cache's key for what was uploaded to a URL (its ``MirrorURL/identity``): it starts
     /// with "/", which no dest can (dests are relative), so it never meets a file's entry.
     static func stateKey(urlIdentity: String) -> String {
         "/upload/" + urlIdentity
@@ -48,7 +48,7 @@ struct JobUploader: Sendable {
 
     private func perform() async -> JobResult {
         guard let mirror = network.mirrors.first ?? nil else {
-            return failed(DownloadFailure(.connection, "invalid URL \(job.url?.redacted ?? "")"))
+            return failed(BatchFetchError(.connection, "invalid URL \(job.url?.redacted ?? "")"))
         }
         let opened: OpenedSource
         do {
@@ -67,7 +67,7 @@ struct JobUploader: Sendable {
             enterCache(opened)
             return upToDate
         }
-        if context.interruption.isInterrupted { return failed(DownloadFailure(.interrupted, "the run was interrupted")) }
+        if context.interruption.isInterrupted { return failed(BatchFetchError(.interrupted, "the run was interrupted")) }
         if mirror.store != nil, job.method == .put, source.size > S3Multipart.threshold {
             return await sendInParts(opened, mirror: mirror, stateKey: stateKey)
         }
@@ -77,7 +77,7 @@ struct JobUploader: Sendable {
             let fileName = String(job.dest.resolved.split(separator: "/").last ?? "file")
             form = try upload.form.map { try MultipartForm(form: $0, fileName: fileName) }
         } catch {
-            return failed(DownloadFailure(.ioError, "cannot frame the form: \(error)"))
+            return failed(BatchFetchError(.ioError, "cannot frame the form: \(error)"))
         }
         var sending = Sending(job: job, source: source, mirror: mirror, form: form)
         let outcome = await send(opened, &sending)
@@ -120,7 +120,7 @@ struct JobUploader: Sendable {
 
     /// The result of an up-to-date job when the target shows it holds the file (a `PUT`, asked
     /// with `HEAD`) or an earlier run posted it (a `POST`); nil when the file is to be sent.
-    private func alreadyThere(_ source: UploadRules.Source, mirror: Mirror, recorded: StateCache.Entry?) async -> JobResult? {
+    private func alreadyThere(_ source: UploadRules.Source, mirror: MirrorURL, recorded: StateCache.Entry?) async -> JobResult? {
         var observation: MirrorObservation?
         let evidence: String?
         if job.method == .put {
@@ -157,19 +157,19 @@ struct JobUploader: Sendable {
 
     /// Opens the file beneath the output directory and takes its digests: the state cache's when
     /// the file is the one a download (or an earlier upload) verified, else one pass over it.
-    private func open() throws(DownloadFailure) -> OpenedSource {
+    private func open() throws(BatchFetchError) -> OpenedSource {
         let shown = job.dest.redacted
         guard let directory = try files.openDirectory(create: false) else {
-            throw DownloadFailure(.ioError, "nothing to upload: no file at \(shown)")
+            throw BatchFetchError(.ioError, "nothing to upload: no file at \(shown)")
         }
         guard directory.status(files.destName) != nil else {
-            throw DownloadFailure(.ioError, "nothing to upload: no file at \(shown)")
+            throw BatchFetchError(.ioError, "nothing to upload: no file at \(shown)")
         }
         let descriptor = try directory.openFile(files.destName, O_RDONLY | O_NONBLOCK)
         var status = stat()
         guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
             close(descriptor)
-            throw DownloadFailure(.unsafePath, "\(shown) is not a regular file; refusing to upload it")
+            throw BatchFetchError(.unsafePath, "\(shown) is not a regular file; refusing to upload it")
         }
         let size = Int64(status.st_size)
         let cached = context.state.entry(for: job.dest.resolved, status: status)
@@ -177,14 +177,14 @@ struct JobUploader: Sendable {
         if digests["sha256"] == nil || (upload.contentMD5 && digests["md5"] == nil) {
             do {
                 let (computed, bytes) = try Digester.digests(ofDescriptor: descriptor, also: upload.contentMD5 ? [.md5] : [])
-                guard bytes == size else { throw DownloadFailure(.sourceChanged, "\(shown) changed while it was read") }
+                guard bytes == size else { throw BatchFetchError(.sourceChanged, "\(shown) changed while it was read") }
                 digests.merge(computed) { _, new in new }
-            } catch let failure as DownloadFailure {
+            } catch let failure as BatchFetchError {
                 close(descriptor)
                 throw failure
             } catch {
                 close(descriptor)
-                throw DownloadFailure(.ioError, "cannot read \(shown): \(error)")
+                throw BatchFetchError(.ioError, "cannot read \(shown): \(error)")
             }
             context.state.record(job.dest.resolved, status: status, digests: digests, urlSHA256: cached?.urlSHA256,
                                  etag: cached?.etag, lastModified: cached?.lastModified)
@@ -237,7 +237,7 @@ struct JobUploader: Sendable {
             retryPost = true
         }
 
-        init(job: Job, source: UploadRules.Source, mirror: Mirror, form: MultipartForm?) {
+        init(job: Job, source: UploadRules.Source, mirror: MirrorURL, form: MultipartForm?) {
             url = mirror.url
             displayURL = mirror.printed
             self.form = form
@@ -256,10 +256,10 @@ struct JobUploader: Sendable {
     /// Sends the payload until the target takes it or the job fails: one request per attempt,
     /// each reading the file (or its part) from its start. The answer's head, and the start of
     /// its body (a multipart upload's control answers are read from it).
-    func send(_ opened: OpenedSource, _ sending: inout Sending) async -> Result<(head: TransportResponseHead, body: Data), DownloadFailure> {
+    func send(_ opened: OpenedSource, _ sending: inout Sending) async -> Result<(head: TransportResponseHead, body: Data), BatchFetchError> {
         let progress = self.progress
         while true {
-            if context.interruption.isInterrupted { return .failure(DownloadFailure(.interrupted, "the run was interrupted")) }
+            if context.interruption.isInterrupted { return .failure(BatchFetchError(.interrupted, "the run was interrupted")) }
             let watch = RequestWatch<UploadHandler.Outcome>()
             var pace: (@Sendable (Int) async -> Void)?
             if let limiter = context.rateLimiter {
@@ -290,7 +290,7 @@ struct JobUploader: Sendable {
             let outcome = await Exchange.perform(
                 request, handler: handler, transport: network.transport, hosts: context.hosts, interruption: context.interruption,
                 idleTimeout: .seconds(job.settings.timeout), deadline: deadline)
-            guard let outcome else { return .failure(DownloadFailure(.interrupted, "the run was interrupted")) }
+            guard let outcome else { return .failure(BatchFetchError(.interrupted, "the run was interrupted")) }
             sending.bytesSent += body.bytesSent
             sending.lastStatus = outcome.head?.status ?? sending.lastStatus
             let followed = sending.redirects.count
@@ -302,9 +302,9 @@ struct JobUploader: Sendable {
                     network.redirect.decide(status: status, location: location, from: current, followed: followed,
                                             bucketRegion: outcome.head?.header("x-amz-bucket-region"))
                 })
-            if context.interruption.isInterrupted { verdict = .fail(DownloadFailure(.interrupted, "the run was interrupted")) }
+            if context.interruption.isInterrupted { verdict = .fail(BatchFetchError(.interrupted, "the run was interrupted")) }
             if let deadline, ContinuousClock.now >= deadline, verdict != UploadRules.Verdict.accepted {
-                verdict = .fail(DownloadFailure(.deadlineExceeded, "the job's deadline (\(job.settings.deadline ?? 0)s) passed"))
+                verdict = .fail(BatchFetchError(.deadlineExceeded, "the job's deadline (\(job.settings.deadline ?? 0)s) passed"))
             }
             if verdict == .accepted, let head = outcome.head, sending.payload == .file {
                 if let changed = sourceChanged(opened, sentSHA256: body.sentSHA256) { verdict = .fail(changed) }
@@ -331,7 +331,7 @@ struct JobUploader: Sendable {
                 case .wait(let delay):
                     let wait = delay.draw()
                     guard await context.interruption.sleep(.seconds(wait)) else {
-                        return .failure(DownloadFailure(.interrupted, "the run was interrupted"))
+                        return .failure(BatchFetchError(.interrupted, "the run was interrupted"))
                     }
                     sending.attempts.waited(wait)
                 }
@@ -341,15 +341,15 @@ struct JobUploader: Sendable {
 
     /// A failure when the file is no longer what was announced: its identity changed since it was
     /// opened, or (after a whole body went out) the bytes sent hash to another sha256.
-    func sourceChanged(_ opened: OpenedSource, sentSHA256: String?) -> DownloadFailure? {
+    func sourceChanged(_ opened: OpenedSource, sentSHA256: String?) -> BatchFetchError? {
         var now = stat()
         let same = fstat(opened.descriptor, &now) == 0 && StateCache.sameFile(now, opened.status)
         if same, sentSHA256.map({ $0 == opened.source.sha256 }) ?? true { return nil }
-        return DownloadFailure(.sourceChanged, "\(job.dest.redacted) changed while it was being uploaded; the target may hold "
+        return BatchFetchError(.sourceChanged, "\(job.dest.redacted) changed while it was being uploaded; the target may hold "
             + "the changed bytes under the digest announced for the old ones (a server that checks Content-Digest refuses them)")
     }
 
-    func failed(_ failure: DownloadFailure) -> JobResult {
+    func failed(_ failure: BatchFetchError) -> JobResult {
         var result = JobResult(failed: job, failure)
         if failure.code == .interrupted { result.status = .interrupted }
         result.url = network.mirrors.first??.printed

@@ -28,7 +28,7 @@ struct MultipartForm {
         let whole = Data(framed.readableBytesView)
         let closing = Data("\r\n--\(boundary)--\r\n".utf8)
         guard whole.count >= closing.count, whole.suffix(closing.count) == closing else {
-            throw DownloadFailure(.ioError, "multipart framing ended unexpectedly")
+            throw BatchFetchError(.ioError, "multipart framing ended unexpectedly")
         }
         prefix = whole.prefix(whole.count - closing.count)
         suffix = closing

@@ -12,12 +12,12 @@ enum UploadRules {
         /// Send the file again to this URL (301, 302, 307, 308; the redirect policy allowed it).
         case redirect(URL)
         /// Worth another attempt after the retry policy's wait.
-        case retry(DownloadFailure, retryAfter: Double?)
-        case fail(DownloadFailure)
+        case retry(BatchFetchError, retryAfter: Double?)
+        case fail(BatchFetchError)
 
         /// The failure the attempt ends with, for its record; nil when the target took the file
         /// or redirected it.
-        var failure: DownloadFailure? {
+        var failure: BatchFetchError? {
             switch self {
             case .accepted, .redirect: return nil
             case .retry(let failure, _), .fail(let failure): return failure
@@ -51,20 +51,20 @@ enum UploadRules {
                 return .accepted
             case .retry(let failure, let retryAfter):
                 guard retryable else {
-                    return .fail(DownloadFailure(.httpStatus, "HTTP \(status)\(detail) (a POST is not retried unless 'retry_post: true')"))
+                    return .fail(BatchFetchError(.httpStatus, "HTTP \(status)\(detail) (a POST is not retried unless 'retry_post: true')"))
                 }
-                return .retry(DownloadFailure(failure.code, failure.message + detail), retryAfter: retryAfter)
+                return .retry(BatchFetchError(failure.code, failure.message + detail), retryAfter: retryAfter)
             case let verdict:
-                let failure = verdict.failure ?? DownloadFailure(.httpStatus, "HTTP \(status)")
-                return .fail(DownloadFailure(failure.code, failure.message + detail))
+                let failure = verdict.failure ?? BatchFetchError(.httpStatus, "HTTP \(status)")
+                return .fail(BatchFetchError(failure.code, failure.message + detail))
             }
         }
-        let ended = failure.map { AttemptVerdict($0, subject: "") } ?? .retry(DownloadFailure(.connection, "no response"), retryAfter: nil)
+        let ended = failure.map { AttemptVerdict($0, subject: "") } ?? .retry(BatchFetchError(.connection, "no response"), retryAfter: nil)
         switch ended {
         case .retry(let reason, _):
             return retryable || !bodyStarted ? .retry(reason, retryAfter: nil) : .fail(Self.mayHaveReached(reason))
         case .interrupted:
-            return .fail(DownloadFailure(.interrupted, "the run was interrupted"))
+            return .fail(BatchFetchError(.interrupted, "the run was interrupted"))
         case let verdict:
             return .fail(verdict.failure!)
         }
@@ -72,8 +72,8 @@ enum UploadRules {
 
     /// A POST that failed after the transport asked for its body: it may have reached the
     /// server, so it is not sent again.
-    private static func mayHaveReached(_ reason: DownloadFailure) -> DownloadFailure {
-        DownloadFailure(reason.code, "\(reason.message); the POST may have reached the server, so it is not "
+    private static func mayHaveReached(_ reason: BatchFetchError) -> BatchFetchError {
+        BatchFetchError(reason.code, "\(reason.message); the POST may have reached the server, so it is not "
             + "sent again (set 'retry_post: true' if the endpoint takes repeats)")
     }
 
@@ -111,12 +111,12 @@ enum UploadRules {
     /// A mismatch between what was sent and what the target says it stored: a `Repr-Digest`
     /// sha-256 other than the file's, or (with `content_md5`) an MD5-shaped ETag other than the
     /// file's MD5. A `Content-Digest` describes the response's own content, not the file.
-    static func contradiction(_ head: TransportResponseHead, source: Source) -> DownloadFailure? {
+    static func contradiction(_ head: TransportResponseHead, source: Source) -> BatchFetchError? {
         if let echoed = MirrorProbe.sha256(head.header("repr-digest")), echoed != source.sha256 {
-            return DownloadFailure(.checksumMismatch, "the target stored sha256 \(echoed), not the file's \(source.sha256)")
+            return BatchFetchError(.checksumMismatch, "the target stored sha256 \(echoed), not the file's \(source.sha256)")
         }
         if let md5 = source.md5, let etag = head.header("etag"), let stored = Self.md5ETag(etag), stored != md5 {
-            return DownloadFailure(.checksumMismatch, "the target's ETag says MD5 \(stored), not the file's \(md5)")
+            return BatchFetchError(.checksumMismatch, "the target's ETag says MD5 \(stored), not the file's \(md5)")
         }
         return nil
     }

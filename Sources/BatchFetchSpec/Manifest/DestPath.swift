@@ -1,7 +1,18 @@
 import Foundation
 
-/// Rules for destination paths: relative, normalised, and never outside `output_dir`.
+/// The one rule for relative paths inside `output_dir` — a job's `dest`, an `extract.into`, a
+/// listing's directory and the paths its files land at, an archive entry's components: relative,
+/// normalised, never climbing out, no control character (NUL, a newline or an escape in a name
+/// would forge log lines and confuse every tool that reads a listing; the same refusal wherever
+/// a name comes from), no component longer than a file system takes. A path that names a
+/// directory may be written with its trailing `/` (``Kind/directory``); one that names a file may
+/// not.
 public enum DestPath {
+    /// What a path names: a file (`dest`), or a directory (`extract.into`, a listing's `dest`).
+    public enum Kind: Sendable {
+        case file, directory
+    }
+
     /// Suffix of the partial download beside a destination (`<dest>.part`).
     public static let partSuffix = ".part"
     /// The longest file name (in bytes) Linux and macOS file systems accept.
@@ -33,12 +44,16 @@ public enum DestPath {
     }
 
     /// Normalises `a/./b//c` to `a/b/c`; rejects paths that are absolute, climb out with `..`,
-    /// hold control characters, or have a component no file system accepts.
-    public static func normalize(_ path: String) -> Result<String, Problem> {
+    /// hold control characters, or have a component no file system accepts. A directory's
+    /// trailing `/` is dropped; a file's is refused.
+    public static func normalize(_ path: String, as kind: Kind = .file) -> Result<String, Problem> {
         if path.isEmpty { return .failure(.empty) }
         if hasControlCharacter(path) { return .failure(.invalidCharacter) }
         if path.hasPrefix("/") { return .failure(.absolute) }
-        if path.hasSuffix("/") { return .failure(.directory) }
+        if path.hasSuffix("/") {
+            guard kind == .directory else { return .failure(.directory) }
+            return normalize(String(path.dropLast()), as: .directory)
+        }
         if isNormal(path) { return .success(path) }
         if path.split(separator: "/").contains(where: { $0.utf8.count > nameMax }) { return .failure(.nameTooLong) }
         var components: [Substring] = []

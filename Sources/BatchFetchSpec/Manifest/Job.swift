@@ -44,7 +44,7 @@ public struct Job: Sendable, CustomReflectable {
         set {
             url = newValue.first
             let more = Array(newValue.dropFirst())
-            if more != extras.moreURLs { extras = extras.with(moreURLs: more) }
+            if more != extras.moreURLs { extras = extras.with { $0.moreURLs = more } }
         }
     }
 
@@ -63,7 +63,7 @@ public struct Job: Sendable, CustomReflectable {
         set {
             checksum = newValue.first
             let more = Array(newValue.dropFirst())
-            if more != extras.moreChecksums { extras = extras.with(moreChecksums: more) }
+            if more != extras.moreChecksums { extras = extras.with { $0.moreChecksums = more } }
         }
     }
 
@@ -84,38 +84,50 @@ public struct Job: Sendable, CustomReflectable {
         let extract: Extract?
         let listing: ObjectListing?
 
-        init(moreURLs: [TemplatedString], moreChecksums: [Checksum], checksumsFrom: String?, dependsOn: [String],
-             method: Method, body: TemplatedString?, headers: [Header], upload: Upload?, extract: Extract?,
-             listing: ObjectListing? = nil) {
-            self.moreURLs = moreURLs
-            self.moreChecksums = moreChecksums
-            self.checksumsFrom = checksumsFrom
-            self.dependsOn = dependsOn
-            self.method = method
-            self.body = body
-            self.headers = headers
-            self.upload = upload
-            self.extract = extract
-            self.listing = listing
+        /// The fields as one value, to change some of them in a copy (``with(_:)``).
+        struct Fields {
+            var moreURLs: [TemplatedString] = []
+            var moreChecksums: [Checksum] = []
+            var checksumsFrom: String?
+            var dependsOn: [String] = []
+            var method = Method.get
+            var body: TemplatedString?
+            var headers: [Header] = []
+            var upload: Upload?
+            var extract: Extract?
+            var listing: ObjectListing?
         }
 
-        static let plain = Extras(moreURLs: [], moreChecksums: [], checksumsFrom: nil, dependsOn: [], method: .get, body: nil,
-                                  headers: [], upload: nil, extract: nil)
+        init(_ fields: Fields) {
+            moreURLs = fields.moreURLs
+            moreChecksums = fields.moreChecksums
+            checksumsFrom = fields.checksumsFrom
+            dependsOn = fields.dependsOn
+            method = fields.method
+            body = fields.body
+            headers = fields.headers
+            upload = fields.upload
+            extract = fields.extract
+            listing = fields.listing
+        }
+
+        private var fields: Fields {
+            Fields(moreURLs: moreURLs, moreChecksums: moreChecksums, checksumsFrom: checksumsFrom, dependsOn: dependsOn,
+                   method: method, body: body, headers: headers, upload: upload, extract: extract, listing: listing)
+        }
+
+        static let plain = Extras(Fields())
 
         var isPlain: Bool {
             moreURLs.isEmpty && moreChecksums.isEmpty && checksumsFrom == nil && dependsOn.isEmpty && method == .get
                 && body == nil && headers.isEmpty && upload == nil && extract == nil && listing == nil
         }
 
-        /// This box with one field changed (a new box: a shared one is never written).
-        func with(moreURLs: [TemplatedString]? = nil, moreChecksums: [Checksum]? = nil, checksumsFrom: String?? = .none,
-                  dependsOn: [String]? = nil, method: Method? = nil,
-                  body: TemplatedString?? = .none, headers: [Header]? = nil, upload: Upload?? = .none,
-                  extract: Extract?? = .none, listing: ObjectListing?? = .none) -> Extras {
-            Extras(moreURLs: moreURLs ?? self.moreURLs, moreChecksums: moreChecksums ?? self.moreChecksums,
-                   checksumsFrom: checksumsFrom ?? self.checksumsFrom, dependsOn: dependsOn ?? self.dependsOn,
-                   method: method ?? self.method, body: body ?? self.body, headers: headers ?? self.headers,
-                   upload: upload ?? self.upload, extract: extract ?? self.extract, listing: listing ?? self.listing)
+        /// This box with some fields changed (a new box: a shared one is never written).
+        func with(_ change: (inout Fields) -> Void) -> Extras {
+            var changed = fields
+            change(&changed)
+            return Extras(changed)
         }
     }
 
@@ -132,51 +144,52 @@ public struct Job: Sendable, CustomReflectable {
         checksum = checksums.first
         self.settings = settings
         self.source = source
-        let extras = Extras(moreURLs: Array(urls.dropFirst()), moreChecksums: Array(checksums.dropFirst()),
-                            checksumsFrom: checksumsFrom, dependsOn: dependsOn, method: method, body: body, headers: headers,
-                            upload: upload, extract: extract)
+        let extras = Extras(Extras.Fields(moreURLs: Array(urls.dropFirst()), moreChecksums: Array(checksums.dropFirst()),
+                                          checksumsFrom: checksumsFrom, dependsOn: dependsOn, method: method, body: body,
+                                          headers: headers, upload: upload, extract: extract))
         self.extras = extras.isPlain ? Extras.plain : extras
     }
 
     /// Job whose published sum file holds this job's digest.
     public var checksumsFrom: String? {
         get { extras.checksumsFrom }
-        set { extras = extras.with(checksumsFrom: .some(newValue)) }
+        set { extras = extras.with { $0.checksumsFrom = newValue } }
     }
     /// Dependencies as written under `depends_on`.
     public var dependsOn: [String] {
         get { extras.dependsOn }
-        set { extras = extras.with(dependsOn: newValue) }
+        set { extras = extras.with { $0.dependsOn = newValue } }
     }
     public var method: Method {
         get { extras.method }
-        set { extras = extras.with(method: newValue) }
+        set { extras = extras.with { $0.method = newValue } }
     }
     public var body: TemplatedString? {
         get { extras.body }
-        set { extras = extras.with(body: .some(newValue)) }
+        set { extras = extras.with { $0.body = newValue } }
     }
     /// Request headers: the manifest's defaults overlaid by the job's own (names compare
     /// case-insensitively).
     public var headers: [Header] {
         get { extras.headers }
-        set { extras = extras.with(headers: newValue) }
+        set { extras = extras.with { $0.headers = newValue } }
     }
     /// Set for an upload job: `dest` is then the file sent and the single URL the target.
     public var upload: Upload? {
         get { extras.upload }
-        set { extras = extras.with(upload: .some(newValue)) }
+        set { extras = extras.with { $0.upload = newValue } }
     }
     /// Set for a download job that unpacks its archive once it verified (`extract:`).
     public var extract: Extract? {
         get { extras.extract }
-        set { extras = extras.with(extract: .some(newValue)) }
+        set { extras = extras.with { $0.extract = newValue } }
     }
-    /// Set on a job whose URL is a bucket prefix: it is expanded into one job per object
-    /// before the run (``ObjectListing``); `dest` is then the directory.
+    /// Set on a job whose URL is a bucket prefix or a source: it is expanded into one job per
+    /// object or file before the command builds its graph (``ObjectListing``); `dest` is then
+    /// the directory.
     public var listing: ObjectListing? {
         get { extras.listing }
-        set { extras = extras.with(listing: .some(newValue)) }
+        set { extras = extras.with { $0.listing = newValue } }
     }
 
     /// Shown (`dump`, the debugger) as its fields: whether its extras' box is shared is not part

@@ -48,7 +48,7 @@ extension ManifestDecoder {
         if let into {
             intoLocation = into.location
             intoPath = templated(into.text, at: into.location, context: context, label: "'into'")
-                .flatMap { normalizedDest($0, at: into.location, context: context, key: "into") }
+                .flatMap { normalizedDest($0, at: into.location, context: context, key: "into", kind: .directory) }
         } else {
             intoLocation = entry.keyLocation
             guard let dest else { return nil }  // the dest's own problem is reported

@@ -368,7 +368,7 @@ struct ManifestDecoder {
                                    at: destLocation)
                     return nil
                 }
-                return normalizedDest(TemplatedString(literal: String(written.resolved.dropLast())), at: destLocation, context: context)
+                return normalizedDest(written, at: destLocation, context: context, kind: .directory)
             }
         } else if listing != nil {
             destLocation = urlLocation
@@ -724,9 +724,9 @@ struct ManifestDecoder {
 
     /// `dest` (or an upload's `upload`, named by `key`) as a normalised path inside output_dir.
     mutating func normalizedDest(
-        _ dest: TemplatedString, at location: SourceLocation, context: ProblemContext, key: String = "dest"
+        _ dest: TemplatedString, at location: SourceLocation, context: ProblemContext, key: String = "dest", kind: DestPath.Kind = .file
     ) -> TemplatedString? {
-        switch DestPath.normalize(dest.resolved) {
+        switch DestPath.normalize(dest.resolved, as: kind) {
         case .success(let path):
             // Keep the parts (and so the redaction) unless normalisation changed the text.
             return path == dest.resolved ? dest : TemplatedString(literal: path)
@@ -939,9 +939,9 @@ struct ManifestDecoder {
         }
         checkKeys(mapping, allowed: Self.tlsKeys, context: context.appending("tls: "))
         let fields = Fields(mapping)
-        func path(_ key: String) -> String?? {
-            guard let entry = fields[key] else { return .none }
-            guard let text = templated(entry, context: context.appending("tls: "))?.resolved else { return .some(nil) }
+        /// The absolute path `entry` (of `key`) names; nil when it is not a string.
+        func path(_ entry: YAMLMappingEntry, _ key: String) -> String? {
+            guard let text = templated(entry, context: context.appending("tls: "))?.resolved else { return nil }
             let url = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
             let absolute = url.standardizedFileURL.path
             var isDirectory: ObjCBool = false
@@ -949,11 +949,11 @@ struct ManifestDecoder {
                 let relative = text.hasPrefix("/") ? "" : " (relative to the manifest's directory)"
                 problems.error("\(context)tls: '\(key)': no file at '\(text)'\(relative)", at: entry.value.location)
             }
-            return .some(absolute)
+            return absolute
         }
-        if let value = path("ca_file") { tls.caFile = value }
-        if let value = path("client_cert") { tls.clientCertificate = value }
-        if let value = path("client_key") { tls.clientKey = value }
+        if let entry = fields["ca_file"] { tls.caFile = path(entry, "ca_file") }
+        if let entry = fields["client_cert"] { tls.clientCertificate = path(entry, "client_cert") }
+        if let entry = fields["client_key"] { tls.clientKey = path(entry, "client_key") }
         if (tls.clientCertificate == nil) != (tls.clientKey == nil) {
             problems.error("\(context)tls: 'client_cert' and 'client_key' go together; give both", at: entry.value.location)
         }

@@ -19,6 +19,11 @@ import Testing
         #expect(EntryPath.place("/etc/passwd", format: .tar, extract: plain) == .unsafe("is an absolute path"))
         #expect(EntryPath.place("a\\b", format: .tar, extract: plain) == .write(["a\\b"]))
         guard case .unsafe = EntryPath.place("a\\b", format: .zip, extract: plain) else { Issue.record("a zip backslash passed"); return }
+        // The one rule of every written path (DestPath): no control character in a name.
+        for name in ["a/b\nforged log line.txt", "esc\u{1B}[31m.txt", "c1\u{85}.txt", "nul\u{0}.txt"] {
+            #expect(EntryPath.place(name, format: .tar, extract: plain) == .unsafe("holds a control character (such as a newline) in its name"),
+                    "\(name.debugDescription)")
+        }
     }
 
     @Test func stripAndGlobsShapeTheTree() throws {

@@ -76,7 +76,7 @@ import Testing
             return
         }
         state.record("d/a.bin", status: root.status("d/a.bin"), digests: ["sha256": Self.sha256],
-                     urlSHA256: Mirror.identity(of: "http://127.0.0.1/a"), etag: "\"v1\"", lastModified: nil)
+                     urlSHA256: MirrorURL.identity(of: "http://127.0.0.1/a"), etag: "\"v1\"", lastModified: nil)
         guard case .revalidate(_, let etag, nil) = DestinationCheck(job: job, root: root, state: state).verdict() else {
             Issue.record("if-changed with an ETag asks the server")
             return

@@ -39,7 +39,7 @@ import Testing
         #expect(machine.phase == .receiving(end: 1000))
         _ = machine.bodyFinished(.complete, flushed: 1000)
         #expect(machine.phase == .verifying)
-        _ = machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad"))
+        _ = machine.verificationFailed(BatchFetchError(.checksumMismatch, "bad"))
         #expect(machine.phase == .requesting(Self.request(Self.b, mirror: 1), .attempt(resuming: true)))
         _ = machine.headReceived(Self.head(404))
         #expect(machine.phase == .finished)
@@ -340,11 +340,11 @@ import Testing
         _ = machine.start(local: nil)
         _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
         #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
-        let next = machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad"))
+        let next = machine.verificationFailed(BatchFetchError(.checksumMismatch, "bad"))
         #expect(next == .send(Self.request(Self.b, mirror: 1)))
         _ = machine.headReceived(Self.head(200, ["Content-Length": "1000"]))
         #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
-        #expect(machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad")).failureCode == .checksumMismatch)
+        #expect(machine.verificationFailed(BatchFetchError(.checksumMismatch, "bad")).failureCode == .checksumMismatch)
     }
 
     @Test func partialCrossesMirrorsOnlyWithAStrongETagOrAPinnedChecksum() {
@@ -510,7 +510,7 @@ import Testing
         _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 400-999/1000", "ETag": "\"v1\""]))
         #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
         #expect(machine.resumedFrom == 400)
-        let mismatch = DownloadFailure(.checksumMismatch, "bad")
+        let mismatch = BatchFetchError(.checksumMismatch, "bad")
         #expect(machine.verificationFailed(mismatch) == .send(Self.request()))
         #expect(machine.resumedFrom == nil)
         #expect(machine.attempts.last?.failure == mismatch)
@@ -525,7 +525,7 @@ import Testing
         var machine = Self.machine(pinned: true)
         _ = machine.start(local: LocalPartial(bytes: 1000, sidecar: Self.sidecar()))
         #expect(machine.headReceived(Self.head(416, ["Content-Range": "bytes */1000"])) == .verifyPartial)
-        #expect(machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad")) == .send(Self.request()))
+        #expect(machine.verificationFailed(BatchFetchError(.checksumMismatch, "bad")) == .send(Self.request()))
     }
 
     /// A file fetched whole from the start that fails is no stale partial: the mirror is given up.
@@ -534,7 +534,7 @@ import Testing
         _ = machine.start(local: nil)
         _ = machine.headReceived(Self.head(200, ["Content-Length": "1000"]))
         _ = machine.bodyFinished(.complete, flushed: 1000)
-        #expect(machine.verificationFailed(DownloadFailure(.checksumMismatch, "bad")).failureCode == .checksumMismatch)
+        #expect(machine.verificationFailed(BatchFetchError(.checksumMismatch, "bad")).failureCode == .checksumMismatch)
     }
 
     @Test func segmentsStoppedByChangedContentStartOverFromZero() {
@@ -542,7 +542,7 @@ import Testing
         var sidecar = Self.sidecar()
         sidecar.rangesDone = ByteRanges([0..<400])
         _ = machine.start(local: LocalPartial(fileSize: 1000, sidecar: sidecar))
-        let changed = DownloadFailure(.remoteChanged, "Last-Modified changed")
+        let changed = BatchFetchError(.remoteChanged, "Last-Modified changed")
         #expect(machine.segmentsEnded(writtenThrough: 400, failure: changed, attempts: [])
             == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 0, rangeEnd: 99)))
         #expect(machine.resumedFrom == nil)
@@ -554,7 +554,7 @@ import Testing
         _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/1000", "ETag": "\"v1\""]))
         _ = machine.bodyFinished(.complete, flushed: 100)
         let failed = AttemptRecord(mirrorIndex: 0, url: Self.a, httpStatus: 200,
-                                   failure: DownloadFailure(.rangeNotHonoured, "200"), waited: 0)
+                                   failure: BatchFetchError(.rangeNotHonoured, "200"), waited: 0)
         #expect(machine.segmentsEnded(writtenThrough: 300, failure: failed.failure!, attempts: [failed])
             == .send(Self.request(from: 300, ifRange: "\"v1\"")))
         #expect(machine.attempts.count == 2 && machine.attempts.last == failed)
@@ -575,7 +575,7 @@ extension DownloadStateMachine.Action {
 extension DownloadStateMachine.AfterHead {
     static func send(_ request: PlannedRequest) -> Self { .next(.send(request)) }
     static func sendAfter(_ request: PlannedRequest, _ delay: RetryDelay) -> Self { .next(.sendAfter(request, delay)) }
-    static func fail(_ failure: DownloadFailure) -> Self { .next(.fail(failure)) }
+    static func fail(_ failure: BatchFetchError) -> Self { .next(.fail(failure)) }
     static var verifyPartial: Self { .next(.verifyPartial) }
     static var notModified: Self { .next(.notModified) }
 
@@ -585,7 +585,7 @@ extension DownloadStateMachine.AfterHead {
     }
 
     /// The failure, when the head ended the job.
-    var failure: DownloadFailure? {
+    var failure: BatchFetchError? {
         if case .next(.fail(let failure)) = self { return failure }
         return nil
     }
@@ -598,7 +598,7 @@ extension DownloadStateMachine.Configuration {
          pauseChunk: Int64 = 8 << 20, pacedChunk: Int64? = nil, segments: Int = 1, pieceSize: Int64 = 16 << 20,
          boundedBodies: Bool = false) {
         self.init(
-            mirrors: mirrors.map { Mirror(resolved: $0)! }, expectedSize: expectedSize, checksumPinned: checksumPinned,
+            mirrors: mirrors.map { MirrorURL(resolved: $0)! }, expectedSize: expectedSize, checksumPinned: checksumPinned,
             retry: RetryPolicy(retries: retries, backoff: backoff, backoffMax: backoffMax, retryAfterMax: retryAfterMax),
             redirect: RedirectPolicy(allowInsecure: allowInsecureRedirect),
             transfer: TransferPolicy(segments: segments, pieceSize: pieceSize, pauseChunk: pauseChunk, pacedChunk: pacedChunk,

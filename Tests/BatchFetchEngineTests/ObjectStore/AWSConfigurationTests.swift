@@ -6,8 +6,8 @@ import Testing
 /// Where `s3://` and `gs://` URLs go and with which credentials, as the AWS CLI would find them:
 /// pure (files in a temporary directory, the environment given), no network.
 @Suite struct AWSConfigurationTests {
-    static func mirror(_ url: String, _ s3: S3Settings = S3Settings(), _ environment: [String: String] = [:]) -> Mirror? {
-        Mirror(TemplatedString(literal: url), s3: s3, environment: ["HOME": "/nonexistent"].merging(environment) { $1 })
+    static func mirror(_ url: String, _ s3: S3Settings = S3Settings(), _ environment: [String: String] = [:]) -> MirrorURL? {
+        MirrorURL(TemplatedString(literal: url), s3: s3, environment: ["HOME": "/nonexistent"].merging(environment) { $1 })
     }
 
     @Test func urlsByAddressingStyleAndStore() throws {

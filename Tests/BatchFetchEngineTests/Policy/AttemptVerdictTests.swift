@@ -7,12 +7,12 @@ import Testing
 @Suite struct AttemptVerdictTests {
     @Test func transportFailuresAreClassifiedOnce() {
         #expect(AttemptVerdict(.timedOut, subject: "from u")
-                == .retry(DownloadFailure(.timeout, "no data from u within the idle timeout"), retryAfter: nil))
-        #expect(AttemptVerdict(.timedOut, subject: "") == .retry(DownloadFailure(.timeout, "no data within the idle timeout"), retryAfter: nil))
-        #expect(AttemptVerdict(.connection("reset"), subject: "from u") == .retry(DownloadFailure(.connection, "from u: reset"), retryAfter: nil))
-        #expect(AttemptVerdict(.other("odd"), subject: "") == .retry(DownloadFailure(.connection, "odd"), retryAfter: nil))
-        #expect(AttemptVerdict(.tls("untrusted"), subject: "") == .nextMirror(DownloadFailure(.tls, "untrusted")))
-        #expect(AttemptVerdict(.cancelled, subject: "from u") == .interrupted(DownloadFailure(.interrupted, "transfer cancelled")))
+                == .retry(BatchFetchError(.timeout, "no data from u within the idle timeout"), retryAfter: nil))
+        #expect(AttemptVerdict(.timedOut, subject: "") == .retry(BatchFetchError(.timeout, "no data within the idle timeout"), retryAfter: nil))
+        #expect(AttemptVerdict(.connection("reset"), subject: "from u") == .retry(BatchFetchError(.connection, "from u: reset"), retryAfter: nil))
+        #expect(AttemptVerdict(.other("odd"), subject: "") == .retry(BatchFetchError(.connection, "odd"), retryAfter: nil))
+        #expect(AttemptVerdict(.tls("untrusted"), subject: "") == .nextMirror(BatchFetchError(.tls, "untrusted")))
+        #expect(AttemptVerdict(.cancelled, subject: "from u") == .interrupted(BatchFetchError(.interrupted, "transfer cancelled")))
         guard case .retry(let shed, nil) = AttemptVerdict(.overloaded, subject: "") else {
             Issue.record("a shed transfer is not retried")
             return
@@ -22,8 +22,8 @@ import Testing
 
     @Test func statusesCarryTheirRetryAfter() {
         #expect(AttemptVerdict(status: 503, retryAfter: "7", subject: "for bytes 0-9")
-                == .retry(DownloadFailure(.httpStatus, "HTTP 503 for bytes 0-9"), retryAfter: 7))
-        #expect(AttemptVerdict(status: 403, retryAfter: "7", subject: "") == .nextMirror(DownloadFailure(.httpStatus, "HTTP 403")))
+                == .retry(BatchFetchError(.httpStatus, "HTTP 503 for bytes 0-9"), retryAfter: 7))
+        #expect(AttemptVerdict(status: 403, retryAfter: "7", subject: "") == .nextMirror(BatchFetchError(.httpStatus, "HTTP 403")))
         #expect(AttemptVerdict(status: 204, retryAfter: nil, subject: "") == .success)
         #expect(AttemptVerdict(status: 307, retryAfter: nil, subject: "") == .redirect)
     }
@@ -48,14 +48,14 @@ import Testing
         #expect(failure.code == .tls)
 
         let upload = UploadRules.verdict(head: nil, failure: .tls("untrusted"), bodyStarted: false, method: .put, retryPost: false,
-                                         snippet: "", redirect: { _, _ in .refuse(DownloadFailure(.redirectRefused, "")) })
-        #expect(upload == .fail(DownloadFailure(.tls, "untrusted")))
+                                         snippet: "", redirect: { _, _ in .refuse(BatchFetchError(.redirectRefused, "")) })
+        #expect(upload == .fail(BatchFetchError(.tls, "untrusted")))
     }
 
     @Test func theLogCountsFailuresPerMirrorAndContinuesAnAttempt() {
         var log = AttemptLog()
         let policy = RetryPolicy(retries: 1, backoff: 0, backoffMax: 0)
-        let failure = DownloadFailure(.connection, "reset")
+        let failure = BatchFetchError(.connection, "reset")
         log.record(mirror: 0, url: "a", status: 206, failure: nil)
         log.record(mirror: 0, url: "a", status: 206, failure: failure, continuing: true)
         #expect(log.records.count == 1 && log.records[0].failure == failure)

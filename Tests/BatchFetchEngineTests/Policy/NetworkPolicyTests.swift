@@ -73,13 +73,20 @@ import Testing
                                         bucketRegion: "eu-west-1") == .follow(URL(string: "https://other.example/k.bin")!))
 
         // Signed for the new region at the same bucket's endpoint; not at all anywhere else.
-        let mirror = try #require(Mirror(TemplatedString(literal: "s3://data/k.bin"), s3: S3Settings(region: "us-east-1"),
+        let mirror = try #require(MirrorURL(TemplatedString(literal: "s3://data/k.bin"), s3: S3Settings(region: "us-east-1"),
                                          environment: ["HOME": "/nonexistent", "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK"]))
-        #expect(JobNetwork.signer(for: mirror.url, of: mirror)??.region == "us-east-1")
-        #expect(JobNetwork.signer(for: URL(string: "https://data.s3.eu-west-1.amazonaws.com/k.bin")!, of: mirror)??.region == "eu-west-1")
-        #expect(JobNetwork.signer(for: URL(string: "https://other.s3.eu-west-1.amazonaws.com/k.bin")!, of: mirror) == nil)
-        #expect(JobNetwork.signer(for: URL(string: "http://data.s3.eu-west-1.amazonaws.com/k.bin")!, of: mirror) == nil)
-        #expect(JobNetwork.signer(for: URL(string: "https://cdn.example/k.bin")!, of: mirror) == nil)
+        func region(_ request: JobNetwork.StoreRequest) -> String? {
+            if case .signed(let signer) = request { return signer.region }
+            return nil
+        }
+        #expect(region(JobNetwork.storeRequest(to: mirror.url, of: mirror)) == "us-east-1")
+        #expect(region(JobNetwork.storeRequest(to: URL(string: "https://data.s3.eu-west-1.amazonaws.com/k.bin")!, of: mirror)) == "eu-west-1")
+        #expect(JobNetwork.storeRequest(to: URL(string: "https://other.s3.eu-west-1.amazonaws.com/k.bin")!, of: mirror) == .elsewhere)
+        #expect(JobNetwork.storeRequest(to: URL(string: "http://data.s3.eu-west-1.amazonaws.com/k.bin")!, of: mirror) == .elsewhere)
+        #expect(JobNetwork.storeRequest(to: URL(string: "https://cdn.example/k.bin")!, of: mirror) == .elsewhere)
+        let open = try #require(MirrorURL(TemplatedString(literal: "s3://data/k.bin"), s3: S3Settings(region: "us-east-1", anonymous: true),
+                                          environment: ["HOME": "/nonexistent"]))
+        #expect(JobNetwork.storeRequest(to: open.url, of: open) == .anonymous)
     }
 
     @Test func messagesShowTargetsRedacted() throws {
@@ -96,7 +103,7 @@ import Testing
 
 @Suite struct RetryPolicyTests {
     let policy = RetryPolicy(retries: 2, backoff: 1, backoffMax: 8, retryAfterMax: 300)
-    let failure = DownloadFailure(.httpStatus, "HTTP 503 from m")
+    let failure = BatchFetchError(.httpStatus, "HTTP 503 from m")
 
     @Test func backoffDoublesUntilTheRetriesAreUsedUp() {
         #expect(policy.decide(after: failure, failures: 1, retryAfter: nil, remaining: nil) == .wait(RetryDelay(seconds: 1, jitter: true)))

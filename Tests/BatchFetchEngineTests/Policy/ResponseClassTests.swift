@@ -36,7 +36,7 @@ import TestOrigin
 
     @Test func anUploadRetriesTooEarly() {
         let verdict = UploadRules.verdict(head: Self.early, failure: nil, bodyStarted: true, method: .put, retryPost: false,
-                                          snippet: "", redirect: { _, _ in .refuse(DownloadFailure(.redirectRefused, "")) })
+                                          snippet: "", redirect: { _, _ in .refuse(BatchFetchError(.redirectRefused, "")) })
         guard case .retry(_, let after) = verdict else {
             Issue.record("425 not retried by an upload: \(verdict)")
             return

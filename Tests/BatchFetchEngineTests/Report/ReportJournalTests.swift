@@ -11,7 +11,7 @@ import TestOrigin
     /// with no bytes, a check's mirrors, and strings that need escaping.
     static func jobs() -> [RunReport.Job] {
         var failed = RunReportTests.result("fails", .failed, transferred: 4)
-        failed.failure = DownloadFailure(.httpStatus, "HTTP 503 from http://127.0.0.1/a \"quoted\"\n")
+        failed.failure = BatchFetchError(.httpStatus, "HTTP 503 from http://127.0.0.1/a \"quoted\"\n")
         failed.attempts = [AttemptRecord(mirrorIndex: 0, url: "http://127.0.0.1/a", httpStatus: 503, failure: failed.failure, waited: 1.5),
                            AttemptRecord(mirrorIndex: 1, url: "http://[::1]/a?x=1&y=/", httpStatus: nil, failure: failed.failure, waited: 0)]
         var downloaded = RunReportTests.result("dir/ünïcode", .downloaded, size: 10, transferred: 10)
@@ -57,7 +57,7 @@ import TestOrigin
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let jobs = (0..<600).map { index in
             var result = RunReportTests.result("job-\(index)", index % 7 == 0 ? .failed : .downloaded, size: Int64(index))
-            if index % 7 == 0 { result.failure = DownloadFailure(.httpStatus, String(repeating: "m\(index) ", count: 60)) }
+            if index % 7 == 0 { result.failure = BatchFetchError(.httpStatus, String(repeating: "m\(index) ", count: 60)) }
             return RunReport.Job(result)
         }
         let file = fullDisk ? JournalFile(descriptor: open("/dev/full", O_RDWR | O_CLOEXEC)) : JournalFile(in: try SafeDirectory.root(directory, create: false))

@@ -57,7 +57,7 @@ import Testing
         result.httpStatus = 503
         result.etag = "\"e\""
         result.lastModified = "Tue, 24 Nov 2026 02:00:00 GMT"
-        let failure = DownloadFailure(.httpStatus, "HTTP 503")
+        let failure = BatchFetchError(.httpStatus, "HTTP 503")
         result.attempts = [AttemptRecord(mirrorIndex: 1, url: "http://127.0.0.1/all.bin", httpStatus: 503, failure: failure, waited: 1)]
         result.failure = failure
         result.resumedFrom = 100

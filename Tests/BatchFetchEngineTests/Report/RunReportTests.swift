@@ -45,7 +45,7 @@ import Testing
         let text = "version: 1\njobs:\n  - {id: a, url: \"http://127.0.0.1/a\"}\n"
         let manifest = try ManifestLoader(environment: [:]).load(bytes: Array(text.utf8), displayPath: "m.yaml", baseDirectory: "/tmp")
         var failed = Self.result("a", .failed, transferred: 4)
-        failed.failure = DownloadFailure(.httpStatus, "HTTP 503 from http://127.0.0.1/a")
+        failed.failure = BatchFetchError(.httpStatus, "HTTP 503 from http://127.0.0.1/a")
         failed.attempts = [AttemptRecord(mirrorIndex: 0, url: "http://127.0.0.1/a", httpStatus: 503,
                                          failure: failed.failure, waited: 1.5)]
         var options = RunOptions()

@@ -121,11 +121,11 @@ import Testing
 
     @Test func retryableStatusesRetryAndRetryAfterIsHonouredUpToItsCap() {
         var planner = Self.planner()
-        let unavailable = DownloadFailure(.httpStatus, "HTTP 503 for bytes 0-9")
+        let unavailable = BatchFetchError(.httpStatus, "HTTP 503 for bytes 0-9")
         #expect(planner.judge(Self.head(503, ["Retry-After": "7"]), for: 0..<10) == .retryable(unavailable, retryAfter: 7))
         #expect(planner.failed(unavailable, retryAfter: 7) == .retry(unavailable, RetryDelay(seconds: 7, jitter: false)))
         #expect(planner.judge(Self.head(429), for: 0..<10)
-            == .retryable(DownloadFailure(.httpStatus, "HTTP 429 for bytes 0-9"), retryAfter: nil))
+            == .retryable(BatchFetchError(.httpStatus, "HTTP 429 for bytes 0-9"), retryAfter: nil))
         // Over retry_after_max (60 s here): segmenting stops; the single stream that follows
         // meets the same answer and fails over.
         guard case .stop(let capped) = planner.failed(unavailable, retryAfter: 86_400) else {
@@ -143,7 +143,7 @@ import Testing
 
     @Test func failuresBackOffUntilTheRetriesAreUsedUp() {
         var planner = Self.planner(retries: 2)
-        let failure = DownloadFailure(.connection, "reset")
+        let failure = BatchFetchError(.connection, "reset")
         #expect(planner.failed(failure) == .retry(failure, RetryDelay(seconds: 1, jitter: true)))
         #expect(planner.failed(failure) == .retry(failure, RetryDelay(seconds: 2, jitter: true)))
         #expect(planner.failed(failure) == .stop(failure))
@@ -190,25 +190,25 @@ import Testing
 
     @Test func hardEndsStopSegmentingWithoutBlamingTheServerForOurDisk() {
         var disk = Self.released(written: 0)
-        let full = DownloadFailure(.diskFull, "no space")
+        let full = BatchFetchError(.diskFull, "no space")
         #expect(disk.ended(Self.range, .init(head: .accept, status: 206, written: 0, diskFailure: full)) == (.stop(full), nil))
         #expect(disk.stopReason == full && disk.claim() == nil)
 
         var late = Self.released(written: 0)
         #expect(late.ended(Self.range, .init(head: .accept, status: 206, written: 0, pastDeadline: true)).verdict
-            == .stop(DownloadFailure(.deadlineExceeded, "job deadline exceeded")))
+            == .stop(BatchFetchError(.deadlineExceeded, "job deadline exceeded")))
 
         var refused = Self.released(written: 0)
-        let changed = DownloadFailure(.remoteChanged, "ETag changed")
+        let changed = BatchFetchError(.remoteChanged, "ETag changed")
         #expect(refused.ended(Self.range, .init(head: .stop(changed), status: 206, written: 0)) == (.stop(changed), changed))
 
         var tls = Self.released(written: 0)
-        #expect(tls.ended(Self.range, .init(written: 0, failure: .tls("untrusted"))).verdict == .stop(DownloadFailure(.tls, "for bytes 0-4194303: untrusted")))
+        #expect(tls.ended(Self.range, .init(written: 0, failure: .tls("untrusted"))).verdict == .stop(BatchFetchError(.tls, "for bytes 0-4194303: untrusted")))
     }
 
     @Test func aCancelStopsWithTheReasonAnotherConnectionRecorded() {
         var planner = Self.released(written: 0)
-        let reason = DownloadFailure(.rangeNotHonoured, "206 for the wrong range")
+        let reason = BatchFetchError(.rangeNotHonoured, "206 for the wrong range")
         planner.stop(reason)
         #expect(planner.ended(Self.range, .init(written: 0, failure: .cancelled)) == (.stop(reason), nil))
         var interrupted = Self.released(written: 0)
@@ -217,7 +217,7 @@ import Testing
 
     @Test func aRetryWhoseWaitCouldPassTheDeadlineStopsInstead() {
         var planner = Self.released(written: 0)
-        let busy = DownloadFailure(.httpStatus, "HTTP 503")
+        let busy = BatchFetchError(.httpStatus, "HTTP 503")
         let (verdict, recorded) = planner.ended(Self.range, .init(head: .retryable(busy, retryAfter: 30), status: 503, written: 0,
                                                                   remaining: 5))
         #expect(verdict.failureCode == .deadlineExceeded && recorded == busy)

@@ -136,3 +136,29 @@ import Testing
         #expect(parsed != (try Checksum.parse("sha1:0123456789abcdef0123456789abcdef01234567").get()))
     }
 }
+
+/// A path that names a directory may be written with its '/'; one that names a file may not
+/// (``DestPath``, the one rule for dests, `into` and listing directories).
+@Suite struct DirectoryPathTests {
+    private func load(_ jobs: String) throws -> Manifest {
+        try ManifestLoader(environment: [:]).load(bytes: Array("version: 1\njobs:\n\(jobs)".utf8), displayPath: "m.yaml", baseDirectory: "/srv")
+    }
+
+    @Test func intoIsADirectoryWithOrWithoutItsSlash() throws {
+        // The example of Docs/Archives.md, refused before as if `into` named a file.
+        let slashed = try load("  - {id: v, url: 'https://h.example/val.tar.gz', extract: {into: val/}}\n")
+        #expect(slashed.jobs[0].extract?.into.resolved == "val")
+        let plain = try load("  - {id: v, url: 'https://h.example/val.tar.gz', extract: val}\n")
+        #expect(plain.jobs[0].extract?.into.resolved == "val")
+        let nested = try load("  - {id: v, url: 'https://h.example/val.tar.gz', extract: {into: 'data/./val//'}}\n")
+        #expect(nested.jobs[0].extract?.into.resolved == "data/val")
+    }
+
+    @Test func aFileIsNotWrittenWithASlash() {
+        #expect(DestPath.normalize("a/b/") == .failure(.directory))
+        #expect(DestPath.normalize("a/b/", as: .directory) == .success("a/b"))
+        #expect(DestPath.normalize("/", as: .directory) == .failure(.absolute))
+        #expect(DestPath.normalize("../x/", as: .directory) == .failure(.escapes))
+        #expect(DestPath.normalize("x\n/", as: .directory) == .failure(.invalidCharacter))
+    }
+}

@@ -4,8 +4,9 @@ import Foundation
 /// One mirror of a job: the URL asked (environment values resolved, parsed once), the same URL
 /// as it may be printed (`${NAME}` for those values), and its identity — the sha256 of the
 /// resolved URL, which sidecars and the state cache record instead of a URL that may carry a
-/// token.
-public struct Mirror: Sendable, Equatable {
+/// token. (Not called `Mirror`: in a program that imports the engine that name would shadow
+/// `Swift.Mirror`, which `customMirror` and `dump` need.)
+public struct MirrorURL: Sendable, Equatable {
     public var url: URL
     public var printed: String
     public var identity: String

@@ -9,9 +9,9 @@ import NIOConcurrencyHelpers
 /// so one request often arrives twice; taking that as "exit now" lost the report in one run of
 /// six under `timeout`.
 ///
-/// `@unchecked`: Dispatch signal sources are not `Sendable`; they are made once in `init` and
-/// only cancelled in `deinit`. What the signals change is in `state`.
-final class SignalTrap: @unchecked Sendable {
+/// Not `Sendable` (Dispatch signal sources are not): it stays with the command that made it;
+/// the handlers share only `state`, which is.
+final class SignalTrap {
     static let repeatWindow = 1.0
 
     private var sources: [DispatchSourceSignal] = []
@@ -25,7 +25,8 @@ final class SignalTrap: @unchecked Sendable {
         for number in [SIGINT, SIGTERM] {
             Foundation.signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in
+            let state = self.state
+            source.setEventHandler {
                 let now = DispatchTime.now()
                 let verdict = state.withLockedValue { state -> Verdict in
                     guard let received = state.received else {
@@ -33,7 +34,7 @@ final class SignalTrap: @unchecked Sendable {
                         return .first
                     }
                     let elapsed = Double(now.uptimeNanoseconds - state.at.uptimeNanoseconds) / 1e9
-                    return received == number && elapsed < Self.repeatWindow ? .repeated : .second
+                    return received == number && elapsed < SignalTrap.repeatWindow ? .repeated : .second
                 }
                 switch verdict {
                 case .first:

@@ -60,7 +60,7 @@ struct ArchiveExtraction {
     }
 
     /// A tree (or single file) unpacked beside `into`, not yet in place.
-    struct Unpacked: @unchecked Sendable {
+    struct Unpacked: Sendable {
         let parent: SafeDirectory
         let temporary: String
         let name: String

@@ -124,8 +124,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         return current
     }
 
-    /// `@unchecked`: `URLSessionDataTask` is thread-safe but not marked `Sendable` on Linux.
-    private struct DataTask: TransportTask, @unchecked Sendable {
+    private struct DataTask: TransportTask {
         let task: URLSessionDataTask
 
         func cancel() {
@@ -170,8 +169,8 @@ private struct Registration {
 
 /// Routes URLSession's delegate calls to each task's handler.
 ///
-/// `@unchecked`: an `NSObject` subclass (and `URLSessionDataTask` is not marked `Sendable` on
-/// Linux); what changes is in `tasks`.
+/// `@unchecked`: an `NSObject` subclass, which the compiler cannot check; what changes is in
+/// `tasks`, behind its lock.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// The tasks the delegate knows, by task identifier.
     private struct Tasks {

@@ -1,5 +1,6 @@
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// The bytes of a part being downloaded, handed to libarchive in order as they become final —
 /// as the one stream's sink writes them (``FileSink``'s `onWrite`) or as the written prefix of a
@@ -97,12 +98,18 @@ final class ArchiveStream: @unchecked Sendable {
 /// arrive; once the archive verified, ``result(size:)`` waits for the rest and the caller swaps
 /// the tree in. Nothing is published from it before that: a failed download or verification
 /// removes the sibling.
-final class StreamingExtraction: @unchecked Sendable {
+///
+/// Waiting for the unpacking holds no thread: a caller's continuation is kept until the
+/// unpacking thread ends and resumes it.
+final class StreamingExtraction: Sendable {
     let stream: ArchiveStream
     private let extraction: ArchiveExtraction
-    private let done = NSCondition()
-    // Guarded by `done`.
-    private var outcome: Result<ArchiveExtraction.Unpacked, BatchFetchError>?
+    private let state = NIOLockedValueBox(State.running(waiting: []))
+
+    private enum State {
+        case running(waiting: [CheckedContinuation<Result<ArchiveExtraction.Unpacked, BatchFetchError>, Never>])
+        case ended(Result<ArchiveExtraction.Unpacked, BatchFetchError>)
+    }
 
     /// Starts unpacking the part open at `descriptor` (duplicated), of which `written` bytes are
     /// already final, for an archive of `expectedSize` bytes if known.
@@ -113,10 +120,12 @@ final class StreamingExtraction: @unchecked Sendable {
             let unpacked = Result { () throws(BatchFetchError) in
                 try extraction.unpackStreaming(stream, archiveSize: expectedSize)
             }
-            done.withLock {
-                outcome = unpacked
-                done.broadcast()
+            let waiting = state.withLockedValue { state in
+                defer { state = .ended(unpacked) }
+                if case .running(let waiting) = state { return waiting }
+                return []
             }
+            for continuation in waiting { continuation.resume(returning: unpacked) }
         }
         thread.name = "batchfetch.extract"
         thread.start()
@@ -127,12 +136,16 @@ final class StreamingExtraction: @unchecked Sendable {
     func result(size: Int64) async -> Result<ArchiveExtraction.Unpacked, BatchFetchError> {
         stream.finish(size: size)
         return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { [self] in
-                continuation.resume(returning: done.withLock {
-                    while outcome == nil { done.wait() }
-                    return outcome!
-                })
+            let ended: Result<ArchiveExtraction.Unpacked, BatchFetchError>? = state.withLockedValue { state in
+                switch state {
+                case .ended(let outcome):
+                    return outcome
+                case .running(let waiting):
+                    state = .running(waiting: waiting + [continuation])
+                    return nil
+                }
             }
+            if let ended { continuation.resume(returning: ended) }
         }
     }
 

@@ -69,12 +69,8 @@ enum ReportFile {
     /// The report's counts as the summary lines print them: jobs by status for `run`, verdicts
     /// for `check` and `verify`.
     static func counts(_ report: RunReport) -> String {
-        let summary = report.summary
-        guard report.command == .run else {
-            return "\(summary.ok ?? 0) ok, \(summary.drift ?? 0) drift, \(summary.missing ?? 0) missing, \(summary.unreachable ?? 0) unreachable"
-        }
-        return "\(summary.downloaded) downloaded, " + (summary.uploaded.map { "\($0) uploaded, " } ?? "") + "\(summary.upToDate) up to date, \(summary.failed) failed, \(summary.skipped) skipped"
-            + (summary.interrupted > 0 ? ", \(summary.interrupted) interrupted" : "")
+        StatusCounts(report.summary, command: report.command).filter { $0.count > 0 || $0.shownAtZero }
+            .map { "\($0.count) \($0.label)" }.joined(separator: ", ")
     }
 
     static func checkWritable(_ path: String, option: String = "--report") throws {

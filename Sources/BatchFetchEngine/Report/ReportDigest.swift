@@ -113,13 +113,15 @@ public struct ReportDigest: Sendable {
     }
 
     private static func counts(_ report: RunReport) -> [(label: String, count: Int)] {
-        let summary = report.summary
-        let all: [(String, Int?)] = report.command == .run
-            ? [("downloaded", summary.downloaded), ("uploaded", summary.uploaded), ("up to date", summary.upToDate),
-               ("from the cache", summary.fromCache), ("failed", summary.failed), ("skipped", summary.skipped),
-               ("interrupted", summary.interrupted)]
-            : [("ok", summary.ok), ("drift", summary.drift), ("missing", summary.missing), ("unreachable", summary.unreachable)]
-        return [("jobs", summary.jobs)] + all.compactMap { label, count in count.flatMap { $0 > 0 ? (label, $0) : nil } }
+        var counts: [(label: String, count: Int)] = [("jobs", report.summary.jobs)]
+        for entry in StatusCounts(report.summary, command: report.command) where entry.count > 0 {
+            counts.append((entry.label, entry.count))
+            // How many of those up to date or downloaded came from the cache: not a status.
+            if entry.status == .run(.upToDate), let cached = report.summary.fromCache, cached > 0 {
+                counts.append(("from the cache", cached))
+            }
+        }
+        return counts
     }
 
     /// Bytes per second over the run, in `buckets` equal slices of its duration: each job's

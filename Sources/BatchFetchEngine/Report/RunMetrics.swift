@@ -34,14 +34,6 @@ public struct RunMetrics: Sendable {
         (self.started, self.finished, self.previousSuccess, self.perJob) = (started, finished, previousSuccess, perJob)
     }
 
-    /// The statuses `batchfetch_jobs` always has a series for (a zero stays a zero, not a gap).
-    static func statuses(of command: RunReport.Command) -> [String] {
-        switch command {
-        case .run: JobResult.Outcome.allCases.map(\.rawValue)
-        case .check, .verify: MirrorVerdict.Status.allCases.map(\.rawValue)
-        }
-    }
-
     /// The whole file's text.
     public func text() -> String {
         let registry = PrometheusCollectorRegistry()
@@ -63,14 +55,17 @@ public struct RunMetrics: Sendable {
         guard let report else { return registry.emitToString() }
 
         gauge("batchfetch_bytes_transferred", "Bytes the last run moved over the network.", Double(report.summary.bytesTransferred))
-        let counts = jobCounts(report)
-        for status in Self.statuses(of: command) {
-            gauge("batchfetch_jobs", "Jobs of the last run by status.", Double(counts[status] ?? 0), [("status", status)])
+        // Every status has a series (a zero stays a zero, not a gap). A run's from its summary
+        // (which counts every job, also those `--report-jobs` leaves out); a check's or verify's
+        // from its jobs (a check's summary counts mirrors).
+        let counts = report.command == .run ? StatusCounts(report.summary, command: .run) : StatusCounts(jobs: report.jobs, command: command)
+        for entry in counts {
+            gauge("batchfetch_jobs", "Jobs of the last run by status.", Double(entry.count), [("status", entry.status.rawValue)])
         }
         if command != .run {
-            for verdict in Self.statuses(of: command) {
+            for entry in counts {
                 gauge("batchfetch_drift_jobs", "Jobs of the last check or verify by verdict.",
-                      Double(counts[verdict] ?? 0), [("verdict", verdict)])
+                      Double(entry.count), [("verdict", entry.status.rawValue)])
             }
         }
         if perJob {
@@ -82,19 +77,6 @@ public struct RunMetrics: Sendable {
             }
         }
         return registry.emitToString()
-    }
-
-    /// Jobs by status: a run's from its summary (which counts every job, also those
-    /// `--report-jobs` leaves out); a check's or verify's from its jobs (a check's summary counts
-    /// mirrors).
-    private func jobCounts(_ report: RunReport) -> [String: Int] {
-        guard report.command == .run else {
-            return report.jobs.reduce(into: [:]) { counts, job in counts[job.status.rawValue, default: 0] += 1 }
-        }
-        let summary = report.summary
-        return [JobResult.Outcome.downloaded.rawValue: summary.downloaded, JobResult.Outcome.uploaded.rawValue: summary.uploaded ?? 0,
-                JobResult.Outcome.upToDate.rawValue: summary.upToDate, JobResult.Outcome.failed.rawValue: summary.failed,
-                JobResult.Outcome.skipped.rawValue: summary.skipped, JobResult.Outcome.interrupted.rawValue: summary.interrupted]
     }
 
     /// The `batchfetch_last_success_time_seconds` value in an earlier file's `text` for this

@@ -35,21 +35,16 @@ public struct MirrorURL: Sendable, Equatable {
     /// that of the URL as written.
     init?(_ url: TemplatedString, s3: S3Settings, environment: [String: String]) {
         let resolved = url.resolved
-        // "s3://" or "gs://" in any case, without a lowercased copy of every URL of a run.
-        let head = resolved.utf8.prefix(5).lazy.map { $0 | 0x20 }
-        guard head.elementsEqual("s3://".utf8) || head.elementsEqual("gs://".utf8) else {
+        guard let parsed = ObjectURL.parse(resolved, shown: url.redacted) else {
             self.init(resolved: resolved, printed: url.redacted)
             return
         }
-        let scheme = head.first == UInt8(ascii: "g") ? "gs" : "s3"
-        // `path` is percent-decoded: the key as stored (one leading `/` separates it).
-        guard let components = URLComponents(string: URLSyntax.encodingInvalidCharacters(resolved)), let bucket = components.host,
-              case let key = String(components.path.dropFirst()), !bucket.isEmpty, !key.isEmpty else { return nil }
-        let configuration = AWSConfiguration.resolve(scheme: scheme, settings: s3, environment: environment)
-        guard let target = configuration.url(bucket: bucket, key: key) else { return nil }
+        guard case .success(let object) = parsed, !object.key.isEmpty else { return nil }
+        let configuration = AWSConfiguration.resolve(scheme: object.store.rawValue, settings: s3, environment: environment)
+        guard let target = configuration.url(bucket: object.bucket, key: object.key) else { return nil }
         self.init(resolved: resolved, printed: url.redacted)
         self.url = target
-        store = ObjectLocation(bucket: bucket, key: key, configuration: configuration)
+        store = ObjectLocation(bucket: object.bucket, key: object.key, configuration: configuration)
     }
 
     /// The identity of a resolved URL string (what sidecars and the state cache record).

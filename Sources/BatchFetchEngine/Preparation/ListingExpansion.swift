@@ -192,7 +192,7 @@ enum BucketPrefix {
             return .failure(BatchFetchError(.connection, "invalid bucket URL \(job.url?.redacted ?? "")"))
         }
         let probe = MirrorProbe(job: job, network: network, hosts: hosts)
-        let scheme = job.url.map { String($0.resolved.prefix(2)).lowercased() } ?? "s3"
+        let scheme = job.url.flatMap { ObjectURL.store(of: $0.resolved) } ?? .s3
         var objects: [(relative: String, file: ListedFile)] = []
         var token: String?
         repeat {
@@ -209,7 +209,7 @@ enum BucketPrefix {
                 for object in page.objects {
                     let relative = String(object.key.dropFirst(location.key.count))
                     guard !relative.isEmpty, !relative.hasSuffix("/") else { continue }
-                    let url = "\(scheme)://\(location.bucket)/" + SigV4Signer.encode(object.key, keepSlash: true)
+                    let url = "\(scheme.rawValue)://\(location.bucket)/" + SigV4Signer.encode(object.key, keepSlash: true)
                     objects.append((relative, ListedFile(path: object.key, url: url, size: object.size, checksums: [])))
                 }
                 token = page.isTruncated ? page.nextContinuationToken : nil

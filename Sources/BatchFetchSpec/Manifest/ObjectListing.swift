@@ -22,14 +22,9 @@ public struct ObjectListing: Sendable, Hashable {
         (include.isEmpty || include.contains { $0.matches(relative) }) && !exclude.contains { $0.matches(relative) }
     }
 
-    /// Whether `url` (resolved) names a prefix of a bucket rather than an object: an `s3://` or
-    /// `gs://` URL whose key is empty or ends with `/`.
+    /// Whether `url` (resolved) names a prefix of a bucket rather than an object
+    /// (``ObjectURL/isPrefix(_:)``).
     public static func isPrefix(_ url: String) -> Bool {
-        // Asked of every URL a manifest holds: the scheme is compared byte by byte, no copy made.
-        let head = url.utf8.prefix(5).lazy.map { $0 | 0x20 }
-        guard head.elementsEqual("s3://".utf8) || head.elementsEqual("gs://".utf8) else { return false }
-        let rest = url.dropFirst(5)
-        guard let slash = rest.firstIndex(of: "/") else { return true }
-        return rest[slash...].hasSuffix("/")
+        ObjectURL.isPrefix(url)
     }
 }

@@ -704,14 +704,13 @@ struct ManifestDecoder {
             // `127.0.0.1:8080/x` or `localhost:8080/x` would parse as a scheme and a path.
             return "URL '\(shown)' has no scheme; write 'https://\(shown)' (or 'http://\(shown)')"
         }
+        if objectStores, let parsed = ObjectURL.parse(url.resolved, shown: shown) {
+            // A key that is empty or ends with `/` is a prefix (``ObjectListing``).
+            if case .failure(let problem) = parsed { return problem.message }
+            return nil
+        }
         guard let components = URLComponents(string: url.resolved), let scheme = components.scheme else {
             return "'\(shown)' is not a valid URL"
-        }
-        if objectStores, scheme.lowercased() == "s3" || scheme.lowercased() == "gs" {
-            guard let bucket = components.host, !bucket.isEmpty else { return "URL '\(shown)' has no bucket" }
-            guard components.query == nil, components.fragment == nil else { return "URL '\(shown)': an object URL has no query or fragment" }
-            // A key that is empty or ends with `/` is a prefix (``ObjectListing``).
-            return nil
         }
         guard scheme.lowercased() == "http" || scheme.lowercased() == "https" else {
             return "unsupported URL scheme '\(scheme)' in '\(shown)' (expected \(objectStores ? "http, https, s3 or gs" : "http or https"))"

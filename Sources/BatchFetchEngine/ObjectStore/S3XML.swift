@@ -1,12 +1,11 @@
+import BatchFetchSpec
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
-/// The small XML documents of S3's multipart upload API (`InitiateMultipartUploadResult`,
-/// `ListPartsResult`, `CompleteMultipartUploadResult`, `Error`), read with Foundation's XML
-/// parser: the root's name, its leaf elements' text by name, and the repeated records under it
-/// (`Part`) as name → text.
+/// The small XML documents of S3's API (`ListBucketResult`, `InitiateMultipartUploadResult`,
+/// `ListPartsResult`, `CompleteMultipartUploadResult`, `Error`) as batchfetch reads them: the
+/// root's name, its leaf elements' text by name, and the repeated records under it (`Part`,
+/// `Contents`) as name → text. Read through ``XMLTree`` (the one XML reader, which also catches
+/// a document that ends badly).
 struct S3XML: Sendable {
     var root = ""
     /// Text of the root's direct leaf children, by name.
@@ -15,56 +14,23 @@ struct S3XML: Sendable {
     /// child's name.
     var records: [String: [[String: String]]] = [:]
 
-    /// Nil when `data` is not XML.
+    /// Nil when `data` is not a whole XML document.
     init?(_ data: Data) {
-        let reader = Reader()
-        let parser = XMLParser(data: data)
-        parser.delegate = reader
-        guard parser.parse(), !reader.document.root.isEmpty else { return nil }
-        self = reader.document
+        guard case .success(let document) = XMLTree.parse(data) else { return nil }
+        root = document.name
+        for child in document.children {
+            if child.children.isEmpty {
+                values[child.name] = child.text
+            } else {
+                var record: [String: String] = [:]
+                for leaf in child.children { record[leaf.name] = leaf.text }
+                records[child.name, default: []].append(record)
+            }
+        }
     }
-
-    private init() {}
 
     /// `Code: Message` of an `<Error>` document (S3 may answer 200 to a completion with one).
     var error: String? {
         root == "Error" ? "\(values["Code"] ?? "Error"): \(values["Message"] ?? "")" : nil
-    }
-
-    private final class Reader: NSObject, XMLParserDelegate {
-        var document = S3XML()
-        private var path: [String] = []
-        private var text = ""
-        private var record: [String: String]?
-
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
-            if path.isEmpty { document.root = name }
-            if path.count == 2, record == nil { record = [:] }
-            path.append(name)
-            text = ""
-        }
-
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            text += string
-        }
-
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            switch path.count {
-            case 2:
-                if let record, !record.isEmpty {
-                    document.records[name, default: []].append(record)
-                } else {
-                    document.values[name] = text
-                }
-                record = nil
-            case 3:
-                record?[name] = text
-            default:
-                break
-            }
-            path.removeLast()
-            text = ""
-        }
     }
 }

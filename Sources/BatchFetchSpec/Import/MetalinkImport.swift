@@ -1,106 +1,76 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// A Metalink 4 file (RFC 5854): each `<file name>` with its `<size>`, `<hash type>`s and
 /// `<url priority>`s becomes a job whose mirrors are its URLs by priority (1 first; no
 /// priority last) and whose checksums are every hash batchfetch knows (sha-256, sha-512, sha-1,
-/// md5). Read with Foundation's XMLParser; problems carry the parser's line.
+/// md5). Read through ``XMLTree``; problems carry the element's line.
 public enum MetalinkImport {
     public static func read(_ data: Data, file: String) -> ImportResult {
-        let reader = Reader(file: file)
-        let parser = XMLParser(data: data)
-        parser.shouldProcessNamespaces = true
-        parser.delegate = reader
-        // FoundationXML may return true for a document that ends badly yet set the error.
-        if !parser.parse() || parser.parserError != nil {
+        let root: XMLTree.Element
+        switch XMLTree.parse(data, namespaces: true) {
+        case .failure(let failure):
             // What was read of a broken document is not trusted: only the error is reported.
-            let code = parser.parserError.map { " (XMLParser error \(($0 as NSError).code))" } ?? ""
-            return ImportResult(problems: [ImportProblem(file: file, line: parser.lineNumber, "not well-formed XML\(code)")])
-        } else if !reader.sawMetalink {
-            reader.result.problems.append(ImportProblem(file: file, line: 1, "not a Metalink 4 file (no <metalink> in urn:ietf:params:xml:ns:metalink)"))
+            let code = failure.code.map { " (XMLParser error \($0))" } ?? ""
+            return ImportResult(problems: [ImportProblem(file: file, line: failure.line, "not well-formed XML\(code)")])
+        case .success(let element):
+            root = element
         }
-        return reader.result
+        var result = ImportResult()
+        guard root.name == "metalink", root.namespace == namespace else {
+            let message = root.name == "metalink" && root.namespace == "http://www.metalinker.org/"
+                ? "Metalink 3 is not supported; Metalink 4 (RFC 5854) is"
+                : "not a Metalink 4 file (no <metalink> in urn:ietf:params:xml:ns:metalink)"
+            result.problems.append(ImportProblem(file: file, line: root.line, message))
+            return result
+        }
+        for element in root.children("file", in: namespace) {
+            read(element, file: file, into: &result)
+        }
+        return result
     }
 
     static let namespace = "urn:ietf:params:xml:ns:metalink"
     static let hashTypes: [String: Checksum.Algorithm] = ["sha-256": .sha256, "sha-512": .sha512, "sha-1": .sha1, "md5": .md5]
 
-    /// The parser's delegate: one `<file>` at a time.
-    private final class Reader: NSObject, XMLParserDelegate {
-        let file: String
-        var result = ImportResult()
-        var sawMetalink = false
-        private var current: (name: String, line: Int, size: Int64?, checksums: [Checksum], urls: [(priority: Int, url: String)])?
-        private var text = ""
-        private var hashType: String?
-        private var priority = Int.max
-
-        init(file: String) {
-            self.file = file
+    /// One `<file>`: its direct `<size>`, `<hash>`es (not `<pieces>`' hashes) and `<url>`s.
+    private static func read(_ element: XMLTree.Element, file: String, into result: inout ImportResult) {
+        func problem(_ line: Int, _ message: String) {
+            result.problems.append(ImportProblem(file: file, line: line, message))
         }
-
-        func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
-                    attributes: [String: String] = [:]) {
-            text = ""
-            if element == "metalink" {
-                if namespaceURI == MetalinkImport.namespace { sawMetalink = true }
-                if namespaceURI == "http://www.metalinker.org/" { problem(parser, "Metalink 3 is not supported; Metalink 4 (RFC 5854) is") }
-                return
-            }
-            guard namespaceURI == MetalinkImport.namespace else { return }
-            switch element {
-            case "file":
-                current = (attributes["name"] ?? "", parser.lineNumber, nil, [], [])
-                if attributes["name"]?.isEmpty ?? true { problem(parser, "a <file> without a name") }
-            case "hash":
-                hashType = attributes["type"]?.lowercased()
-            case "url":
-                priority = attributes["priority"].flatMap(Int.init) ?? Int.max
-            default:
-                break
-            }
-        }
-
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
-            text += string
-        }
-
-        func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
-            guard namespaceURI == MetalinkImport.namespace, current != nil else { return }
-            let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            switch element {
+        let name = element.attributes["name"] ?? ""
+        if name.isEmpty { problem(element.line, "a <file> without a name") }
+        var size: Int64?
+        var checksums: [Checksum] = []
+        var urls: [(priority: Int, url: String)] = []
+        for child in element.children where child.namespace == namespace {
+            let value = child.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            switch child.name {
             case "size":
-                guard let size = Int64(value), size >= 0 else { return problem(parser, "<size> '\(value)' is not a byte count") }
-                current!.size = size
-            case "hash":
-                // Only whole-file hashes (not <pieces>' hashes); types batchfetch does not know are skipped.
-                guard let type = hashType, let algorithm = MetalinkImport.hashTypes[type] else { return }
-                switch Checksum.parse("\(algorithm.rawValue):\(value)") {
-                case .success(let checksum): current!.checksums.append(checksum)
-                case .failure: problem(parser, "<hash type=\"\(type)\"> '\(value)' is not a \(algorithm.rawValue) digest")
+                guard let parsed = Int64(value), parsed >= 0 else {
+                    problem(child.line, "<size> '\(value)' is not a byte count")
+                    continue
                 }
-                hashType = nil
-            case "pieces":
-                hashType = nil
+                size = parsed
+            case "hash":
+                // Types batchfetch does not know are skipped.
+                guard let type = child.attributes["type"]?.lowercased(), let algorithm = hashTypes[type] else { continue }
+                switch Checksum.parse("\(algorithm.rawValue):\(value)") {
+                case .success(let checksum): checksums.append(checksum)
+                case .failure: problem(child.line, "<hash type=\"\(type)\"> '\(value)' is not a \(algorithm.rawValue) digest")
+                }
             case "url":
-                if let issue = ImportLines.urlProblem(value) { return problem(parser, issue) }
-                current!.urls.append((priority, value))
-            case "file":
-                let job = current!
-                current = nil
-                guard !job.name.isEmpty else { return }
-                guard !job.urls.isEmpty else { return problem(parser, "<file name=\"\(job.name)\"> has no http(s) <url>", line: job.line) }
-                let urls = job.urls.enumerated().sorted { ($0.element.priority, $0.offset) < ($1.element.priority, $1.offset) }.map(\.element.url)
-                result.jobs.append(ImportedJob(urls: urls, dest: job.name, size: job.size, checksums: job.checksums, origin: "\(file):\(job.line)"))
+                if let issue = ImportLines.urlProblem(value) {
+                    problem(child.line, issue)
+                    continue
+                }
+                urls.append((child.attributes["priority"].flatMap(Int.init) ?? Int.max, value))
             default:
                 break
             }
         }
-
-        private func problem(_ parser: XMLParser, _ message: String, line: Int? = nil) {
-            result.problems.append(ImportProblem(file: file, line: line ?? parser.lineNumber, message))
-        }
+        guard !name.isEmpty else { return }
+        guard !urls.isEmpty else { return problem(element.line, "<file name=\"\(name)\"> has no http(s) <url>") }
+        let ordered = urls.enumerated().sorted { ($0.element.priority, $0.offset) < ($1.element.priority, $1.offset) }.map(\.element.url)
+        result.jobs.append(ImportedJob(urls: ordered, dest: name, size: size, checksums: checksums, origin: "\(file):\(element.line)"))
     }
 }

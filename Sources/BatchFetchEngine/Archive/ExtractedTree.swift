@@ -64,8 +64,9 @@ struct ExtractedTree: Codable, Sendable, Equatable {
                 return status.st_mode & S_IFMT == S_IFLNK && UInt64(status.st_ino) == inode ? nil : "replaced"
             case .file:
                 guard status.st_mode & S_IFMT == S_IFREG, UInt64(status.st_ino) == inode else { return "replaced" }
-                return Int64(status.st_size) == size && status.mtimeNanoseconds == mtimeNanoseconds
-                    && status.ctimeNanoseconds == ctimeNanoseconds ? nil : "changed"
+                let recorded = FileIdentity(device: 0, inode: inode, size: size, mtimeNanoseconds: mtimeNanoseconds,
+                                            ctimeNanoseconds: ctimeNanoseconds)
+                return FileIdentity(status).matches(recorded, by: .contentAndTouches) ? nil : "changed"
             }
         }
     }

@@ -164,8 +164,7 @@ public final class ContentCache: Sendable {
         var status = stat()
         guard fstat(file.descriptor, &status) == 0 else { return }
         let now = Identity(status)
-        guard now.inode == file.identity.inode, now.size == file.identity.size,
-              now.mtimeNanoseconds == file.identity.mtimeNanoseconds else { return }
+        guard now.file.matches(file.identity.file, by: .content) else { return }
         rewriteRecord(now, of: file.name, in: file.directory)
     }
 
@@ -320,34 +319,32 @@ extension ContentCache {
     /// touch changes one of these (ctime changes with every write and every `utimensat`, so
     /// putting the mtime back does not hide a rewrite).
     struct Identity: Equatable, Sendable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var mtimeNanoseconds: Int64
-        var ctimeNanoseconds: Int64
+        /// The entry's identity: compared ``FileIdentity/Comparison/exact``ly.
+        var file: FileIdentity
+        var inode: UInt64 { file.inode }
+        var size: Int64 { file.size }
+        var mtimeNanoseconds: Int64 { file.mtimeNanoseconds }
 
         /// The record's file name beside its entry.
         static let suffix = ".verified"
 
         init(_ status: stat) {
-            device = UInt64(status.st_dev)
-            inode = UInt64(status.st_ino)
-            size = Int64(status.st_size)
-            mtimeNanoseconds = status.mtimeNanoseconds
-            ctimeNanoseconds = status.ctimeNanoseconds
+            file = FileIdentity(status)
         }
 
         private init(fields: [Int64]) {
-            device = UInt64(bitPattern: fields[0])
-            inode = UInt64(bitPattern: fields[1])
-            size = fields[2]
-            mtimeNanoseconds = fields[3]
-            ctimeNanoseconds = fields[4]
+            file = FileIdentity(device: UInt64(bitPattern: fields[0]), inode: UInt64(bitPattern: fields[1]), size: fields[2],
+                                mtimeNanoseconds: fields[3], ctimeNanoseconds: fields[4])
+        }
+
+        static func == (left: Identity, right: Identity) -> Bool {
+            left.file.matches(right.file, by: .exact)
         }
 
         /// One line: `device inode size mtime_ns ctime_ns`, then when it was recorded (for people).
         var text: Data {
-            let fields = [Int64(bitPattern: device), Int64(bitPattern: inode), size, mtimeNanoseconds, ctimeNanoseconds]
+            let fields = [Int64(bitPattern: file.device), Int64(bitPattern: file.inode), file.size, file.mtimeNanoseconds,
+                          file.ctimeNanoseconds]
             return Data((fields.map(String.init).joined(separator: " ") + " " + UTCTime.rfc3339(Date()) + "\n").utf8)
         }
 

@@ -39,13 +39,15 @@ public final class StateCache: Sendable {
             case lastModified = "last_modified"
         }
 
-        /// Whether `other` describes the same, unchanged file. The device number is recorded but
-        /// not compared: NFS clients number a mount's device anew on each machine and each mount,
-        /// and a sharded run's task lands on any node, so a shared `output_dir` would be
-        /// re-hashed on every run. Inode, size and mtime to the nanosecond still change with any
-        /// write or replacement.
+        /// The file's identity as recorded (no ctime: the store does not keep it).
+        var identity: FileIdentity {
+            FileIdentity(device: device, inode: inode, size: size, mtimeNanoseconds: mtimeNanoseconds)
+        }
+
+        /// Whether `other` describes the same, unchanged file (``FileIdentity/Comparison/content``:
+        /// the device is recorded but not compared).
         func sameFile(as other: Entry) -> Bool {
-            inode == other.inode && size == other.size && mtimeNanoseconds == other.mtimeNanoseconds
+            identity.matches(other.identity, by: .content)
         }
     }
 

@@ -33,6 +33,44 @@ enum S3Multipart {
             + "</CompleteMultipartUpload>").utf8)
     }
 
+    /// What to do first about the upload an earlier run may have begun (the state store's
+    /// `record`) for a file with this sha256, size and part size — a pure decision, tested
+    /// without a store (`S3MultipartPlanTests`).
+    enum FirstStep: Equatable {
+        /// No earlier upload: begin one.
+        case begin
+        /// The earlier upload is of this very file, cut the same way: ask the store which parts
+        /// it holds.
+        case listParts(uploadID: String)
+        /// The earlier upload is of other content or other parts: abort it, then begin.
+        case abortThenBegin(uploadID: String)
+    }
+
+    static func firstStep(record: StateCache.MultipartRecord?, sha256: String, size: Int64, partSize: Int64) -> FirstStep {
+        guard let record else { return .begin }
+        guard record.sha256 == sha256, record.size == size, record.partSize == partSize else {
+            return .abortThenBegin(uploadID: record.uploadID)
+        }
+        return .listParts(uploadID: record.uploadID)
+    }
+
+    /// What the store's listing of an earlier upload's parts means: the parts it holds whole
+    /// (their ETags, by number) and those still to send — or, when it could not be listed,
+    /// abort it and begin again. A held part of another length is sent again.
+    enum Resumption: Equatable {
+        case resume(done: [Int: String])
+        case abortThenBegin
+    }
+
+    static func resumption(listed: [Int: (etag: String, size: Int64)]?, size: Int64, partSize: Int64) -> Resumption {
+        guard let listed else { return .abortThenBegin }
+        var done: [Int: String] = [:]
+        for part in parts(size: size, partSize: partSize) {
+            if let held = listed[part.number], held.size == part.length { done[part.number] = held.etag }
+        }
+        return .resume(done: done)
+    }
+
     private static func escaped(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: "\"", with: "&quot;")
@@ -57,16 +95,21 @@ extension JobUploader {
         // An upload an earlier run began for this file, with the parts the store holds.
         var uploadID: String?
         var done: [Int: String] = [:]
-        if let record = state.multipartUpload(stateKey) {
-            if record.sha256 == source.sha256, record.size == source.size, record.partSize == partSize,
-               let held = await listParts(record.uploadID, url: url) {
-                uploadID = record.uploadID
-                let plan = S3Multipart.parts(size: source.size, partSize: partSize)
-                for part in plan where held[part.number]?.size == part.length { done[part.number] = held[part.number]?.etag }
-            } else {
-                await abort(opened, record.uploadID, url: url, mirror: mirror)
+        switch S3Multipart.firstStep(record: state.multipartUpload(stateKey), sha256: source.sha256, size: source.size,
+                                     partSize: partSize) {
+        case .begin:
+            break
+        case .listParts(let earlier):
+            switch S3Multipart.resumption(listed: await listParts(earlier, url: url), size: source.size, partSize: partSize) {
+            case .resume(let held):
+                (uploadID, done) = (earlier, held)
+            case .abortThenBegin:
+                await abort(opened, earlier, url: url, mirror: mirror)
                 state.recordMultipartUpload(stateKey, nil)
             }
+        case .abortThenBegin(let earlier):
+            await abort(opened, earlier, url: url, mirror: mirror)
+            state.recordMultipartUpload(stateKey, nil)
         }
         if uploadID == nil {
             var begin = Sending(url: url([("uploads", "")]), displayURL: mirror.printed, method: "POST", payload: .bytes(Data()))

@@ -172,20 +172,31 @@ struct JobDownloader: Sendable {
         if let invalid = zip(job.urls, network.mirrors).first(where: { $0.1 == nil })?.0 {
             return JobResult(failed: job, BatchFetchError(.connection, "invalid URL \(invalid.redacted)"))
         }
-        if let revalidating {
-            self.revalidating = revalidating.local
-            machine.withLockedValue { $0.revalidate(etag: revalidating.etag, lastModified: revalidating.lastModified) }
-            return await download()
+        var facts = ContentSourcing.Facts(revalidating: revalidating != nil, twin: copyFrom != nil,
+                                          cache: context.cache != nil, hashMirrors: !context.hashMirrors.isEmpty)
+        if revalidating == nil, copyFrom == nil {
+            // Pinned, or known to the cache through another pinned algorithm (then only a hint:
+            // the copy is hashed and held to the job's own checksums).
+            facts.sha256 = context.cache?.sha256(of: job) ?? job.checksums.first { $0.algorithm == .sha256 }?.hex
+            facts.partial = facts.hashMirrors && facts.sha256 != nil && files.local() != nil
         }
-        if let copyFrom { return copy(from: copyFrom) }
-        // Pinned, or known to the cache through another pinned algorithm (then only a hint: the
-        // copy is hashed and held to the job's own checksums).
-        let sha256 = context.cache?.sha256(of: job) ?? job.checksums.first { $0.algorithm == .sha256 }?.hex
-        if let cache = context.cache, let sha256, let result = publish(fromCache: cache, sha256: sha256) {
-            return result
-        }
-        if !context.hashMirrors.isEmpty, let sha256, let result = await fetchFromHashMirrors(sha256: sha256) {
-            return result
+        for source in ContentSourcing.sources(facts) {
+            switch source {
+            case .revalidate:
+                guard let revalidating else { continue }
+                self.revalidating = revalidating.local
+                machine.withLockedValue { $0.revalidate(etag: revalidating.etag, lastModified: revalidating.lastModified) }
+                return await download()
+            case .twin:
+                guard let copyFrom else { continue }
+                return copy(from: copyFrom)
+            case .cache(let sha256):
+                if let cache = context.cache, let result = publish(fromCache: cache, sha256: sha256) { return result }
+            case .hashMirrors(let sha256):
+                if let result = await fetchFromHashMirrors(sha256: sha256) { return result }
+            case .origins:
+                return await download()
+            }
         }
         return await download()
     }
@@ -199,10 +210,9 @@ struct JobDownloader: Sendable {
     /// a hash mirror: they were written for the job's own servers, and a team's mirror is
     /// another party (its credentials go in its URL template, `${VAR}`, or `.netrc`). A miss
     /// (404) or a body that fails the hash moves on to the job's own URLs; what the hash mirror
-    /// left of a part is removed first. A job with a partial of its own (an earlier run's)
-    /// resumes it from its own URLs instead: a hash mirror's request would replace it.
+    /// left of a part is removed first. (A job with a partial of its own is not sent here:
+    /// ``ContentSourcing``.)
     private func fetchFromHashMirrors(sha256: String) async -> JobResult? {
-        guard files.local() == nil else { return nil }
         var mirrorJob = job
         mirrorJob.urls = context.hashMirrors.map {
             $0.replacing("{sha256}", with: sha256).replacing("{sha256_2}", with: String(sha256.prefix(2)))

@@ -21,18 +21,19 @@ struct ExtractedTree: Codable, Sendable, Equatable {
         /// Relative to the tree; "" for a single decompressed file (the tree is that file).
         var path: String
         var kind: Kind
-        var size: Int64
-        var inode: UInt64
-        var mtimeNanoseconds: Int64
-        var ctimeNanoseconds: Int64
+        /// What the entry was when written (its device is not recorded: 0); a directory's is
+        /// all 0, a symlink's only its inode.
+        var identity: FileIdentity
+        var size: Int64 { identity.size }
+        var inode: UInt64 { identity.inode }
+        var mtimeNanoseconds: Int64 { identity.mtimeNanoseconds }
+        var ctimeNanoseconds: Int64 { identity.ctimeNanoseconds }
 
         init(path: String, kind: Kind, size: Int64, inode: UInt64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64) {
             self.path = path
             self.kind = kind
-            self.size = size
-            self.inode = inode
-            self.mtimeNanoseconds = mtimeNanoseconds
-            self.ctimeNanoseconds = ctimeNanoseconds
+            identity = FileIdentity(device: 0, inode: inode, size: size, mtimeNanoseconds: mtimeNanoseconds,
+                                    ctimeNanoseconds: ctimeNanoseconds)
         }
 
         /// An entry for what `status` (an `lstat`) describes at `path`.
@@ -64,9 +65,7 @@ struct ExtractedTree: Codable, Sendable, Equatable {
                 return status.st_mode & S_IFMT == S_IFLNK && UInt64(status.st_ino) == inode ? nil : "replaced"
             case .file:
                 guard status.st_mode & S_IFMT == S_IFREG, UInt64(status.st_ino) == inode else { return "replaced" }
-                let recorded = FileIdentity(device: 0, inode: inode, size: size, mtimeNanoseconds: mtimeNanoseconds,
-                                            ctimeNanoseconds: ctimeNanoseconds)
-                return FileIdentity(status).matches(recorded, by: .contentAndTouches) ? nil : "changed"
+                return FileIdentity(status).matches(identity, by: .contentAndTouches) ? nil : "changed"
             }
         }
     }

@@ -1127,6 +1127,12 @@ enum EmbeddedSchemas {
               "items": {
                 "$ref": "#/$defs/mirror"
               }
+            },
+            "checksums": {
+              "type": "object",
+              "description": "Digests besides sha256 the job was held to when pinned (a source's published md5 or git-sha1 blob id, another algorithm the manifest pins), by algorithm. Absent when there were none.",
+              "propertyNames": { "enum": ["sha512", "sha1", "md5", "git-sha1"] },
+              "additionalProperties": { "type": "string", "pattern": "^[0-9a-f]+$" }
             }
           }
         },

@@ -122,6 +122,9 @@ import Testing
         let lock = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("m.lock.json"))) as? [String: Any]
         let sources = lock?["sources"] as? [String: [String: String]]
         #expect(sources?["tiny"] == ["source": "hf://acme/tiny", "revision": Self.main])
+        // What the Hub published is pinned too: the blob id of a file outside LFS.
+        let entries = lock?["jobs"] as? [String: [String: Any]]
+        #expect((entries?["tiny/config.json"]?["checksums"] as? [String: String])?["git-sha1"] == configSums?["git-sha1"])
         let listed = try requests(fake).filter { $0.path.hasPrefix("/api/") }.count
         for arguments in [["run", "m.yaml", "--locked"], ["verify", "m.yaml"], ["plan", "m.yaml", "--locked"]] {
             let output = try BinaryRunner.run(arguments, in: directory.url, environment: environment)
@@ -199,7 +202,9 @@ import Testing
             """)
         #expect(try BinaryRunner.run(["pin", "m.yaml"], in: directory.url, environment: environment).status == 0)
         fake.stop()
-        // main moved: config.json changed, README.md removed, NEW.md added.
+        // main moved: config.json changed (to content of the same size: its blob id tells),
+        // README.md removed, NEW.md added; the weights are the same bytes (not drift, though the
+        // fake's port, and so every URL, changed).
         let moved = """
             [{"path": "config.json", "content": "{\\"a\\": 2}\\n"},
              {"path": "weights/model.safetensors", "content": "WEIGHTS", "repeat": 1000, "lfs": true},
@@ -217,6 +222,8 @@ import Testing
         #expect(jobs["tiny/NEW.md"]?["status"] as? String == "drift")
         #expect(jobs["tiny/README.md"]?["status"] as? String == "missing")
         #expect(jobs["tiny/config.json"]?["status"] as? String == "drift")
+        #expect(((jobs["tiny/config.json"]?["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("changed: listed with git-sha1:") == true)
+        #expect(((jobs["tiny/weights/model.safetensors"]?["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("changed") != true)
     }
 
     @Test func externalResolversThatWorkPrintGarbageFailOrHang() throws {

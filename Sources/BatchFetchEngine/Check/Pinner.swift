@@ -98,6 +98,8 @@ public final class Pinner: Sendable {
                 url: url.redacted, size: answered ? seen.size : nil, etag: answered ? seen.etag.map(redact) : nil,
                 lastModified: answered ? seen.lastModified.map(redact) : nil, sha256: answered ? seen.sha256 : nil))
         }
-        return LockFile.Entry(dest: job.dest.redacted, size: size, sha256: sha256, mirrors: mirrors)
+        let others = Dictionary(job.checksums.filter { $0.algorithm != .sha256 }.map { ($0.algorithm.rawValue, $0.hex) },
+                                uniquingKeysWith: { first, _ in first })
+        return LockFile.Entry(dest: job.dest.redacted, size: size, sha256: sha256, mirrors: mirrors, checksums: others.isEmpty ? nil : others)
     }
 }

@@ -33,12 +33,25 @@ public struct LockFile: Codable, Sendable, Equatable {
         public var size: Int64
         public var sha256: String
         public var mirrors: [Mirror]
+        /// Digests besides sha256 that the job was held to when pinned — a source's published
+        /// md5 or git blob id, another algorithm the manifest pins — by algorithm name; absent
+        /// when there were none (an additive key). `check` compares a source's listing with
+        /// them, and a locked run holds the file to them again.
+        public var checksums: [String: String]?
 
-        public init(dest: String, size: Int64, sha256: String, mirrors: [Mirror]) {
+        public init(dest: String, size: Int64, sha256: String, mirrors: [Mirror], checksums: [String: String]? = nil) {
             self.dest = dest
             self.size = size
             self.sha256 = sha256
             self.mirrors = mirrors
+            self.checksums = checksums
+        }
+
+        /// Every digest pinned: the sha256 and the others.
+        var allChecksums: [Checksum] {
+            [Checksum(algorithm: .sha256, hex: sha256)] + (checksums ?? [:]).sorted { $0.key < $1.key }.compactMap { name, hex in
+                try? Checksum.parse("\(name):\(hex)").get()
+            }
         }
     }
 

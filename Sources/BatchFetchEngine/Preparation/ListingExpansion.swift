@@ -72,6 +72,9 @@ public struct ListingExpansion: Sendable {
                 var fileJob = fileJob(job, relative: String(id.dropFirst(prefix.count)), url: entry.mirrors.first?.url ?? "",
                                       size: entry.size, credentials: credentials)
                 fileJob.dest = TemplatedString(literal: entry.dest)
+                // What the repository published, held again (the lock's sha256 is added by
+                // `--locked` itself).
+                fileJob.checksums = entry.allChecksums.filter { $0.algorithm != .sha256 }
                 return fileJob
             }
         }
@@ -103,8 +106,8 @@ public struct ListingExpansion: Sendable {
 
     /// How this (network) expansion differs from what `lock` pinned, per file job id, for
     /// `check`: files listed now that the lock lacks (`added`), pinned files no longer listed
-    /// (`removed`), and listed files whose published size or digest differs from the lock's
-    /// (`changed`). Listing jobs that failed are left out (their failure says enough).
+    /// (`removed`), and listed files whose published size or a digest differs from the lock's
+    /// (`changed`; another URL for the same content is not a change). Listing jobs that failed are left out (their failure says enough).
     public func drift(since lock: LockFile, original: Manifest) -> ListingDrift {
         var drift = ListingDrift()
         let listed = Dictionary(manifest.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -115,12 +118,16 @@ public struct ListingExpansion: Sendable {
                     drift.added.append(fileJob)
                     continue
                 }
+                // Content, not place: a listing that moved to another revision (or a resolver that
+                // signs its URLs) lists other URLs for the same bytes.
+                let pinned = entry.allChecksums
                 if let size = fileJob.size, size != entry.size {
                     drift.changed[fileJob.id] = "changed: listed with \(size) bytes, the lock says \(entry.size)"
-                } else if let sha256 = fileJob.checksums.first(where: { $0.algorithm == .sha256 }), sha256.hex != entry.sha256 {
-                    drift.changed[fileJob.id] = "changed: listed with \(sha256), the lock says sha256:\(entry.sha256)"
-                } else if let url = fileJob.url?.redacted, let pinned = entry.mirrors.first?.url, url != pinned {
-                    drift.changed[fileJob.id] = "changed: listed at \(url), the lock pinned \(pinned)"
+                } else if let listed = fileJob.checksums.first(where: { listed in
+                    pinned.contains { $0.algorithm == listed.algorithm && $0 != listed }
+                }) {
+                    let was = pinned.first { $0.algorithm == listed.algorithm }!
+                    drift.changed[fileJob.id] = "changed: listed with \(listed), the lock says \(was)"
                 }
             }
             for id in lock.jobs.keys where id.hasPrefix(prefix) && listed[id] == nil {

@@ -117,7 +117,8 @@ import Testing
         let lock = LockFile(manifest: "m.yaml", jobs: ["a": .init(
             dest: "a.bin", size: 1, sha256: String(repeating: "a", count: 64),
             mirrors: [.init(url: "http://127.0.0.1/a", size: 1, etag: "\"e\"", lastModified: "Tue, 24 Nov 2026 02:00:00 GMT",
-                            sha256: String(repeating: "a", count: 64))])],
+                            sha256: String(repeating: "a", count: 64))],
+                                         checksums: ["git-sha1": String(repeating: "b", count: 40)])],
                             sources: ["src": .init(source: "hf://acme/tiny", revision: String(repeating: "1", count: 40))])
         let encoded = try JSONSerialization.jsonObject(with: try StableJSON.prettyEncoder().encode(lock))
         let schema = Self.schema("lock.schema.json")

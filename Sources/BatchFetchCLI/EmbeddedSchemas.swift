@@ -1092,7 +1092,7 @@ enum EmbeddedSchemas {
             "additionalProperties": false,
             "properties": {
               "source": {"type": "string", "description": "The source URL as the manifest wrote it (environment parts as ${NAME})."},
-              "revision": {"type": "string", "description": "What was listed: a Hub commit sha, a Zenodo record's revision, a figshare article's version, a resolver's revision."}
+              "revision": {"type": "string", "description": "What was listed: a Hub commit sha, a Zenodo record and its revision (`RECORD@REVISION`), a figshare article and its version (`ARTICLE@VERSION`), a resolver's revision."}
             }
           }
         }

@@ -158,7 +158,8 @@ enum RepositoryAPI {
     }
 
     /// A record's files (`files: [{"key", "size", "checksum": "md5:HEX", "links": {"self"}}]`),
-    /// each verified by its md5; the revision is the record's `revision`, else its id.
+    /// each verified by its md5; the revision is `RECORD@REVISION` (the record id and its
+    /// `revision`, as a DOI may name the record only through the handle).
     static func zenodoRecord(_ data: Data, record: String) -> SourceListing? {
         guard let decoded = try? JSONDecoder().decode(ZenodoRecord.self, from: data), let entries = decoded.files else { return nil }
         var files: [ListedFile] = []
@@ -170,7 +171,7 @@ enum RepositoryAPI {
             }
             files.append(ListedFile(path: file.key, url: file.links.`self`, size: file.size, checksums: checksums))
         }
-        return SourceListing(revision: decoded.revision.map(String.init) ?? record, files: files)
+        return SourceListing(revision: record + (decoded.revision.map { "@\($0)" } ?? ""), files: files)
     }
 
     // MARK: - figshare
@@ -193,7 +194,7 @@ enum RepositoryAPI {
     }
 
     /// An article's files (`files: [{"name", "size", "computed_md5", "download_url"}]`); the
-    /// revision is the article's `version`.
+    /// revision is `ARTICLE@VERSION`.
     static func figshareArticle(_ data: Data, article: String) -> SourceListing? {
         guard let decoded = try? JSONDecoder().decode(FigshareArticle.self, from: data), let entries = decoded.files else { return nil }
         var files: [ListedFile] = []
@@ -205,7 +206,7 @@ enum RepositoryAPI {
             }
             files.append(ListedFile(path: file.name, url: file.download_url, size: file.size, checksums: checksums))
         }
-        return SourceListing(revision: decoded.version.map(String.init) ?? article, files: files)
+        return SourceListing(revision: article + (decoded.version.map { "@\($0)" } ?? ""), files: files)
     }
 
     // MARK: - DOIs

@@ -75,6 +75,10 @@ import Testing
         (job?["error"] as? [String: Any])?["code"] as? String
     }
 
+    private func errorMessage(_ job: [String: Any]?) -> String {
+        (job?["error"] as? [String: Any])?["message"] as? String ?? ""
+    }
+
     @Test func aHubModelIsFetchedAtItsCommitVerifiedAndItsTokenStaysWithTheHub() throws {
         let (fake, directory, environment) = try start(Self.fixture())
         defer { fake.stop() }
@@ -158,10 +162,10 @@ import Testing
         #expect((jobs["rec/table.csv"]?["checksums"] as? [String: String])?["md5"] != nil)
         #expect(jobs["fig/fig.dat"]?["status"] as? String == "downloaded")
         #expect(errorCode(jobs["nowhere"]) == "unsupported_doi")
-        #expect(((jobs["nowhere"]?["error"] as? [String: Any])?["message"] as? String)?.contains("https://example.org/landing/9") == true)
+        #expect(errorMessage(jobs["nowhere"]).contains("https://example.org/landing/9"))
         #expect(jobs["later"]?["status"] as? String == "skipped")
         for id in ["gone", "norev", "norepo"] { #expect(errorCode(jobs[id]) == "resolver_failed", "\(id)") }
-        #expect(((jobs["norev"]?["error"] as? [String: Any])?["message"] as? String)?.contains("no-such-tag") == true)
+        #expect(errorMessage(jobs["norev"]).contains("no-such-tag"))
         #expect(try requests(fake).filter { $0.path == "/api/records/1234567" }.count == 2)
     }
 
@@ -222,8 +226,8 @@ import Testing
         #expect(jobs["tiny/NEW.md"]?["status"] as? String == "drift")
         #expect(jobs["tiny/README.md"]?["status"] as? String == "missing")
         #expect(jobs["tiny/config.json"]?["status"] as? String == "drift")
-        #expect(((jobs["tiny/config.json"]?["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("changed: listed with git-sha1:") == true)
-        #expect(((jobs["tiny/weights/model.safetensors"]?["error"] as? [String: Any])?["message"] as? String)?.hasPrefix("changed") != true)
+        #expect(errorMessage(jobs["tiny/config.json"]).hasPrefix("changed: listed with git-sha1:"))
+        #expect(!errorMessage(jobs["tiny/weights/model.safetensors"]).hasPrefix("changed"))
     }
 
     @Test func externalResolversThatWorkPrintGarbageFailOrHang() throws {
@@ -261,7 +265,7 @@ import Testing
         #expect(jobs["ok/t/table.csv"]?["status"] as? String == "downloaded")
         #expect(errorCode(jobs["ok/../../etc/passwd"]) == "unsafe_path")
         for id in ["junk", "broken", "stuck"] { #expect(errorCode(jobs[id]) == "resolver_failed", "\(id)") }
-        let message = { (id: String) in (jobs[id]?["error"] as? [String: Any])?["message"] as? String ?? "" }
+        let message = { (id: String) in self.errorMessage(jobs[id]) }
         #expect(message("broken").contains("exited 3: token expired for broken:x"))
         #expect(message("junk").contains("not the resolver JSON"))
         #expect(message("stuck").contains("did not finish within 1 s"))

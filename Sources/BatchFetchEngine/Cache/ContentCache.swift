@@ -319,11 +319,11 @@ extension ContentCache {
     /// touch changes one of these (ctime changes with every write and every `utimensat`, so
     /// putting the mtime back does not hide a rewrite).
     struct Identity: Equatable, Sendable {
-        /// The entry's identity: compared ``FileIdentity/Comparison/exact``ly.
+        /// The entry's identity, compared whole (``FileIdentity/Comparison/exact``: the synthesized
+        /// `==`).
         var file: FileIdentity
         var inode: UInt64 { file.inode }
         var size: Int64 { file.size }
-        var mtimeNanoseconds: Int64 { file.mtimeNanoseconds }
 
         /// The record's file name beside its entry.
         static let suffix = ".verified"
@@ -335,10 +335,6 @@ extension ContentCache {
         private init(fields: [Int64]) {
             file = FileIdentity(device: UInt64(bitPattern: fields[0]), inode: UInt64(bitPattern: fields[1]), size: fields[2],
                                 mtimeNanoseconds: fields[3], ctimeNanoseconds: fields[4])
-        }
-
-        static func == (left: Identity, right: Identity) -> Bool {
-            left.file.matches(right.file, by: .exact)
         }
 
         /// One line: `device inode size mtime_ns ctime_ns`, then when it was recorded (for people).

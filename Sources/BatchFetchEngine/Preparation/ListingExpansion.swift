@@ -28,24 +28,26 @@ public struct ListingExpansion: Sendable {
         var files: [String: [Job]] = [:]
         for job in manifest.jobs {
             guard let listing = job.listing else { continue }
-            let network = JobNetwork(job: job, transport: transport, perHost: manifest.perHost, environment: environment)
+            // Read once per listing job (the Hub's token may be a file): its API calls and its
+            // files' jobs carry the same header.
+            let credentials = SourceCredentials(job: job, environment: environment)
             let listed: Result<[(relative: String, file: ListedFile)], BatchFetchError>
             if let reference = listing.reference {
                 let resolution = SourceResolution(job: job, reference: reference, manifest: manifest, transport: transport,
-                                                  hosts: hosts, environment: environment)
+                                                  hosts: hosts, credentials: credentials, environment: environment)
                 listed = await resolution.resolve().map { found in
                     expansion.resolved[job.id] = LockFile.Resolved(source: job.url?.redacted ?? "", revision: found.listing.revision)
                     let selection = SourceReference.Selection(path: found.path)
                     return found.listing.files.compactMap { file in selection.relative(file.path).map { ($0, file) } }
                 }
             } else {
+                let network = JobNetwork(job: job, transport: transport, perHost: manifest.perHost, environment: environment)
                 listed = await BucketPrefix.list(job, network: network, hosts: hosts)
             }
             switch listed {
             case .failure(let failure):
                 expansion.failures[job.id] = failure
             case .success(let found):
-                let credentials = SourceCredentials(job: job, environment: environment)
                 files[job.id] = found.filter { listing.keeps($0.relative) }.map { relative, file in
                     var fileJob = self.fileJob(job, relative: relative, url: file.url, size: file.size, credentials: credentials)
                     fileJob.checksums = file.checksums

@@ -41,17 +41,16 @@ enum RepositoryAPI {
         }
     }
 
-    /// A path segment percent-encoded as huggingface_hub's `quote(…, safe="")` does.
+    /// A path segment percent-encoded as huggingface_hub's `quote(…, safe="")` does: every byte
+    /// but RFC 3986's unreserved ones, which is S3's `UriEncode` (``SigV4Signer/encode(_:keepSlash:)``).
     static func segment(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+        SigV4Signer.encode(text, keepSlash: false)
     }
 
     /// A path inside a repository, each segment encoded, `/` kept.
     static func path(_ text: String) -> String {
-        text.split(separator: "/", omittingEmptySubsequences: false).map { segment(String($0)) }.joined(separator: "/")
+        SigV4Signer.encode(text, keepSlash: true)
     }
-
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     // MARK: - Hugging Face Hub
 

@@ -12,6 +12,8 @@ struct SourceResolution: Sendable {
     let manifest: Manifest
     let transport: any HTTPTransport
     let hosts: HostLimiter
+    /// The repositories' tokens, for API calls to their own origins.
+    let credentials: SourceCredentials
     let environment: [String: String]
 
     /// An API answer is read whole, up to this many bytes (a Hub tree page of 1,000 files is
@@ -116,7 +118,7 @@ struct SourceResolution: Sendable {
         var request = job
         request.listing = nil
         request.urls = [TemplatedString(literal: url.absoluteString)]
-        if let header = SourceCredentials(job: job, environment: environment).header(for: url.absoluteString) {
+        if let header = credentials.header(for: url.absoluteString) {
             request.headers.append(header)
         }
         let network = JobNetwork(job: request, transport: transport, perHost: manifest.perHost, environment: environment)

@@ -21,10 +21,4 @@ public struct ObjectListing: Sendable, Hashable {
     public func keeps(_ relative: String) -> Bool {
         (include.isEmpty || include.contains { $0.matches(relative) }) && !exclude.contains { $0.matches(relative) }
     }
-
-    /// Whether `url` (resolved) names a prefix of a bucket rather than an object
-    /// (``ObjectURL/isPrefix(_:)``).
-    public static func isPrefix(_ url: String) -> Bool {
-        ObjectURL.isPrefix(url)
-    }
 }

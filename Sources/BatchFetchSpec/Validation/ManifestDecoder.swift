@@ -648,7 +648,7 @@ struct ManifestDecoder {
     private mutating func decodeListing(_ fields: Fields, urls: [TemplatedString], isUpload: Bool,
                                         context: ProblemContext) -> ObjectListing? {
         let sources = urls.filter { SourceReference.isSource($0.resolved, resolvers: resolverNames) }
-        let prefixes = sources + urls.filter { ObjectListing.isPrefix($0.resolved) }
+        let prefixes = sources + urls.filter { ObjectURL.isPrefix($0.resolved) }
         let urlEntry = fields["url"] ?? fields["urls"]
         guard !prefixes.isEmpty, !isUpload else {
             for key in ["include", "exclude"] {

@@ -154,101 +154,79 @@ public final class Runner: Sendable {
                          interrupted: interruption.isInterrupted)
     }
 
+    /// Executes ``RunSchedule``'s actions: starts each job's task (on the executor it names),
+    /// records skips, and feeds every finish back.
     private func schedule(context: JobDownloader.Context, active: ActiveJobs, interruption: Interruption,
                           emit: @escaping @Sendable (RunEvent) -> Void) async -> ReportJournal {
         let jobs = manifest.jobs
         var journal = ReportJournal(count: jobs.count, directory: context.root)
-        var waitingOn = graph.dependencies.map(\.count)
-        var rank = [Int](repeating: 0, count: jobs.count)
-        for (position, job) in graph.order.enumerated() { rank[job] = position }
-        var ready = JobQueue()
-        for job in graph.order where waitingOn[job] == 0 { ready.push(job, rank: rank[job]) }
-        let limit = max(1, options.concurrency ?? manifest.concurrency)
-        var sameContent = SameContent(jobs: jobs)
         let indexByID = graph.indexByID
-        /// Why no more jobs start (interrupt or --fail-fast), once that happens.
-        var stopReason: String?
-
+        let sumFiles = jobs.map { job in
+            job.checksumsFrom.flatMap { indexByID[$0] }
+                .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
+        }
         let executors = context.transport.jobExecutors
-        /// Small jobs running on each of the transport's executors, and where each one runs.
-        var runningOn = [Int](repeating: 0, count: executors.count)
-        var placed: [Int: Int] = [:]
+        let options = options
+        var schedule = RunSchedule(
+            graph: graph, limit: options.concurrency ?? manifest.concurrency, failFast: options.failFast,
+            executors: executors.count,
+            mayRunOnExecutor: { Self.runsOnExecutor(jobs[$0], options: options, copying: $1, sumFile: sumFiles[$0] != nil) })
         await withTaskGroup(of: (Int, JobResult, ReportJournal.Encoded).self) { group in
-            var running = 0
-            func launch() {
-                if stopReason == nil, interruption.isInterrupted { stopReason = "the run was interrupted" }
-                while stopReason == nil, running < limit, let next = ready.pop() {
-                    let job = jobs[next]
-                    guard case .start(let source) = sameContent.claim(next) else { continue }  // waits for its twin
-                    let progress = JobProgress(total: job.size)
-                    let startedAfter = active.add(next, id: job.id, progress: progress, expected: job.size)
-                    emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? ""))
-                    let sumFile = job.checksumsFrom.flatMap { indexByID[$0] }
-                        .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
-                    var executor: (any TaskExecutor)?
-                    if Self.runsOnExecutor(job, options: options, copying: source != nil, sumFile: sumFile != nil),
-                       let least = runningOn.indices.min(by: { runningOn[$0] < runningOn[$1] }) {
-                        runningOn[least] += 1
-                        placed[next] = least
-                        executor = executors[least]
+            func perform(_ actions: [RunSchedule.Action]) {
+                for action in actions {
+                    switch action {
+                    case .start(let index, let source, let executor):
+                        start(index, copyFrom: source, on: executor.map { executors[$0] })
+                    case .skip(let index, let reason):
+                        var result = JobResult(id: jobs[index].id, status: .skipped, dest: jobs[index].dest.redacted)
+                        result.skippedBecause = reason
+                        result.isUpload = jobs[index].isUpload
+                        journal.record(ReportJournal.Encoded(RunReport.Job(result), listing: options.reportJobs), at: index)
+                        active.skipped(expected: jobs[index].size)
+                        emit(.jobFinished(result))
+                    case .defer:
+                        break  // started again when its twin finishes
                     }
-                    let onLoop = executor != nil
-                    group.addTask(executorPreference: executor) {
-                        var result: JobResult
-                        if job.isUpload {
-                            result = await JobUploader(job: job, context: context, progress: progress).run()
-                        } else {
-                            switch self.prepared(job, sumFile: sumFile) {
-                            case .success(let prepared):
-                                var downloader = JobDownloader(job: prepared, context: context, progress: progress,
-                                                               copyFrom: source, locked: self.options.lock != nil)
-                                if onLoop, !downloader.startsSmall {
-                                    // Too much on disk already to hash or resume on a loop.
-                                    result = await withTaskExecutorPreference(globalConcurrentExecutor) { await downloader.run() }
-                                } else {
-                                    result = await downloader.run()
-                                }
-                            case .failure(let failure):
-                                result = JobResult(failed: job, failure)
-                            }
-                        }
-                        result.startedAfter = startedAfter
-                        return (next, result, ReportJournal.Encoded(RunReport.Job(result), listing: self.options.reportJobs))
-                    }
-                    running += 1
                 }
             }
-            launch()
+            func start(_ index: Int, copyFrom source: SameContent.Source?, on executor: (any TaskExecutor)?) {
+                let job = jobs[index]
+                let progress = JobProgress(total: job.size)
+                let startedAfter = active.add(index, id: job.id, progress: progress, expected: job.size)
+                emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? ""))
+                let sumFile = sumFiles[index]
+                let onLoop = executor != nil
+                group.addTask(executorPreference: executor) {
+                    var result: JobResult
+                    if job.isUpload {
+                        result = await JobUploader(job: job, context: context, progress: progress).run()
+                    } else {
+                        switch self.prepared(job, sumFile: sumFile) {
+                        case .success(let prepared):
+                            var downloader = JobDownloader(job: prepared, context: context, progress: progress,
+                                                           copyFrom: source, locked: options.lock != nil)
+                            if onLoop, !downloader.startsSmall {
+                                // Too much on disk already to hash or resume on a loop.
+                                result = await withTaskExecutorPreference(globalConcurrentExecutor) { await downloader.run() }
+                            } else {
+                                result = await downloader.run()
+                            }
+                        case .failure(let failure):
+                            result = JobResult(failed: job, failure)
+                        }
+                    }
+                    result.startedAfter = startedAfter
+                    return (index, result, ReportJournal.Encoded(RunReport.Job(result), listing: options.reportJobs))
+                }
+            }
+            perform(schedule.begin(interrupted: interruption.isInterrupted))
             while let (index, result, entry) = await group.next() {
-                running -= 1
-                if let executor = placed.removeValue(forKey: index) { runningOn[executor] -= 1 }
                 active.finished(index, result)
                 journal.record(entry, at: index)
                 emit(.jobFinished(result))
-                let succeeded = result.status.succeeded
-                for twin in sameContent.finished(index, succeeded: succeeded) {
-                    ready.push(twin, rank: rank[twin])
-                }
-                for dependent in graph.dependents[index] where !journal.contains(dependent) {
-                    if succeeded {
-                        waitingOn[dependent] -= 1
-                        if waitingOn[dependent] == 0 { ready.push(dependent, rank: rank[dependent]) }
-                    } else {
-                        // A job that ran and did not succeed failed (or was interrupted); skipped
-                        // jobs never run, `skip` reports their dependents.
-                        skip(dependent, because: "dependency '\(jobs[index].id)' failed", journal: &journal, active: active, emit: emit)
-                    }
-                }
-                if !succeeded, options.failFast, stopReason == nil {
-                    stopReason = "not started: --fail-fast after '\(jobs[index].id)' failed"
-                }
-                launch()
+                perform(schedule.finished(index, succeeded: result.status.succeeded, interrupted: interruption.isInterrupted))
             }
-        }
-        // Jobs never started: their dependencies never finished, or the run stopped early (in
-        // plan order; then any job outside the order, which only a manifest with a cycle has).
-        for index in graph.order + jobs.indices where !journal.contains(index) {
-            skip(index, because: stopReason ?? "not started", journal: &journal, active: active, emit: emit)
+            perform(schedule.end())
         }
         return journal
     }
@@ -276,24 +254,6 @@ public final class Runner: Sendable {
         if let entry = options.lock?.jobs[job.id] { result = result.flatMap { $0.locked(by: entry) } }
         if let sumFile { result = result.flatMap { $0.withChecksums(fromSumFileAt: sumFile.path, of: sumFile.job) } }
         return result
-    }
-
-    /// Marks a job and everything that depends on it as skipped.
-    private func skip(_ index: Int, because reason: String, journal: inout ReportJournal, active: ActiveJobs,
-                      emit: (RunEvent) -> Void) {
-        var stack = [(index, reason)]
-        while let (job, why) = stack.popLast() {
-            guard !journal.contains(job) else { continue }
-            var result = JobResult(id: manifest.jobs[job].id, status: .skipped, dest: manifest.jobs[job].dest.redacted)
-            result.skippedBecause = why
-            result.isUpload = manifest.jobs[job].isUpload
-            journal.record(ReportJournal.Encoded(RunReport.Job(result), listing: options.reportJobs), at: job)
-            active.skipped(expected: manifest.jobs[job].size)
-            emit(.jobFinished(result))
-            for dependent in graph.dependents[job] {
-                stack.append((dependent, "dependency '\(manifest.jobs[job].id)' was skipped"))
-            }
-        }
     }
 
     static func fileSHA256(_ path: String) -> String {

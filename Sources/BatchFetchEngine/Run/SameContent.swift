@@ -6,7 +6,7 @@ import Foundation
 /// published file (a hard link, or a copy), verified against their own size and checksums.
 struct SameContent {
     /// A published file a twin takes its bytes from.
-    struct Source: Sendable {
+    struct Source: Sendable, Equatable {
         /// Its dest, relative to the output directory.
         var dest: String
         /// The job that published it.
@@ -55,8 +55,8 @@ struct SameContent {
     enum Claim {
         /// Fetch it (nil) or take a twin's published file.
         case start(Source?)
-        /// A twin is fetching the same content; the job is handed back when it finishes.
-        case wait
+        /// A twin (`behind`) is fetching the same content; the job is handed back when it finishes.
+        case wait(behind: Int)
     }
 
     /// Called when `job` is about to start.
@@ -64,9 +64,9 @@ struct SameContent {
         guard let key = keys[job] else { return .start(nil) }
         if let source = released.removeValue(forKey: job) { return .start(source) }
         if let source = published[key] { return .start(source) }
-        if running[key] != nil {
+        if let twin = running[key] {
             waiting[key, default: []].append(job)
-            return .wait
+            return .wait(behind: twin)
         }
         running[key] = job
         return .start(nil)

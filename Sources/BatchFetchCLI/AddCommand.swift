@@ -53,8 +53,7 @@ struct AddCommand: AsyncParsableCommand {
         // Read once: the manifest checked is the text edited.
         let path = URL(fileURLWithPath: manifest.manifest).resolvingSymlinksInPath().path
         guard let bytes = FileManager.default.contents(atPath: path).map(Array.init) else {
-            Console.error("batchfetch: error: cannot read manifest '\(manifest.manifest)'")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: cannot read manifest '\(manifest.manifest)'")
         }
         let existing: Manifest
         do {
@@ -62,11 +61,10 @@ struct AddCommand: AsyncParsableCommand {
                                                  baseDirectory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         } catch {
             DiagnosticPrinter.print(error)
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid)
         }
         guard let layout = JobsLayout.find(in: bytes) else {
-            Console.error("batchfetch: error: cannot find where the jobs of \(manifest.manifest) end")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: cannot find where the jobs of \(manifest.manifest) end")
         }
         let appended = { (jobs: [(job: ImportedJob, id: String)]) -> String in
             var names = ImportNames()
@@ -82,8 +80,7 @@ struct AddCommand: AsyncParsableCommand {
         try ManifestEdit.validate(text, as: path)
         // Someone else's edit meanwhile (an editor, a second add, a --pin's long download) is not overwritten.
         guard FileManager.default.contents(atPath: path).map(Array.init) == bytes else {
-            Console.error("batchfetch: error: \(manifest.manifest) changed while batchfetch add ran; nothing written (run it again)")
-            throw ExitStatus.jobsFailed.exitCode
+            throw CommandFailure(.jobsFailed, "batchfetch: error: \(manifest.manifest) changed while batchfetch add ran; nothing written (run it again)")
         }
         try ManifestEdit.write(text, to: path)
         for (job, id) in jobs { Console.error("added \(id) -> \(job.dest ?? "")  \(job.urls[0])") }
@@ -117,8 +114,7 @@ struct AddCommand: AsyncParsableCommand {
         }
         guard problems.isEmpty else {
             for problem in problems { Console.error("batchfetch: error: \(problem)") }
-            Console.error("batchfetch: error: \(manifest.manifest) was not changed")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: \(manifest.manifest) was not changed")
         }
         return jobs
     }
@@ -126,23 +122,20 @@ struct AddCommand: AsyncParsableCommand {
     /// The jobs with the size and sha256 of their files, downloaded into output_dir as `run`
     /// would: `appended` is the manifest with them added, run for them alone.
     private func pinned(_ jobs: [(job: ImportedJob, id: String)], in appended: Manifest) async throws -> [(job: ImportedJob, id: String)] {
-        guard case .success(let manifest) = appended.selecting(jobs.map(\.id)) else { throw ExitStatus.invalid.exitCode }
-        let runLock = try RunLockOption.acquire(manifest.outputDirectory, wait: false)
+        guard case .success(let manifest) = appended.selecting(jobs.map(\.id)) else { throw CommandFailure(.invalid) }
         var options = RunOptions()
         options.transportKind = transportOption.kind
         options.cache = cacheOption.directory(for: manifest)
-        let run = Runner(manifest: manifest, options: options).start()
-        let printer = ProgressPrinter(mode: isatty(STDERR_FILENO) != 0 ? .bar : .line) { Console.errorText($0) }
-        for await event in run.events { printer.handle(event) }
-        printer.finish()
-        let report = await run.report
-        withExtendedLifetime(runLock) {}
+        let report = try await CommandRun.holdingLock(manifest.outputDirectory) {
+            let run = Runner(manifest: manifest, options: options).start()
+            await CommandRun.follow(run)
+            return await run.report
+        }
         let results = Dictionary(report.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         return try jobs.map { job, id in
             guard let result = results[id], result.status.succeeded, let sha256 = result.checksums?["sha256"],
                   case .success(let checksum) = Checksum.parse("sha256:\(sha256)") else {
-                Console.error("batchfetch: error: \(id) could not be fetched; \(manifest.path) was not changed")
-                throw ExitStatus.jobsFailed.exitCode
+                throw CommandFailure(.jobsFailed, "batchfetch: error: \(id) could not be fetched; \(manifest.path) was not changed")
             }
             var job = job
             job.size = result.size

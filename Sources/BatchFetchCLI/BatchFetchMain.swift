@@ -21,15 +21,13 @@ public enum BatchFetchMain {
             }
             return ExitStatus.success.rawValue
         } catch {
-            let code = BatchFetchCommand.exitCode(for: error)
-            let message = BatchFetchCommand.fullMessage(for: error)
-            if code == .success {
-                if !message.isEmpty { print(message) }
-                return 0
+            let (code, message) = ExitStatus.ending(error)
+            if code == ExitStatus.success.rawValue {
+                if !message.isEmpty { print(message) }  // --help, --version
+                return code
             }
             if !message.isEmpty { Console.error(message) }
-            if code == .validationFailure { return ExitStatus.invalid.rawValue }
-            return code.rawValue
+            return code
         }
     }
 }

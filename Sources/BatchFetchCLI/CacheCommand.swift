@@ -37,14 +37,12 @@ struct CacheCommand: ParsableCommand {
                 path = try ManifestArgument.load(path: manifest).cache
             }
             guard let path else {
-                Console.error("batchfetch: error: no cache: give --cache DIR, set BATCHFETCH_CACHE, or --manifest M whose manifest has cache:")
-                throw ExitStatus.invalid.exitCode
+                throw CommandFailure(.invalid, "batchfetch: error: no cache: give --cache DIR, set BATCHFETCH_CACHE, or --manifest M whose manifest has cache:")
             }
             do {
                 return try CacheInventory(path: path)
             } catch {
-                Console.error("batchfetch: error: \(error.message)")
-                throw ExitStatus.invalid.exitCode
+                throw CommandFailure(.invalid, "batchfetch: error: \(error.message)")
             }
         }
     }
@@ -86,7 +84,7 @@ struct CacheCommand: ParsableCommand {
                 print("corrupt \(problem.sha256): \(problem.message)\(fix ? "; evicted" : "")")
             }
             print("verified \(checked) entr\(checked == 1 ? "y" : "ies"): \(problems.count) corrupt")
-            if !problems.isEmpty { throw ExitStatus.drift.exitCode }
+            if !problems.isEmpty { throw CommandFailure(.drift) }
         }
     }
 
@@ -141,7 +139,7 @@ struct CacheCommand: ParsableCommand {
                     missing = true
                 }
             }
-            if missing { throw ExitStatus.jobsFailed.exitCode }
+            if missing { throw CommandFailure(.jobsFailed) }
         }
     }
 }

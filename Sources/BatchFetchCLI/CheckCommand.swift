@@ -74,7 +74,7 @@ struct CheckCommand: AsyncParsableCommand {
         let path = report ?? loaded.toolFile(options.shard.toolFile(ToolFiles.checkReport))
         ReportFile.write(result, to: path)
         Console.error("check: \(ReportFile.counts(result)) (\(lock == nil ? "against the manifest" : "against the lockfile")\(deep ? ", deep" : "")); report: \(path)")
-        if let exit = ExitStatus.of(result) { throw exit.exitCode }
+        if let exit = ExitStatus.of(result) { throw CommandFailure(exit) }
     }
 }
 

@@ -30,8 +30,7 @@ struct CommandPreparation {
             case .success(let selected):
                 loaded = selected
             case .failure(let error):
-                Console.error("batchfetch: error: --only: \(error)")
-                throw ExitStatus.invalid.exitCode
+                throw CommandFailure(.invalid, "batchfetch: error: --only: \(error)")
             }
         }
         let policy = Preparation.policy(command)

@@ -14,10 +14,36 @@ public enum ExitStatus: Int32, Sendable {
     /// Another run holds the run lock.
     case locked = 4
 
-    var exitCode: ExitCode { ExitCode(rawValue) }
+}
+
+/// How a command ends other than in success: the exit status, and what it says on stderr first.
+///
+/// Commands throw it and never exit or print their last word themselves: ``ExitStatus/ending(_:)``
+/// is the one place an error becomes a message and an exit code (as SwiftPM's
+/// `AsyncSwiftCommand.run()` is for its commands), so `--metrics` records the same code the
+/// process exits with.
+struct CommandFailure: Error {
+    let status: ExitStatus
+    /// Printed on stderr as written (it names its command or begins `batchfetch: error:`).
+    let message: String?
+
+    init(_ status: ExitStatus, _ message: String? = nil) {
+        self.status = status
+        self.message = message
+    }
 }
 
 extension ExitStatus {
+    /// The process's exit code and stderr message for an error a command threw: a
+    /// ``CommandFailure``'s own, argument-parser's usage errors as 2 (Docs/Contracts.md §1: not
+    /// its 64), a signal's 128 + N, anything else as argument-parser reports it.
+    static func ending(_ error: any Error) -> (code: Int32, message: String) {
+        if let failure = error as? CommandFailure { return (failure.status.rawValue, failure.message ?? "") }
+        let code = BatchFetchCommand.exitCode(for: error)
+        let message = BatchFetchCommand.fullMessage(for: error)
+        return (code == .validationFailure ? ExitStatus.invalid.rawValue : code.rawValue, message)
+    }
+
     /// The exit status a finished report calls for (Docs/Contracts.md §1), nil for success:
     /// `run` 3 when content differed from the lockfile on any mirror (even when the last mirror
     /// then failed otherwise, e.g. 404), else 1 unless it succeeded; `check` 3 for drift or a

@@ -78,12 +78,10 @@ struct ImportCommand: AsyncParsableCommand {
         }
         for problem in problems { Console.error("\(problem)\(skipInvalid ? " (left out)" : "")") }
         if !problems.isEmpty && !skipInvalid {
-            Console.error("import: \(problems.count) line\(problems.count == 1 ? "" : "s") not understood; nothing written (--skip-invalid leaves them out)")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "import: \(problems.count) line\(problems.count == 1 ? "" : "s") not understood; nothing written (--skip-invalid leaves them out)")
         }
         guard !jobs.isEmpty else {
-            Console.error("batchfetch: error: no jobs in \(files.joined(separator: ", "))")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: no jobs in \(files.joined(separator: ", "))")
         }
         var names = ImportNames()
         let text = ManifestText.manifest(jobs: jobs, named: &names, outputDirectory: outputDirectory, sources: files)
@@ -93,8 +91,7 @@ struct ImportCommand: AsyncParsableCommand {
             return
         }
         if !force && FileManager.default.fileExists(atPath: output) {
-            Console.error("batchfetch: error: \(output) exists; choose another -o, or --force to replace it")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: \(output) exists; choose another -o, or --force to replace it")
         }
         try ManifestEdit.write(text, to: output)
         Console.error("import: \(jobs.count) job\(jobs.count == 1 ? "" : "s") written to \(output)")
@@ -107,8 +104,7 @@ struct ImportCommand: AsyncParsableCommand {
     /// One file's jobs and problems, in its format.
     private func read(_ file: String) throws -> ImportResult {
         guard let data = FileManager.default.contents(atPath: file) else {
-            Console.error("batchfetch: error: cannot read \(file)")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: cannot read \(file)")
         }
         let text = String(decoding: data, as: UTF8.self)
         let chosen = format == .auto ? ImportFormat.guess(path: file, text: text) : ImportFormat(rawValue: format.rawValue)!
@@ -131,7 +127,7 @@ struct ImportCommand: AsyncParsableCommand {
                                                  displayPath: "<import>", baseDirectory: FileManager.default.currentDirectoryPath)
         } catch {
             DiagnosticPrinter.print(error)
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid)
         }
         return ImportResult(jobs: manifest.jobs.map { job in
             ImportedJob(urls: job.urls.map(\.redacted), dest: job.dest.redacted, size: job.size, checksums: job.checksums,

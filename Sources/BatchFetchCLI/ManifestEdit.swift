@@ -16,7 +16,7 @@ enum ManifestEdit {
         } catch {
             guard case .invalid(let diagnostics) = error else {
                 DiagnosticPrinter.print(error)
-                throw ExitStatus.invalid.exitCode
+                throw CommandFailure(.invalid)
             }
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
             for diagnostic in diagnostics {
@@ -24,8 +24,7 @@ enum ManifestEdit {
                 let origin = lines.prefix(diagnostic.location.line).last { $0.trimmingCharacters(in: .whitespaces).hasPrefix("# ") }
                 Console.error("\(diagnostic.description)" + (origin.map { " (\($0.trimmingCharacters(in: .whitespaces).dropFirst(2)))" } ?? ""))
             }
-            Console.error("batchfetch: error: the result does not validate; nothing written")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: the result does not validate; nothing written")
         }
     }
 
@@ -34,8 +33,7 @@ enum ManifestEdit {
         do {
             try SafeDirectory.writeAtomically(path: path, Data(text.utf8))
         } catch {
-            Console.error("batchfetch: error: cannot write \(path): \(error.localizedDescription)")
-            throw ExitStatus.jobsFailed.exitCode
+            throw CommandFailure(.jobsFailed, "batchfetch: error: cannot write \(path): \(error.localizedDescription)")
         }
     }
 }

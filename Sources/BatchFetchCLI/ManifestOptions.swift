@@ -19,7 +19,7 @@ struct ManifestArgument: ParsableArguments {
             return try ManifestLoader().load(path: path)
         } catch {
             DiagnosticPrinter.print(error)
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid)
         }
     }
 }
@@ -39,8 +39,7 @@ struct LockOption: ParsableArguments {
         let mismatch = lock.mismatch(with: manifest)
         if !mismatch.isEmpty {
             for line in mismatch { Console.error("batchfetch: lock \(self.path(forManifest: path)): \(line)") }
-            Console.error("batchfetch: error: the lockfile does not match the manifest; run batchfetch pin to update it")
-            throw ExitStatus.drift.exitCode
+            throw CommandFailure(.drift, "batchfetch: error: the lockfile does not match the manifest; run batchfetch pin to update it")
         }
     }
 
@@ -52,8 +51,7 @@ struct LockOption: ParsableArguments {
         } catch .missing where !required && lock == nil {
             return nil
         } catch {
-            Console.error("batchfetch: error: \(error)")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: \(error)")
         }
     }
 }

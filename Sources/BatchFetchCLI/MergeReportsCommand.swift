@@ -54,7 +54,7 @@ struct MergeReportsCommand: ParsableCommand {
         if let junit, !ReportFile.writeJUnit(merged, to: junit) { written = false }
         Console.error("merged \(loaded.count) shard reports of \(merged.command.rawValue): \(merged.status.rawValue), "
             + "\(merged.summary.jobs) jobs: \(ReportFile.counts(merged))" + (report.map { "; report: \($0)" } ?? ""))
-        if let exit = ExitStatus.of(merged) { throw exit.exitCode }
-        if !written { throw ExitStatus.jobsFailed.exitCode }
+        if let exit = ExitStatus.of(merged) { throw CommandFailure(exit) }
+        if !written { throw CommandFailure(.jobsFailed) }
     }
 }

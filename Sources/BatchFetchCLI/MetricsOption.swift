@@ -33,14 +33,13 @@ struct MetricsOption: ParsableArguments {
         do {
             try await work(&report)
         } catch {
-            let code = BatchFetchCommand.exitCode(for: error)
             write(metrics, command: command, manifest: manifest, report: report, started: started,
-                  exitCode: code == .validationFailure ? ExitStatus.invalid.rawValue : code.rawValue)
+                  exitCode: ExitStatus.ending(error).code)
             throw error
         }
         // As for the report: a run whose metrics are missing did not do its whole job.
         guard write(metrics, command: command, manifest: manifest, report: report, started: started, exitCode: 0) else {
-            throw ExitStatus.jobsFailed.exitCode
+            throw CommandFailure(.jobsFailed)
         }
     }
 

@@ -53,8 +53,7 @@ struct PinCommand: AsyncParsableCommand {
         // a source as its files at the revision it resolves to now.
         let prepared = try await CommandPreparation.prepare(.pin, manifest: manifest, lock: lockOption, transport: transportOption.kind)
         if let (id, failure) = prepared.failures.sorted(by: { $0.key < $1.key }).first {
-            Console.error("batchfetch: error: job '\(id)': \(failure.code.rawValue): \(failure.message)")
-            throw ExitStatus.jobsFailed.exitCode
+            throw CommandFailure(.jobsFailed, "batchfetch: error: job '\(id)': \(failure.code.rawValue): \(failure.message)")
         }
         let loaded = prepared.manifest
         let sources = prepared.resolved.isEmpty ? nil : prepared.resolved
@@ -63,16 +62,11 @@ struct PinCommand: AsyncParsableCommand {
             lock.sources = sources
             return try write(lock)
         }
-        let runLock = try RunLockOption.acquire(loaded.outputDirectory, wait: false)
-        let printer = ProgressPrinter(mode: isatty(STDERR_FILENO) != 0 ? .bar : .line) { Console.errorText($0) }
-        let (lock, report) = await Pinner(manifest: loaded, options: runOptions(loaded)).run { run in
-            for await event in run.events { printer.handle(event) }
+        let (lock, report) = try await CommandRun.holdingLock(loaded.outputDirectory) {
+            await Pinner(manifest: loaded, options: runOptions(loaded)).run { await CommandRun.follow($0) }
         }
-        printer.finish()
-        withExtendedLifetime(runLock) {}
         guard var lock else {
-            Console.error("pin: \(report.summary.failed + report.summary.skipped + report.summary.interrupted) jobs did not succeed; no lockfile written")
-            throw ExitStatus.jobsFailed.exitCode
+            throw CommandFailure(.jobsFailed, "pin: \(report.summary.failed + report.summary.skipped + report.summary.interrupted) jobs did not succeed; no lockfile written")
         }
         lock.sources = sources
         try write(lock)
@@ -98,11 +92,10 @@ struct PinCommand: AsyncParsableCommand {
             let name = reports.count == 1 ? reports[0].name : "the merged reports"
             for problem in problems.prefix(20) { Console.error("batchfetch: error: cannot pin from \(name): \(problem)") }
             if problems.count > 20 { Console.error("batchfetch: error: … and \(problems.count - 20) more") }
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid)
         }
         guard let lock = await pinner.lock(from: report) else {
-            Console.error("pin: the report does not cover every job; no lockfile written")
-            throw ExitStatus.jobsFailed.exitCode
+            throw CommandFailure(.jobsFailed, "pin: the report does not cover every job; no lockfile written")
         }
         return lock
     }
@@ -112,8 +105,7 @@ struct PinCommand: AsyncParsableCommand {
         do {
             try lock.write(to: path)
         } catch {
-            Console.error("batchfetch: error: cannot write the lockfile \(path): \(error.localizedDescription)")
-            throw ExitStatus.jobsFailed.exitCode
+            throw CommandFailure(.jobsFailed, "batchfetch: error: cannot write the lockfile \(path): \(error.localizedDescription)")
         }
         Console.error("pinned \(lock.jobs.count) jobs (\(lock.jobs.values.reduce(0) { $0 + $1.mirrors.count }) mirrors) in \(path)")
     }
@@ -127,11 +119,9 @@ enum RunLockOption {
                 Console.error("batchfetch: waiting for the run lock \(held.path) held by \(describe(held))")
             }
         } catch let held as RunLock.Held {
-            Console.error("batchfetch: error: \(describe(held)) holds \(held.path); wait for it, or use --wait-lock")
-            throw ExitStatus.locked.exitCode
+            throw CommandFailure(.locked, "batchfetch: error: \(describe(held)) holds \(held.path); wait for it, or use --wait-lock")
         } catch let failure as BatchFetchError {
-            Console.error("batchfetch: error: cannot take the run lock: \(failure.localizedDescription)")
-            throw ExitStatus.jobsFailed.exitCode
+            throw CommandFailure(.jobsFailed, "batchfetch: error: cannot take the run lock: \(failure.localizedDescription)")
         }
     }
 

@@ -48,8 +48,7 @@ struct ReportCommand: ParsableCommand {
         do {
             try SafeDirectory.writeAtomically(path: output, Data(text.utf8))
         } catch {
-            Console.error("batchfetch: error: cannot write \(output): \(error.localizedDescription)")
-            throw ExitStatus.jobsFailed.exitCode
+            throw CommandFailure(.jobsFailed, "batchfetch: error: cannot write \(output): \(error.localizedDescription)")
         }
     }
 }

@@ -23,8 +23,7 @@ enum ReportFile {
         do {
             return try JSONDecoder().decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
-            Console.error("batchfetch: error: \(role)\(path) is not a readable batchfetch report: \(describe(error))")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: \(role)\(path) is not a readable batchfetch report: \(describe(error))")
         }
     }
 
@@ -35,7 +34,7 @@ enum ReportFile {
             return report
         case .failure(let problems):
             for problem in problems.messages { Console.error("batchfetch: error: \(role)\(problem)") }
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid)
         }
     }
 
@@ -79,8 +78,7 @@ enum ReportFile {
             try SafeDirectory.writeAtomically(path: probe, Data())
             unlink(probe)
         } catch {
-            Console.error("batchfetch: error: \(option) \(path) cannot be written: \(error.localizedDescription)")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: \(option) \(path) cannot be written: \(error.localizedDescription)")
         }
     }
 }

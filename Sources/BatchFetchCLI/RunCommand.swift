@@ -160,54 +160,44 @@ struct RunCommand: AsyncParsableCommand {
         }
 
         if let report { try ReportFile.checkWritable(report) }
-        let runLock = try RunLockOption.acquire(loaded.outputDirectory, shard: options.shard?.shard, wait: waitLock)
         let eventWriter: EventWriter?
         do {
             eventWriter = try events.map(EventWriter.init(path:))
         } catch {
-            Console.error("batchfetch: error: cannot write events to \(events ?? ""): \(error.localizedDescription)")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: cannot write events to \(events ?? ""): \(error.localizedDescription)")
         }
-        let printer = ProgressPrinter(mode: progressMode, listsUpToDate: verbose) { Console.errorText($0) }
-
-        let run = runner.start()
-        let trap = SignalTrap { signal in
-            Console.error("batchfetch: \(signal == SIGINT ? "SIGINT" : "SIGTERM"): stopping; partials are kept for a rerun (again to exit now)")
-            run.interrupt()
-        }
-        // The events are handled on the run's scheduler thread (an event loop for a batch of small
-        // files: no thread woken per event) only when printing them never waits: a full pipe or a
-        // stopped terminal would hold the loop, and its transfers would time out.
-        let outputsNeverWait = Console.writesNeverWait(STDERR_FILENO) && (eventWriter?.neverWaits ?? true)
-        await withTaskExecutorPreference(outputsNeverWait ? run.executor : nil) {
-            for await event in run.events {
-                printer.handle(event)
-                eventWriter?.handle(event)
+        let (result, path, written, trap) = try await CommandRun.holdingLock(
+            loaded.outputDirectory, shard: options.shard?.shard, wait: waitLock
+        ) {
+            let run = runner.start()
+            let trap = SignalTrap { signal in
+                Console.error("batchfetch: \(signal == SIGINT ? "SIGINT" : "SIGTERM"): stopping; partials are kept for a rerun (again to exit now)")
+                run.interrupt()
             }
+            await CommandRun.follow(run, mode: progressMode, listsUpToDate: verbose, writer: eventWriter)
+            let result = await run.report
+            let path = report ?? runner.defaultReportPath
+            var written = ReportFile.write(result, to: path)
+            if let junit, !ReportFile.writeJUnit(result, to: junit) { written = false }
+            return (result, path, written, trap)
         }
-        let result = await run.report
         finished = result
-        printer.finish()
-        let path = report ?? runner.defaultReportPath
-        var written = ReportFile.write(result, to: path)
-        if let junit, !ReportFile.writeJUnit(result, to: junit) { written = false }
-        withExtendedLifetime(runLock) {}
         let summary = result.summary
         Console.error("\(result.status.rawValue): \(ReportFile.counts(result)); "
             + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(ByteFormat.seconds(result.durationSeconds))s; "
             + (written ? "report: \(path)" : "report NOT written"))
         if let signal = trap.signal { throw ExitCode(128 + signal) }
-        if let exit = ExitStatus.of(result) { throw exit.exitCode }
+        if let exit = ExitStatus.of(result) { throw CommandFailure(exit) }
         // A run whose report (or JUnit file) is missing did not do its whole job.
-        if !written { throw ExitStatus.jobsFailed.exitCode }
+        if !written { throw CommandFailure(.jobsFailed) }
     }
 
-    private var progressMode: ProgressPrinter.Mode {
+    private var progressMode: ProgressPrinter.Mode? {
         switch progress {
-        case .auto: isatty(STDERR_FILENO) != 0 ? .bar : .line
+        case .auto: nil
         case .bar: .bar
         case .line: .line
-        case .none: .none
+        case .none: ProgressPrinter.Mode.none
         }
     }
 
@@ -222,8 +212,7 @@ struct RunCommand: AsyncParsableCommand {
         // disk is slower than the network (see Docs/Architecture.md).
         if let rate = ProcessInfo.processInfo.environment["BATCHFETCH_SIMULATED_DISK_RATE"] {
             guard case .success(let bytesPerSecond) = Quantity.rate(rate) else {
-                Console.error("batchfetch: error: BATCHFETCH_SIMULATED_DISK_RATE: '\(rate)' is not a rate such as 100MiB/s")
-                throw ExitStatus.invalid.exitCode
+                throw CommandFailure(.invalid, "batchfetch: error: BATCHFETCH_SIMULATED_DISK_RATE: '\(rate)' is not a rate such as 100MiB/s")
             }
             options.simulatedDiskRate = bytesPerSecond
         }

@@ -43,8 +43,7 @@ struct ShardOption: ParsableArguments {
         case .success(let found):
             taken = found
         case .failure(let error):
-            Console.error("batchfetch: error: \(error)")
-            throw ExitStatus.invalid.exitCode
+            throw CommandFailure(.invalid, "batchfetch: error: \(error)")
         }
         let assignment = ShardAssignment(jobs: manifest.jobs, count: taken.shard.count)
         let selected = manifest.selecting(taken.shard, of: assignment)

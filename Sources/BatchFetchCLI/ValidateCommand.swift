@@ -54,7 +54,7 @@ struct ValidateCommand: ParsableCommand {
         case .json:
             print(String(decoding: try StableJSON.encode(ValidationOutput(file: manifest.manifest, result: result)), as: UTF8.self))
         }
-        if case .failure = result { throw ExitStatus.invalid.exitCode }
+        if case .failure = result { throw CommandFailure(.invalid) }
     }
 }
 

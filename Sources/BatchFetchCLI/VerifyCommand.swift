@@ -62,6 +62,6 @@ struct VerifyCommand: AsyncParsableCommand {
         let summary = result.summary
         Console.error("verify: \(summary.ok ?? 0) ok, \(summary.drift ?? 0) mismatched, \(summary.missing ?? 0) missing"
             + "\(lock == nil ? "" : " (with the lockfile)"); report: \(path)")
-        if let exit = ExitStatus.of(result) { throw exit.exitCode }
+        if let exit = ExitStatus.of(result) { throw CommandFailure(exit) }
     }
 }

@@ -27,7 +27,7 @@ public struct ManifestLoader: Sendable {
     /// Variables for `${VAR}` expansion; the process environment by default.
     public var environment: [String: String]
     /// Files at least this large are parsed in pieces; below it one core is fast enough
-    /// (100,000 jobs, about 20 MiB, load in about 1.5 s). Tests and the fuzzer set it to 0 to
+    /// (bench/results/manifest-100k.md). Tests and the fuzzer set it to 0 to
     /// compare pieces with the whole on small files.
     public var minimumPieceSize = 16 << 20
     /// How many pieces at most: one per core.

@@ -96,8 +96,8 @@ public enum ResponseHeaders {
 
 extension StringProtocol {
     /// Without the optional whitespace (spaces and tabs) around a header value (RFC 9110 §5.5).
-    /// Foundation's `trimmingCharacters(in: .whitespaces)` did the same through `CharacterSet`
-    /// at 1% of the CPU of 20,000 small files.
+    /// Foundation's `trimmingCharacters(in: .whitespaces)` did the same through `CharacterSet`,
+    /// at a cost a small-file batch notices (bench/results/profile.md, "Choices the code cites").
     func trimmingOWS() -> String {
         let bytes = utf8
         var first: String.Index?

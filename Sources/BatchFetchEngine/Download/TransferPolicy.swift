@@ -76,11 +76,10 @@ struct TransferPolicy: Sendable, Equatable {
     /// which the requests (one per range without backpressure) would cost more than they save.
     ///
     /// With backpressure half of that: a connection's sink stops its reads at its share, so the
-    /// share bounds only what waits for the disk, not the range size or the request count, and
-    /// 1 MiB a connection kept four connections as fast as 2 MiB while the job held 4 MiB less
-    /// (bench/results/archives.md). Without backpressure the share is the range size,
-    /// one request each: halving it saved URLSession 4–5 MiB but cost 13% of the speed on
-    /// loopback and 50% with 20 ms before each response (bench/results/history.md).
+    /// share bounds only what waits for the disk, not the range size or the request count (the
+    /// smaller share kept four connections as fast and held less: bench/results/archives.md).
+    /// Without backpressure the share is the range size, one request each: halving it saved
+    /// memory but cost speed, most with latency (bench/results/history.md).
     static func connectionShare(memoryCap: Int, connections: Int, backpressure: Bool = false) -> Int {
         max(minimumShare, memoryCap / max(1, connections) / (backpressure ? 2 : 1))
     }

@@ -2,8 +2,8 @@
 /// seconds since the epoch and back, by hand on the bytes, with ``UTCTime``'s calendar.
 ///
 /// The state store keeps each file's `Last-Modified` as a time when it reads back to the same
-/// text (29 bytes of heap a row otherwise, at a million rows); Foundation's `DateFormatter` took
-/// about 10 µs a value, a rerun's load of a million rows 10 s. Text in any other form (the
+/// text (a string's heap a row otherwise, at a million rows); Foundation's `DateFormatter` is
+/// too slow for a rerun's load of a million rows (bench/results/profile.md, "Choices the code cites"). Text in any other form (the
 /// obsolete RFC 850 and asctime forms, or a wrong day name) is kept as text by the caller.
 enum IMFFixdate {
     private static let days: StaticString = "SunMonTueWedThuFriSat"  // UTCTime.weekday's order

@@ -55,8 +55,8 @@ public struct CredentialPolicy: Sendable {
 
     /// The mirror URL's userinfo (percent-decoded), else its host's `.netrc` entry.
     private func basicCredentials(for mirror: URL) -> (String, String)? {
-        // Parsed into components only when there is userinfo: a parse per request was 0.5% of
-        // the CPU of 20,000 small files.
+        // Parsed into components only when there is userinfo: a parse per request costs a
+        // measurable share of a small-file batch (bench/results/profile.md, "Choices the code cites").
         if mirror.user(percentEncoded: true) != nil,
            let components = URLComponents(url: mirror, resolvingAgainstBaseURL: false), let user = components.percentEncodedUser {
             let password = components.percentEncodedPassword ?? ""

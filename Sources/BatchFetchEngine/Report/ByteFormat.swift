@@ -3,8 +3,8 @@ import Foundation
 /// Human-readable byte counts (binary units) and durations, for the per-job lines and the
 /// reports for people (`batchfetch report`).
 ///
-/// In integers, not `String(format:)`: that goes through CoreFoundation's formatter, and the
-/// three calls of a job's line were 1.8% of the CPU of a run of 20,000 small files.
+/// In integers, not `String(format:)`: that goes through CoreFoundation's formatter, three
+/// times for each job's line (bench/results/profile.md, "Choices the code cites").
 public enum ByteFormat {
     public static func bytes(_ count: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Why: the report's job entries (``JobEntryText``) and the state cache's entries
 /// (``StateCache/write(_:to:)``) are written once per file, and `JSONEncoder` with the
-/// re-indenting was 6% and 3% of the CPU of a batch of small files (bench/results/profile.md).
+/// re-indenting was a large share of a batch of small files (bench/results/profile.md).
 struct EntryTextWriter {
     var bytes: [UInt8] = []
     var fields = 0

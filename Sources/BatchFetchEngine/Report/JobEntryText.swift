@@ -7,7 +7,7 @@ import Foundation
 /// or an extracted tree returns nil and goes through `JSONEncoder`.
 ///
 /// Why: each job's entry is encoded as it finishes, and `JSONEncoder` with the re-indenting was
-/// 6% of the CPU of 20,000 small files (bench/results/profile.md). `JobEntryTextTests` holds it
+/// a large share of a small-file batch (bench/results/profile.md). `JobEntryTextTests` holds it
 /// to the encoder's bytes on random jobs.
 enum JobEntryText {
     /// The entry as an element of the report's `jobs` (depth 2), or nil when it has nested

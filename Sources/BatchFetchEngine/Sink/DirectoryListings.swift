@@ -6,8 +6,8 @@ import NIOConcurrencyHelpers
 ///
 /// Why: a fresh batch looks up two names per job that do not exist — `dest`, to see whether it
 /// is already up to date, and `<dest>.part`, an earlier run's leftover — and on ext4 a name that
-/// is missing costs a search of the directory's blocks: about 6% of the CPU of 20,000 files of
-/// 4 KiB (bench/results/profile.md, seventh round). One pass over the directory replaces them.
+/// is missing costs a search of the directory's blocks (its share of a small-file batch:
+/// bench/results/profile.md, seventh round). One pass over the directory replaces them.
 ///
 /// Sound because during a run only the job that owns a dest makes it or its part (dests are
 /// unique, and the run lock keeps other batchfetch runs out of the output directory): a name

@@ -78,7 +78,7 @@ final class FileSink: @unchecked Sendable {
     /// Writes through `descriptor` (the part, opened by ``PartialFiles/openPart()``), which the
     /// sink owns and closes; does not truncate it. `partPath` is for messages. `expectedSize`
     /// (the manifest's `size`) sizes the first buffer: a 4 KiB file needs no 1 MiB mapping (a
-    /// mapping and an unmapping per job were 3% of the CPU of 20,000 small files); a larger body
+    /// mapping and an unmapping per job: bench/results/profile.md, "Choices the code cites"); a larger body
     /// gets a full buffer at its first write. Without it, the first body whose length is known
     /// when it begins gets a buffer sized for it. `startsEmpty`: the part was just made, empty (an
     /// unnamed one), so a first body from 0 needs no look at its size.

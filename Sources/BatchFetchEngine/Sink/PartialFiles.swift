@@ -56,8 +56,8 @@ public final class PartialFiles: Sendable {
         var unnamed = false
         /// False once ``local()`` found no sidecar while the part was locked, until one is
         /// written: no other process makes one without the lock, so publishing need not unlink
-        /// it (an `unlinkat` takes the directory's lock even for a missing name: 1.7% of the CPU
-        /// of 20,000 small files, in contention with the other jobs' creates).
+        /// it (an `unlinkat` takes the directory's lock even for a missing name, in contention
+        /// with the other jobs' creates; bench/results/profile.md, "Choices the code cites").
         var sidecarMayExist = true
     }
 

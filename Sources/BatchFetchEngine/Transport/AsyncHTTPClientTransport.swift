@@ -157,7 +157,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
         // connections.
         configuration.httpVersion = .http1Only
         // No tracing: the default (a no-op tracer) still made a span and its attributes per
-        // request, 1.3% of the CPU of 20,000 small files.
+        // request (bench/results/profile.md, "Choices the code cites").
         configuration.tracing.tracer = nil
         return HTTPClient(eventLoopGroupProvider: .shared(lanes[lane].loop), configuration: configuration)
     }

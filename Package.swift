@@ -109,6 +109,14 @@ let package = Package(
             dependencies: ["BatchFetchEngine", "TestOrigin", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
+        // The README's library example as a library user compiles it: no package access, no
+        // `@testable`, so it sees only the public API.
+        .testTarget(
+            name: "BatchFetchLibraryTests",
+            dependencies: ["BatchFetchEngine", "BatchFetchSpec", "TestOrigin"],
+            packageAccess: false,
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "BatchFetchCLITests",
             dependencies: ["BatchFetchCLI", "batchfetch", "batchfetch-test-origin", "TestOrigin",

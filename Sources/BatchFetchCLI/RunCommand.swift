@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Benchmarks) import BatchFetchEngine
+import BatchFetchEngine
 import BatchFetchSpec
 import Foundation
 

@@ -8,32 +8,32 @@ import Foundation
 /// fills entries touches their records in batches and at its end (``ContentCache/recordUses()``), not
 /// the entries themselves — their ctime is part of what vouches for their content, and a
 /// touch would make the next run hash them again.
-public struct CacheInventory {
-    public struct Entry: Sendable, Equatable {
-        public let sha256: String
-        public let size: Int64
+package struct CacheInventory {
+    package struct Entry: Sendable, Equatable {
+        package let sha256: String
+        package let size: Int64
         /// When a run last used or filled it; nil without a record.
-        public let lastUse: Date?
+        package let lastUse: Date?
     }
 
     /// What `verify` found wrong with one entry.
-    public struct Problem: Sendable, Equatable {
-        public let sha256: String
-        public let message: String
+    package struct Problem: Sendable, Equatable {
+        package let sha256: String
+        package let message: String
     }
 
-    public let path: String
+    package let path: String
     private let root: SafeDirectory
 
     /// The cache at `path`, which must exist.
-    public init(path: String) throws(BatchFetchError) {
+    package init(path: String) throws(BatchFetchError) {
         self.path = path
         root = try SafeDirectory.root(path, create: false)
     }
 
     /// Every entry, by sha256. Anything in the layout that is not a regular file named by 64
     /// hex digits (a planted symlink, a temporary file) is no entry.
-    public func entries() -> [Entry] {
+    package func entries() -> [Entry] {
         var found: [Entry] = []
         for prefix in names(in: "sha256") where prefix.utf8.count == 2 {
             guard let directory = try? root.subdirectory("sha256/" + prefix, create: false) else { continue }
@@ -49,7 +49,7 @@ public struct CacheInventory {
     /// Hashes every entry; one whose content does not match its name is a problem, evicted when
     /// `fix`. A sound entry whose record no longer matches it gets a new record (its last use
     /// kept).
-    public func verify(fix: Bool) -> (checked: Int, problems: [Problem]) {
+    package func verify(fix: Bool) -> (checked: Int, problems: [Problem]) {
         var problems: [Problem] = []
         let all = entries()
         for entry in all {
@@ -78,7 +78,7 @@ public struct CacheInventory {
     }
 
     /// Removes the entry of `sha256`; false when there is none.
-    public func remove(sha256: String) -> Bool {
+    package func remove(sha256: String) -> Bool {
         guard let location = ContentCache.location(sha256),
               let directory = try? root.subdirectory(location.directory, create: false),
               directory.regularFileStatus(location.name) != nil else { return false }
@@ -89,7 +89,7 @@ public struct CacheInventory {
     /// Removes entries not used since `olderThan` before `now`, then the least recently used
     /// (never used first) until the rest fit in `maxSize` bytes; returns what it removed. Also
     /// removes temporary files that killed processes left.
-    public func collect(maxSize: Int64?, olderThan: Double?, now: Date = Date()) -> [Entry] {
+    package func collect(maxSize: Int64?, olderThan: Double?, now: Date = Date()) -> [Entry] {
         sweepTemporaries()
         var remaining = entries().sorted { ($0.lastUse ?? .distantPast, $0.sha256) < ($1.lastUse ?? .distantPast, $1.sha256) }
         var removed: [Entry] = []

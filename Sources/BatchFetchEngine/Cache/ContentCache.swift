@@ -17,9 +17,9 @@ import NIOConcurrencyHelpers
 /// none, and processes filling the same entry at once each rename a whole copy over the other.
 /// A cache that cannot be made, read or written never fails a run: it warns once and the run
 /// fetches without it.
-public final class ContentCache: Sendable {
+package final class ContentCache: Sendable {
     /// The cache directory as given (for messages).
-    public let path: String
+    package let path: String
     /// Nil when the directory could not be opened or made.
     private let root: SafeDirectory?
     private let warn: @Sendable (String) -> Void
@@ -32,7 +32,7 @@ public final class ContentCache: Sendable {
     private let directories = NIOLockedValueBox([String: SafeDirectory]())
 
     /// Opens (or makes) the cache at `path`; `warn` hears what goes wrong, once per kind.
-    public init(path: String, warn: @escaping @Sendable (String) -> Void) {
+    package init(path: String, warn: @escaping @Sendable (String) -> Void) {
         self.path = path
         self.warn = warn
         do {
@@ -45,7 +45,7 @@ public final class ContentCache: Sendable {
 
     /// Opens the cache at `path` only to look (`plan`, a dry run): nothing is made, written or
     /// evicted.
-    public init(lookingAt path: String) {
+    package init(lookingAt path: String) {
         self.path = path
         warn = { _ in }
         root = try? SafeDirectory.root(path, create: false)
@@ -55,7 +55,7 @@ public final class ContentCache: Sendable {
     /// Whether a run would publish `job` from here (unless `dest` is already up to date): the
     /// entry of the sha256 it is known by (``sha256(of:locked:)``) is there as it was verified.
     /// What `plan` and a dry run report; nothing is read but records.
-    public func serves(_ job: Job, locked: String? = nil) -> Bool {
+    package func serves(_ job: Job, locked: String? = nil) -> Bool {
         !job.isUpload && sha256(of: job, locked: locked).map(holds(sha256:)) == true
     }
 
@@ -170,7 +170,7 @@ public final class ContentCache: Sendable {
 
     /// Touches the records of the entries this run used or filled and has not touched yet: their
     /// last use, one `utimensat` each, in batches rather than a write per hit.
-    public func recordUses() {
+    package func recordUses() {
         touchRecords(of: used.withLockedValue { used in
             defer { used = [] }
             return used

@@ -3,19 +3,19 @@ import Foundation
 
 /// `batchfetch check`: asks every mirror of every job what it serves and compares that with the
 /// lock (or the manifest when there is no lock). Nothing is written to disk but the report.
-public final class Checker: Sendable {
-    public let manifest: Manifest
-    public let lock: LockFile?
-    public let deep: Bool
-    public let options: RunOptions
+package final class Checker: Sendable {
+    package let manifest: Manifest
+    package let lock: LockFile?
+    package let deep: Bool
+    package let options: RunOptions
     /// How listing the sources and prefixes again differs from the lock
     /// (``ListingExpansion/drift(since:original:)``): an added file is drift ("added"), a
     /// removed one missing, a changed one drift, each without asking its mirrors; a source that
     /// could not be listed again is unreachable. (A pinned file whose mirror serves other bytes
     /// is drift too, as for any pinned file.)
-    public let listing: ListingDrift
+    package let listing: ListingDrift
 
-    public init(manifest: Manifest, lock: LockFile?, deep: Bool, options: RunOptions = RunOptions(), listing: ListingDrift = ListingDrift()) {
+    package init(manifest: Manifest, lock: LockFile?, deep: Bool, options: RunOptions = RunOptions(), listing: ListingDrift = ListingDrift()) {
         self.manifest = manifest
         self.lock = lock
         self.deep = deep
@@ -23,7 +23,7 @@ public final class Checker: Sendable {
         self.listing = listing
     }
 
-    public func run() async -> RunReport {
+    package func run() async -> RunReport {
         let startDate = Date()
         let started = DispatchTime.now()
         let transport = options.httpTransport(perHost: manifest.perHost)

@@ -1,8 +1,8 @@
 import Foundation
 
 /// What one mirror showed when asked (``MirrorProbe``).
-public struct MirrorObservation: Sendable, Equatable {
-    public enum Outcome: Sendable, Equatable {
+package struct MirrorObservation: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// A usable answer (200, 206, or HEAD 2xx).
         case answered
         /// 404 or 410.
@@ -11,20 +11,20 @@ public struct MirrorObservation: Sendable, Equatable {
         case unreachable(String)
     }
 
-    public var outcome: Outcome
-    public var httpStatus: Int?
+    package var outcome: Outcome
+    package var httpStatus: Int?
     /// `HEAD`, or `GET` with `Range: bytes=0-0` when HEAD was refused, or `GET` for --deep.
-    public var method: String
-    public var size: Int64?
-    public var etag: String?
-    public var lastModified: String?
+    package var method: String
+    package var size: Int64?
+    package var etag: String?
+    package var lastModified: String?
     /// sha256 of the whole representation: from `Repr-Digest` (or `Content-Digest` on a full
     /// response), or computed over the whole body with --deep.
-    public var sha256: String?
+    package var sha256: String?
     /// Whether `sha256` was computed over the bytes (--deep) rather than announced.
-    public var hashed = false
+    package var hashed = false
 
-    public init(outcome: Outcome, httpStatus: Int?, method: String, size: Int64? = nil, etag: String? = nil,
+    package init(outcome: Outcome, httpStatus: Int?, method: String, size: Int64? = nil, etag: String? = nil,
                 lastModified: String? = nil, sha256: String? = nil, hashed: Bool = false) {
         self.outcome = outcome
         self.httpStatus = httpStatus
@@ -39,13 +39,13 @@ public struct MirrorObservation: Sendable, Equatable {
 
 /// What a mirror should show: from the lock when there is one (size, sha256, and that mirror's
 /// ETag and Last-Modified), else from the manifest (size, sha256).
-public struct MirrorExpectation: Sendable, Equatable {
-    public var size: Int64?
-    public var sha256: String?
-    public var etag: String?
-    public var lastModified: String?
+package struct MirrorExpectation: Sendable, Equatable {
+    package var size: Int64?
+    package var sha256: String?
+    package var etag: String?
+    package var lastModified: String?
 
-    public init(size: Int64?, sha256: String?, etag: String? = nil, lastModified: String? = nil) {
+    package init(size: Int64?, sha256: String?, etag: String? = nil, lastModified: String? = nil) {
         self.size = size
         self.sha256 = sha256
         self.etag = etag
@@ -78,7 +78,7 @@ public struct MirrorVerdict: Sendable, Equatable {
     /// Last-Modified only stand for it. With --deep the content itself was hashed, so a new
     /// ETag or date over the same bytes is not drift (a re-upload, a moved file); without
     /// --deep a changed validator is the only sign of changed content and counts.
-    public static func judge(_ observation: MirrorObservation, expected: MirrorExpectation) -> MirrorVerdict {
+    package static func judge(_ observation: MirrorObservation, expected: MirrorExpectation) -> MirrorVerdict {
         switch observation.outcome {
         case .missing: return MirrorVerdict(status: .missing, differences: [])
         case .unreachable: return MirrorVerdict(status: .unreachable, differences: [])

@@ -4,20 +4,20 @@ import Foundation
 /// `batchfetch pin`: makes every job's content present and verified (a normal run: files already
 /// verified are reused, the rest downloaded), then asks each mirror for its size and validators,
 /// and returns the lockfile — or none when a job failed, so a lock never records a guess.
-public final class Pinner: Sendable {
-    public let manifest: Manifest
-    public let options: RunOptions
+package final class Pinner: Sendable {
+    package let manifest: Manifest
+    package let options: RunOptions
 
     /// Upload jobs are left out: a lockfile pins what is fetched. (One a download depends on
     /// still runs, as its dependency.)
-    public init(manifest: Manifest, options: RunOptions = RunOptions()) {
+    package init(manifest: Manifest, options: RunOptions = RunOptions()) {
         self.manifest = (try? manifest.selecting(manifest.downloads.jobs.map(\.id)).get()) ?? manifest.downloads
         self.options = options
     }
 
     /// The lockfile (nil if any job did not succeed), and the run's report. `handle` sees the
     /// run's events, for progress.
-    public func run(handle: (RunHandle) async -> Void = { _ in }) async -> (LockFile?, RunReport) {
+    package func run(handle: (RunHandle) async -> Void = { _ in }) async -> (LockFile?, RunReport) {
         var runOptions = options
         runOptions.lock = nil
         let run = Runner(manifest: manifest, options: runOptions).start()
@@ -31,7 +31,7 @@ public final class Pinner: Sendable {
     /// manifest (`sha256` is the manifest file's) in which every job succeeded. This is how a
     /// sharded team pins: the shards' reports, merged, hold every job's verified size and sha256,
     /// so no machine has to hold the whole dataset (Docs/Contracts.md §7).
-    public func problems(pinning report: RunReport) -> [String] {
+    package func problems(pinning report: RunReport) -> [String] {
         let current = RunReport.ManifestInfo(manifest, sha256: options.manifestSHA256)
         guard report.command == .run else { return ["it is a \(report.command.rawValue) report, not a run report"] }
         guard report.manifest.sha256 == current.sha256 else {
@@ -65,7 +65,7 @@ public final class Pinner: Sendable {
     /// The lockfile from a run report in which every job succeeded (the run's own, or merged
     /// shard reports): each job's verified size and sha256 from the report, and each mirror
     /// asked for its size and validators. Nil when a job is missing from the report or failed.
-    public func lock(from report: RunReport) async -> LockFile? {
+    package func lock(from report: RunReport) async -> LockFile? {
         let transport = options.httpTransport(perHost: manifest.perHost)
         let hosts = HostLimiter(limit: manifest.perHost)
         let jobs = manifest.downloads.jobs

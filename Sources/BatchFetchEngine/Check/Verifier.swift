@@ -4,18 +4,18 @@ import Foundation
 /// `batchfetch verify`: checks every dest on disk against the manifest's size and checksums and
 /// the lock, without any network. Every file is read and hashed (no state cache): this is the
 /// check for files that changed behind batchfetch's back.
-public final class Verifier: Sendable {
-    public let manifest: Manifest
-    public let lock: LockFile?
-    public let options: RunOptions
+package final class Verifier: Sendable {
+    package let manifest: Manifest
+    package let lock: LockFile?
+    package let options: RunOptions
 
-    public init(manifest: Manifest, lock: LockFile?, options: RunOptions = RunOptions()) {
+    package init(manifest: Manifest, lock: LockFile?, options: RunOptions = RunOptions()) {
         self.manifest = manifest
         self.lock = lock
         self.options = options
     }
 
-    public func run() async -> RunReport {
+    package func run() async -> RunReport {
         let startDate = Date()
         let started = DispatchTime.now()
         let jobs = manifest.downloads.jobs

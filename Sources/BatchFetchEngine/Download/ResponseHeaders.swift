@@ -1,15 +1,15 @@
 import Foundation
 
 /// The response header rules the download decisions rest on, as pure functions.
-public enum ResponseHeaders {
+package enum ResponseHeaders {
     /// `Content-Range: bytes first-last/total` (total may be `*`) or `bytes */total` (416).
-    public struct ContentRange: Equatable, Sendable {
-        public var first: Int64?
-        public var last: Int64?
-        public var total: Int64?
+    package struct ContentRange: Equatable, Sendable {
+        package var first: Int64?
+        package var last: Int64?
+        package var total: Int64?
     }
 
-    public static func contentRange(_ value: String?) -> ContentRange? {
+    package static func contentRange(_ value: String?) -> ContentRange? {
         guard let value else { return nil }
         let trimmed = value.trimmingOWS()
         guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
@@ -27,12 +27,12 @@ public enum ResponseHeaders {
     }
 
     /// `Content-Length` as a non-negative number.
-    public static func contentLength(_ head: TransportResponseHead) -> Int64? {
+    package static func contentLength(_ head: TransportResponseHead) -> Int64? {
         head.header("content-length").flatMap { Int64($0.trimmingOWS()) }.flatMap { $0 >= 0 ? $0 : nil }
     }
 
     /// The strong ETag, if any: a weak one (`W/"..."`) cannot validate a byte range.
-    public static func strongETag(_ head: TransportResponseHead) -> String? {
+    package static func strongETag(_ head: TransportResponseHead) -> String? {
         guard let etag = head.header("etag")?.trimmingOWS(), etag.hasPrefix("\"") else {
             return nil
         }
@@ -43,7 +43,7 @@ public enum ResponseHeaders {
     /// `x-amz-checksum-sha256` (base64 of the 32 bytes; S3 sends it to GETs that ask with
     /// `x-amz-checksum-mode: ENABLED`). Nil without one, or for a multipart object's checksum
     /// of its parts' checksums (`…-N`), which is not the content's.
-    public static func announcedSHA256(_ head: TransportResponseHead) -> String? {
+    package static func announcedSHA256(_ head: TransportResponseHead) -> String? {
         guard let value = head.header("x-amz-checksum-sha256")?.trimmingOWS(), let bytes = Data(base64Encoded: value),
               bytes.count == 32, head.header("x-amz-checksum-type")?.uppercased() != "COMPOSITE" else { return nil }
         return bytes.map { String(format: "%02x", $0) }.joined()
@@ -57,7 +57,7 @@ public enum ResponseHeaders {
     /// Last-Modified was the validator — the same Last-Modified; and the `Content-Range` total
     /// is the size recorded with the partial. A response without the validator proves nothing
     /// and is refused too.
-    public static func rangeMismatch(_ head: TransportResponseHead, ifRange: String, recordedTotal: Int64?) -> String? {
+    package static func rangeMismatch(_ head: TransportResponseHead, ifRange: String, recordedTotal: Int64?) -> String? {
         if ifRange.hasPrefix("\"") {
             guard let etag = strongETag(head) else { return "a 206 without the ETag \(ifRange) it continues" }
             if etag != ifRange { return "ETag changed from \(ifRange) to \(etag) on a 206" }
@@ -74,7 +74,7 @@ public enum ResponseHeaders {
     }
 
     /// `Retry-After` in seconds from `now`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
-    public static func retryAfter(_ value: String?, now: Date) -> Double? {
+    package static func retryAfter(_ value: String?, now: Date) -> Double? {
         guard let value = value?.trimmingOWS(), !value.isEmpty else { return nil }
         if let seconds = Double(value), seconds >= 0 { return seconds }
         guard let date = httpDate(value) else { return nil }
@@ -82,7 +82,7 @@ public enum ResponseHeaders {
     }
 
     /// Parses IMF-fixdate, plus the obsolete RFC 850 and asctime forms recipients must accept.
-    public static func httpDate(_ value: String) -> Date? {
+    package static func httpDate(_ value: String) -> Date? {
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")

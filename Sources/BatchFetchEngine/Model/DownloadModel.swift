@@ -4,25 +4,25 @@ import Foundation
 ///
 /// The resolved URL may carry a token, so the sidecar holds its redacted form for people and its
 /// sha256 for matching.
-public struct Sidecar: Codable, Sendable, Equatable {
-    public var version = 1
-    public var url: String
-    public var urlSHA256: String
-    public var etag: String?
-    public var lastModified: String?
-    public var totalSize: Int64?
+package struct Sidecar: Codable, Sendable, Equatable {
+    package var version = 1
+    package var url: String
+    package var urlSHA256: String
+    package var etag: String?
+    package var lastModified: String?
+    package var totalSize: Int64?
     /// For a segmented download, the byte ranges of `.part` already written (the file itself is
     /// preallocated to the total size); nil for a single stream, whose file size is its progress.
-    public var rangesDone: ByteRanges?
+    package var rangesDone: ByteRanges?
     /// The inode of the part this sidecar describes, recorded when it is written
     /// (``PartialFiles/writeSidecar(_:)``): a later run resumes only the same file. Why: the
     /// name `<dest>.part` can come to lead to another file — one renamed over it by another
     /// process mid-run (the job then fails `in_use` and leaves the name to it) — and resuming
     /// that file's bytes under this sidecar's validators would publish a mix of the two. Nil in
     /// sidecars of earlier versions, which are trusted as before.
-    public var partInode: UInt64?
+    package var partInode: UInt64?
 
-    public init(url: String, urlSHA256: String, etag: String?, lastModified: String?, totalSize: Int64?,
+    package init(url: String, urlSHA256: String, etag: String?, lastModified: String?, totalSize: Int64?,
                 rangesDone: ByteRanges? = nil) {
         self.url = url
         self.urlSHA256 = urlSHA256
@@ -38,24 +38,24 @@ public struct Sidecar: Codable, Sendable, Equatable {
     }
 
     /// What `If-Range` carries: the strong ETag, else Last-Modified.
-    public var ifRangeValue: String? { etag ?? lastModified }
+    package var ifRangeValue: String? { etag ?? lastModified }
 }
 
 /// What is on disk for a job when it starts.
-public struct LocalPartial: Sendable, Equatable {
+package struct LocalPartial: Sendable, Equatable {
     /// How many bytes from the start of `<dest>.part` are written: its size for a single stream,
     /// the written prefix for a segmented one.
-    public var bytes: Int64
-    public var sidecar: Sidecar?
+    package var bytes: Int64
+    package var sidecar: Sidecar?
 
-    public init(bytes: Int64, sidecar: Sidecar?) {
+    package init(bytes: Int64, sidecar: Sidecar?) {
         self.bytes = bytes
         self.sidecar = sidecar
     }
 
     /// A partial from a segmented download: `fileSize` is the preallocated size, and only the
     /// ranges the sidecar lists (and the file holds) count.
-    public init(fileSize: Int64, sidecar: Sidecar?) {
+    package init(fileSize: Int64, sidecar: Sidecar?) {
         if let done = sidecar?.rangesDone {
             var sidecar = sidecar
             sidecar?.rangesDone = done.clipped(to: fileSize)
@@ -66,7 +66,7 @@ public struct LocalPartial: Sendable, Equatable {
     }
 
     /// Bytes written anywhere in the part, for a segmented partial.
-    public var segmentedBytes: Int64 { sidecar?.rangesDone?.count ?? bytes }
+    package var segmentedBytes: Int64 { sidecar?.rangesDone?.count ?? bytes }
 }
 
 /// The closed set of failure causes in reports (`schemas/report.schema.json`).
@@ -133,7 +133,7 @@ public struct BatchFetchError: Error, Sendable, Equatable {
 
 /// The name this type had before every subsystem used it.
 @available(*, deprecated, renamed: "BatchFetchError")
-public typealias DownloadFailure = BatchFetchError
+package typealias DownloadFailure = BatchFetchError
 
 extension BatchFetchError: LocalizedError {
     /// The message with its code, for people (`localizedDescription`).
@@ -152,19 +152,19 @@ public struct AttemptRecord: Sendable, Equatable {
 }
 
 /// A request the state machine wants sent.
-public struct PlannedRequest: Sendable, Equatable {
-    public var mirrorIndex: Int
+package struct PlannedRequest: Sendable, Equatable {
+    package var mirrorIndex: Int
     /// The resolved URL (the mirror's or a redirect target).
-    public var url: URL
-    public var rangeStart: Int64?
+    package var url: URL
+    package var rangeStart: Int64?
     /// Last byte wanted, for bounded ranges (large bodies without backpressure, pacing, segments).
-    public var rangeEnd: Int64?
-    public var ifRange: String?
+    package var rangeEnd: Int64?
+    package var ifRange: String?
     /// Validators of the file already at `dest` (`refresh: if-changed`): a conditional GET.
-    public var ifNoneMatch: String?
-    public var ifModifiedSince: String?
+    package var ifNoneMatch: String?
+    package var ifModifiedSince: String?
 
-    public init(mirrorIndex: Int, url: URL, rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil) {
+    package init(mirrorIndex: Int, url: URL, rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil) {
         self.mirrorIndex = mirrorIndex
         self.url = url
         self.rangeStart = rangeStart
@@ -173,40 +173,40 @@ public struct PlannedRequest: Sendable, Equatable {
     }
 
     /// The `Range` header value, if this is a range request.
-    public var rangeHeader: String? {
+    package var rangeHeader: String? {
         rangeStart.map { "bytes=\($0)-" + (rangeEnd.map(String.init) ?? "") }
     }
 }
 
 /// Where and how much of a response body to write.
-public struct BodyPlan: Sendable, Equatable {
+package struct BodyPlan: Sendable, Equatable {
     /// Offset in `.part` of the body's first byte; the part is truncated to this first.
-    public var offset: Int64
+    package var offset: Int64
     /// Offset at which the body must end; bytes beyond it are cut off (`size_mismatch`).
-    public var end: Int64?
+    package var end: Int64?
     /// A new sidecar to write before the body (a fresh download), or nil to keep the current one.
-    public var sidecar: Sidecar?
+    package var sidecar: Sidecar?
 }
 
 /// How long to wait before a retry; full jitter draws uniformly from 0 to `seconds`.
-public struct RetryDelay: Sendable, Equatable {
-    public var seconds: Double
-    public var jitter: Bool
+package struct RetryDelay: Sendable, Equatable {
+    package var seconds: Double
+    package var jitter: Bool
 
-    public init(seconds: Double, jitter: Bool) {
+    package init(seconds: Double, jitter: Bool) {
         self.seconds = seconds
         self.jitter = jitter
     }
 
     /// Exponential backoff with full jitter after the `failure`-th failure (1-based):
     /// up to `base * 2^(failure-1)`, never more than `cap`.
-    public static func backoff(failure: Int, base: Double, cap: Double) -> RetryDelay {
+    package static func backoff(failure: Int, base: Double, cap: Double) -> RetryDelay {
         RetryDelay(seconds: min(cap, base * pow(2, Double(failure - 1))), jitter: true)
     }
 
     /// The seconds to actually wait: drawn from 0...seconds with jitter, and a day at most, so a
     /// Retry-After of years (or a malformed one) cannot overflow the timers.
-    public func draw() -> Double {
+    package func draw() -> Double {
         let longest = min(max(0, seconds), 86_400)
         return jitter ? Double.random(in: 0...longest) : longest
     }

@@ -5,17 +5,17 @@ import Foundation
 /// `batchfetch pin` ran — size and sha256 per job, and per mirror its URL, size, ETag and
 /// Last-Modified. Deterministic (sorted keys, no timestamps) so it diffs cleanly in git. URLs
 /// are stored redacted (`${VAR}`), since lockfiles are committed.
-public struct LockFile: Codable, Sendable, Equatable {
-    public struct Mirror: Codable, Sendable, Equatable {
-        public var url: String
-        public var size: Int64?
-        public var etag: String?
-        public var lastModified: String?
+package struct LockFile: Codable, Sendable, Equatable {
+    package struct Mirror: Codable, Sendable, Equatable {
+        package var url: String
+        package var size: Int64?
+        package var etag: String?
+        package var lastModified: String?
         /// The content's sha256 as this mirror announced it (`Repr-Digest`/`Content-Digest`);
         /// absent when it announces none.
-        public var sha256: String?
+        package var sha256: String?
 
-        public init(url: String, size: Int64?, etag: String?, lastModified: String?, sha256: String?) {
+        package init(url: String, size: Int64?, etag: String?, lastModified: String?, sha256: String?) {
             self.url = url
             self.size = size
             self.etag = etag
@@ -28,18 +28,18 @@ public struct LockFile: Codable, Sendable, Equatable {
         }
     }
 
-    public struct Entry: Codable, Sendable, Equatable {
-        public var dest: String
-        public var size: Int64
-        public var sha256: String
-        public var mirrors: [Mirror]
+    package struct Entry: Codable, Sendable, Equatable {
+        package var dest: String
+        package var size: Int64
+        package var sha256: String
+        package var mirrors: [Mirror]
         /// Digests besides sha256 that the job was held to when pinned — a source's published
         /// md5 or git blob id, another algorithm the manifest pins — by algorithm name; absent
         /// when there were none (an additive key). `check` compares a source's listing with
         /// them, and a locked run holds the file to them again.
-        public var checksums: [String: String]?
+        package var checksums: [String: String]?
 
-        public init(dest: String, size: Int64, sha256: String, mirrors: [Mirror], checksums: [String: String]? = nil) {
+        package init(dest: String, size: Int64, sha256: String, mirrors: [Mirror], checksums: [String: String]? = nil) {
             self.dest = dest
             self.size = size
             self.sha256 = sha256
@@ -58,25 +58,25 @@ public struct LockFile: Codable, Sendable, Equatable {
     /// What a source resolved to when it was pinned (Docs/Sources.md): the source as the
     /// manifest wrote it (redacted) and the revision listed — a Hub commit, a Zenodo record's
     /// revision, a figshare article's version, what a resolver printed.
-    public struct Resolved: Codable, Sendable, Equatable {
-        public var source: String
-        public var revision: String
+    package struct Resolved: Codable, Sendable, Equatable {
+        package var source: String
+        package var revision: String
 
-        public init(source: String, revision: String) {
+        package init(source: String, revision: String) {
             self.source = source
             self.revision = revision
         }
     }
 
-    public var lockVersion = 1
+    package var lockVersion = 1
     /// The manifest's file name, for people.
-    public var manifest: String
-    public var jobs: [String: Entry]
+    package var manifest: String
+    package var jobs: [String: Entry]
     /// The sources' resolutions by source job id; absent when the manifest has no source (an
     /// additive key: lockfiles written before sources existed read as before).
-    public var sources: [String: Resolved]?
+    package var sources: [String: Resolved]?
 
-    public init(manifest: String, jobs: [String: Entry], sources: [String: Resolved]? = nil) {
+    package init(manifest: String, jobs: [String: Entry], sources: [String: Resolved]? = nil) {
         self.manifest = manifest
         self.jobs = jobs
         self.sources = sources
@@ -87,23 +87,23 @@ public struct LockFile: Codable, Sendable, Equatable {
     }
 
     /// The lockfile with only the entries of `manifest`'s jobs (a shard's part of a whole lock).
-    public func restricted(to manifest: Manifest) -> LockFile {
+    package func restricted(to manifest: Manifest) -> LockFile {
         let ids = Set(manifest.jobs.map(\.id))
         return LockFile(manifest: self.manifest, jobs: jobs.filter { ids.contains($0.key) }, sources: sources)
     }
 
     /// `datasets.yaml` → `datasets.lock.json`, beside the manifest.
-    public static func defaultPath(forManifest path: String) -> String {
+    package static func defaultPath(forManifest path: String) -> String {
         let url = URL(fileURLWithPath: path)
         let base = url.pathExtension.isEmpty ? url : url.deletingPathExtension()
         return base.path + ".lock.json"
     }
 
-    public enum LoadError: Error, CustomStringConvertible {
+    package enum LoadError: Error, CustomStringConvertible {
         case missing(String)
         case unreadable(String, String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .missing(let path): "no lockfile at \(path) (write one with: batchfetch pin)"
             case .unreadable(let path, let reason): "cannot read the lockfile \(path): \(reason)"
@@ -111,7 +111,7 @@ public struct LockFile: Codable, Sendable, Equatable {
         }
     }
 
-    public static func load(path: String) throws(LoadError) -> LockFile {
+    package static func load(path: String) throws(LoadError) -> LockFile {
         guard let data = FileManager.default.contents(atPath: path) else { throw .missing(path) }
         do {
             let lock = try JSONDecoder().decode(LockFile.self, from: data)
@@ -125,13 +125,13 @@ public struct LockFile: Codable, Sendable, Equatable {
     }
 
     /// Writes the lockfile atomically.
-    public func write(to path: String) throws {
+    package func write(to path: String) throws {
         try SafeDirectory.writeAtomically(path: path, try StableJSON.encode(self) + Data("\n".utf8))
     }
 
     /// How the manifest's jobs and the lock's differ: jobs the lock lacks, and jobs it has that
     /// the manifest does not. Empty when they match.
-    public func mismatch(with manifest: Manifest) -> [String] {
+    package func mismatch(with manifest: Manifest) -> [String] {
         let ids = Set(manifest.jobs.map(\.id))
         let added = manifest.jobs.map(\.id).filter { jobs[$0] == nil }
         let removed = jobs.keys.sorted().filter { !ids.contains($0) }

@@ -6,10 +6,10 @@ import Foundation
 /// resolved URL, which sidecars and the state cache record instead of a URL that may carry a
 /// token. (Not called `Mirror`: in a program that imports the engine that name would shadow
 /// `Swift.Mirror`, which `customMirror` and `dump` need.)
-public struct MirrorURL: Sendable, Equatable {
-    public var url: URL
-    public var printed: String
-    public var identity: String
+package struct MirrorURL: Sendable, Equatable {
+    package var url: URL
+    package var printed: String
+    package var identity: String
     /// Where an `s3://` or `gs://` mirror is, whose `url` is then the store's http(s) URL of
     /// the object (``AWSConfiguration``); nil for any other.
     var store: ObjectLocation?
@@ -19,14 +19,14 @@ public struct MirrorURL: Sendable, Equatable {
 
     /// Nil when `resolved` is not a URL: validation refuses those, so only a library caller that
     /// built a ``Job`` by hand meets it (the job then fails before any request).
-    public init?(resolved: String, printed: String? = nil) {
+    package init?(resolved: String, printed: String? = nil) {
         guard let url = URL(string: URLSyntax.encodingInvalidCharacters(resolved)) else { return nil }
         self.url = url
         self.printed = printed ?? resolved
         identity = Self.identity(of: resolved)
     }
 
-    public init?(_ url: TemplatedString) {
+    package init?(_ url: TemplatedString) {
         self.init(resolved: url.resolved, printed: url.redacted)
     }
 
@@ -48,7 +48,7 @@ public struct MirrorURL: Sendable, Equatable {
     }
 
     /// The identity of a resolved URL string (what sidecars and the state cache record).
-    public static func identity(of resolved: String) -> String {
+    package static func identity(of resolved: String) -> String {
         Digester.sha256Hex(resolved)
     }
 }

@@ -38,7 +38,7 @@ public struct ShardScope: Codable, Sendable, Equatable {
 extension Optional where Wrapped == ShardScope {
     /// The name of one of the tool's files (``ToolFiles``) for this scope: the shard's own
     /// (`batchfetch-report.shard-0-of-4.json`), or the plain name for a whole-manifest command.
-    public func toolFile(_ name: String) -> String {
+    package func toolFile(_ name: String) -> String {
         self.map { $0.shard.fileName(name) } ?? name
     }
 }

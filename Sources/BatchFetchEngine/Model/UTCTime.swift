@@ -7,21 +7,21 @@ import Foundation
 /// time zone goes through ICU: the report's two timestamps touched ICU and the heap at the very
 /// end of a run, where its memory peaks (bench/results/history.md). The conversions are Howard Hinnant's
 /// days-from-civil algorithms.
-public struct UTCTime: Equatable, Sendable {
-    public var year: Int64
+package struct UTCTime: Equatable, Sendable {
+    package var year: Int64
     /// 1 to 12.
-    public var month: Int64
-    public var day: Int64
-    public var hour: Int64
-    public var minute: Int64
-    public var second: Int64
+    package var month: Int64
+    package var day: Int64
+    package var hour: Int64
+    package var minute: Int64
+    package var second: Int64
 
-    public init(year: Int64, month: Int64, day: Int64, hour: Int64 = 0, minute: Int64 = 0, second: Int64 = 0) {
+    package init(year: Int64, month: Int64, day: Int64, hour: Int64 = 0, minute: Int64 = 0, second: Int64 = 0) {
         (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
     }
 
     /// The moment `seconds` after 1970-01-01T00:00:00Z.
-    public init(secondsSince1970 seconds: Int64) {
+    package init(secondsSince1970 seconds: Int64) {
         let days = Self.floorDivide(seconds, 86_400)
         let time = seconds - days * 86_400
         let z = days + 719_468
@@ -37,7 +37,7 @@ public struct UTCTime: Equatable, Sendable {
     }
 
     /// Seconds since 1970-01-01T00:00:00Z (fields out of their ranges carry over).
-    public var secondsSince1970: Int64 {
+    package var secondsSince1970: Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = Self.floorDivide(y, 400)
         let yearOfEra = y - era * 400
@@ -48,13 +48,13 @@ public struct UTCTime: Equatable, Sendable {
     }
 
     /// 0 for Sunday to 6 for Saturday.
-    public var weekday: Int {
+    package var weekday: Int {
         Int(((Self.floorDivide(secondsSince1970, 86_400) + 4) % 7 + 7) % 7)  // 1970-01-01 was a Thursday
     }
 
     /// RFC 3339 in UTC: `2026-11-23T15:34:00Z`, or with milliseconds (truncated),
     /// `2026-11-23T15:34:00.123Z`; as `Date.ISO8601FormatStyle` writes them.
-    public static func rfc3339(_ date: Date, milliseconds: Bool = false) -> String {
+    package static func rfc3339(_ date: Date, milliseconds: Bool = false) -> String {
         let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1_000).rounded(.down))
         let time = UTCTime(secondsSince1970: floorDivide(totalMilliseconds, 1_000))
         let fraction = milliseconds ? "." + padded(totalMilliseconds - floorDivide(totalMilliseconds, 1_000) * 1_000, 3) : ""
@@ -64,7 +64,7 @@ public struct UTCTime: Equatable, Sendable {
 
     /// Seconds since the epoch of what ``rfc3339(_:milliseconds:)`` writes (UTC, `Z`, with or
     /// without a fraction); nil for anything else.
-    public static func secondsSince1970(rfc3339 text: String) -> Double? {
+    package static func secondsSince1970(rfc3339 text: String) -> Double? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
               bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":") else { return nil }

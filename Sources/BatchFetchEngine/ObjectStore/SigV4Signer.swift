@@ -16,28 +16,28 @@ import Foundation
 /// `host` and the `x-amz-*` ones (those the signer adds and any the request carries):
 /// `Range`, `If-Range` and the like stay unsigned, so a retry or a segment changes no
 /// signature input but the date.
-public struct SigV4Signer: Sendable, Equatable {
-    public struct Credentials: Sendable, Equatable {
-        public var accessKeyID: String
-        public var secretAccessKey: String
-        public var sessionToken: String?
+package struct SigV4Signer: Sendable, Equatable {
+    package struct Credentials: Sendable, Equatable {
+        package var accessKeyID: String
+        package var secretAccessKey: String
+        package var sessionToken: String?
 
-        public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+        package init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
             self.accessKeyID = accessKeyID
             self.secretAccessKey = secretAccessKey
             self.sessionToken = sessionToken
         }
     }
 
-    public var credentials: Credentials
-    public var region: String
-    public var service: String
+    package var credentials: Credentials
+    package var region: String
+    package var service: String
 
-    public static let unsignedPayload = "UNSIGNED-PAYLOAD"
+    package static let unsignedPayload = "UNSIGNED-PAYLOAD"
     /// The sha256 of no bytes: a body-less request's payload hash outside S3.
-    public static let emptyPayload = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    package static let emptyPayload = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-    public init(credentials: Credentials, region: String, service: String = "s3") {
+    package init(credentials: Credentials, region: String, service: String = "s3") {
         self.credentials = credentials
         self.region = region
         self.service = service
@@ -47,7 +47,7 @@ public struct SigV4Signer: Sendable, Equatable {
     /// `headers` (those of the request to sign besides `host`; ``signedHeaders(of:)`` picks them). `payloadHash` is the body's sha256 in hex, or ``unsignedPayload``.
     /// `contentHashHeader` adds `x-amz-content-sha256` (S3 requires it; the generic test
     /// suite's vectors have none).
-    public func headers(method: String, url: URL, headers: [(name: String, value: String)] = [], payloadHash: String = unsignedPayload,
+    package func headers(method: String, url: URL, headers: [(name: String, value: String)] = [], payloadHash: String = unsignedPayload,
                         date: Date, contentHashHeader: Bool = true) -> [(name: String, value: String)] {
         let stamp = Self.timestamp(date)
         var added: [(name: String, value: String)] = [("x-amz-date", stamp)]
@@ -71,7 +71,7 @@ public struct SigV4Signer: Sendable, Equatable {
     }
 
     /// The headers of a request that are signed: its `x-amz-*` ones.
-    public static func signedHeaders(of headers: [(name: String, value: String)]) -> [(name: String, value: String)] {
+    package static func signedHeaders(of headers: [(name: String, value: String)]) -> [(name: String, value: String)] {
         headers.filter { $0.name.lowercased().hasPrefix("x-amz-") }
     }
 
@@ -111,7 +111,7 @@ public struct SigV4Signer: Sendable, Equatable {
 
     /// RFC 3986 encoding as SigV4 defines it: `A-Z a-z 0-9 - . _ ~` kept (and `/` in paths),
     /// every other UTF-8 byte as `%XX` in upper case.
-    public static func encode(_ text: String, keepSlash: Bool) -> String {
+    package static func encode(_ text: String, keepSlash: Bool) -> String {
         var encoded = ""
         encoded.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {

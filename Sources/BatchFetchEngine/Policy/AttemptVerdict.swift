@@ -10,7 +10,7 @@ import Foundation
 /// ``RetryPolicy`` how long to wait. So a new rule (a status worth retrying, a failure not worth
 /// it) is one line here or in ``ResponseClass``, obeyed by `run`, segments, `check`, `pin` and
 /// uploads, and tested without sockets (`AttemptVerdictTests`).
-public enum AttemptVerdict: Sendable, Equatable {
+package enum AttemptVerdict: Sendable, Equatable {
     /// A 2xx answer: the driver takes it.
     case success
     /// A redirect: the driver asks its ``RedirectPolicy``.
@@ -26,7 +26,7 @@ public enum AttemptVerdict: Sendable, Equatable {
     /// The verdict on a response status. `subject` says what was asked, for the message
     /// ("from <url>", "for bytes 0-9"; empty for nothing); `retryAfter` is the response's
     /// `Retry-After` header, read against `now`.
-    public init(status: Int, retryAfter: String?, subject: String, now: Date = Date()) {
+    package init(status: Int, retryAfter: String?, subject: String, now: Date = Date()) {
         switch ResponseClass(status: status) {
         case .success: self = .success
         case .redirect: self = .redirect
@@ -43,7 +43,7 @@ public enum AttemptVerdict: Sendable, Equatable {
     /// run's interruption. A transfer the transport shed for its own backlog
     /// (``TransportFailure/overloaded``) is retried here; a download, which shed it itself to
     /// let the disk catch up, handles that before asking.
-    public init(_ failure: TransportFailure, subject: String) {
+    package init(_ failure: TransportFailure, subject: String) {
         switch failure {
         case .cancelled:
             self = .interrupted(BatchFetchError(.interrupted, "transfer cancelled"))
@@ -60,7 +60,7 @@ public enum AttemptVerdict: Sendable, Equatable {
     }
 
     /// The failure the verdict carries; nil for a success or a redirect.
-    public var failure: BatchFetchError? {
+    package var failure: BatchFetchError? {
         switch self {
         case .success, .redirect: return nil
         case .retry(let failure, _), .nextMirror(let failure), .interrupted(let failure): return failure

@@ -14,9 +14,9 @@ import Foundation
 /// `netrc: true`, from `.netrc` become an `Authorization: Basic` header (unless the job sets its
 /// own) on requests to the mirror's origin only, on both transports alike; the URL handed to a
 /// transport never carries userinfo.
-public struct CredentialPolicy: Sendable {
+package struct CredentialPolicy: Sendable {
     /// Headers dropped on a change of origin, whatever their value.
-    public static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+    package static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
     /// The job's headers (values resolved) and whether each must stay with its origin.
     var headers: [(name: String, value: String, private: Bool)]
@@ -25,7 +25,7 @@ public struct CredentialPolicy: Sendable {
     /// `.netrc` entries, when the job asked for them.
     var netrc: Netrc?
 
-    public init(headers: [(name: String, value: TemplatedString)], crossOrigin: [String], netrc: Netrc?) {
+    package init(headers: [(name: String, value: TemplatedString)], crossOrigin: [String], netrc: Netrc?) {
         self.headers = headers.map { header in
             (header.name, header.value.resolved,
              Self.credentialHeaders.contains(header.name.lowercased()) || !header.value.secrets.isEmpty)
@@ -37,7 +37,7 @@ public struct CredentialPolicy: Sendable {
     /// The URL to ask (userinfo removed) and the headers to send, for a request to `target` made
     /// on behalf of the mirror `mirror` (the URL the manifest gave; nil when unknown, which is
     /// treated as another https origin).
-    public func request(to target: URL, forMirror mirror: URL?) -> (url: URL, headers: [(name: String, value: String)]) {
+    package func request(to target: URL, forMirror mirror: URL?) -> (url: URL, headers: [(name: String, value: String)]) {
         let origin = Origin(target)
         let sameOrigin = origin != nil && origin == mirror.flatMap(Origin.init)
         let downgrade = mirror?.scheme?.lowercased() != "http" && target.scheme?.lowercased() != "https"

@@ -8,16 +8,16 @@ import NIOConcurrencyHelpers
 /// Opt-in per job (`netrc: true`); the file is `NETRC` if set, else `$HOME/.netrc`. A missing or
 /// unreadable file gives no credentials, as with curl's `--netrc-optional`: the server's 401 then
 /// says what is wrong.
-public struct Netrc: Sendable, Equatable {
-    public struct Entry: Sendable, Equatable {
-        public var login: String
-        public var password: String
+package struct Netrc: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
+        package var login: String
+        package var password: String
     }
 
     /// Entries by lowercased machine name; the `default` entry under "".
-    public private(set) var entries: [String: Entry] = [:]
+    package private(set) var entries: [String: Entry] = [:]
 
-    public init(text: String) {
+    package init(text: String) {
         var tokens = Self.tokens(text)[...]
         var machine: String?
         var login: String?
@@ -47,7 +47,7 @@ public struct Netrc: Sendable, Equatable {
     }
 
     /// Login and password for `host`, falling back to `default`.
-    public func credentials(forHost host: String) -> Entry? {
+    package func credentials(forHost host: String) -> Entry? {
         entries[host.lowercased()] ?? entries[""]
     }
 
@@ -99,7 +99,7 @@ public struct Netrc: Sendable, Equatable {
     private static let loaded = NIOLockedValueBox([String: Netrc?]())
 
     /// The file named by `NETRC`, else `$HOME/.netrc`; read once per process and path.
-    public static func load(environment: [String: String]) -> Netrc? {
+    package static func load(environment: [String: String]) -> Netrc? {
         let path = environment["NETRC"] ?? (environment["HOME"].map { $0 + "/.netrc" } ?? NSHomeDirectory() + "/.netrc")
         return loaded.withLockedValue { loaded in
             if let cached = loaded[path] { return cached }

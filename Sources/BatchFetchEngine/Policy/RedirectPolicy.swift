@@ -11,18 +11,18 @@ import Foundation
 /// server does not get to choose credentials, and ``CredentialPolicy`` decides what each request
 /// carries. Messages show targets through the job's ``Redactor``, since a server may echo a
 /// secret back in its `Location` (Docs/Contracts.md §3).
-public struct RedirectPolicy: Sendable, Equatable {
-    public var maxRedirects = 10
-    public var allowInsecure = false
-    public var redactor = Redactor()
+package struct RedirectPolicy: Sendable, Equatable {
+    package var maxRedirects = 10
+    package var allowInsecure = false
+    package var redactor = Redactor()
 
-    public init(maxRedirects: Int = 10, allowInsecure: Bool = false, redactor: Redactor = Redactor()) {
+    package init(maxRedirects: Int = 10, allowInsecure: Bool = false, redactor: Redactor = Redactor()) {
         self.maxRedirects = maxRedirects
         self.allowInsecure = allowInsecure
         self.redactor = redactor
     }
 
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         /// Ask this URL next (no userinfo, no fragment).
         case follow(URL)
         /// Not followed; the mirror failed with this.
@@ -34,7 +34,7 @@ public struct RedirectPolicy: Sendable, Equatable {
     /// is S3's `x-amz-bucket-region`: its `301 PermanentRedirect` to a bucket of another region
     /// has no `Location`; at AWS it is followed to that region's endpoint (where the request is
     /// signed for that region, ``JobNetwork``), elsewhere the failure says which region to set.
-    public func decide(status: Int, location: String?, from current: URL, followed: Int, bucketRegion: String? = nil) -> Decision {
+    package func decide(status: Int, location: String?, from current: URL, followed: Int, bucketRegion: String? = nil) -> Decision {
         let from = shown(current)
         if location?.isEmpty ?? true, let region = bucketRegion, !region.isEmpty {
             if followed < maxRedirects, let moved = AWSConfiguration.regional(current, region: region) { return .follow(moved) }

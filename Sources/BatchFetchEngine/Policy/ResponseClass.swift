@@ -2,7 +2,7 @@
 /// range, a mirror probe for `check` and `pin`, an upload: the one table of which answers are
 /// worth asking again, read by ``AttemptVerdict`` (the attempt core), so a new retry rule is one
 /// line here, obeyed by every command (`ResponseClassTests` and the drivers' tests show it).
-public enum ResponseClass: Sendable, Equatable {
+package enum ResponseClass: Sendable, Equatable {
     /// 2xx: the answer the request asked for.
     case success
     /// 301, 302, 303, 307, 308: followed as ``RedirectPolicy`` allows.
@@ -14,7 +14,7 @@ public enum ResponseClass: Sendable, Equatable {
     /// Any other status: this mirror will not serve the request.
     case refused
 
-    public init(status: Int) {
+    package init(status: Int) {
         switch status {
         case 200...299: self = .success
         case 301, 302, 303, 307, 308: self = .redirect

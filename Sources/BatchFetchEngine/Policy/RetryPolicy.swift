@@ -11,25 +11,25 @@ import Foundation
 /// that says why, and the next mirror is tried — a `503 Retry-After: 86400` must not hold a
 /// nightly run and its lock for a day (Docs/Contracts.md §3). This is the engine's one rule for
 /// waits and the deadline; downloads, segments and probes all ask it.
-public struct RetryPolicy: Sendable, Equatable {
-    public var retries: Int
-    public var backoff: Double
-    public var backoffMax: Double
-    public var retryAfterMax: Double
+package struct RetryPolicy: Sendable, Equatable {
+    package var retries: Int
+    package var backoff: Double
+    package var backoffMax: Double
+    package var retryAfterMax: Double
 
-    public init(retries: Int, backoff: Double, backoffMax: Double, retryAfterMax: Double = 300) {
+    package init(retries: Int, backoff: Double, backoffMax: Double, retryAfterMax: Double = 300) {
         self.retries = retries
         self.backoff = backoff
         self.backoffMax = backoffMax
         self.retryAfterMax = retryAfterMax
     }
 
-    public init(_ settings: JobSettings) {
+    package init(_ settings: JobSettings) {
         self.init(retries: settings.retries, backoff: settings.backoff, backoffMax: settings.backoffMax,
                   retryAfterMax: settings.retryAfterMax)
     }
 
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         case wait(RetryDelay)
         /// No further attempt on this mirror, for this reason.
         case giveUp(BatchFetchError)
@@ -37,7 +37,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// What to do after `failure`, the `failures`-th on this mirror (1-based); `retryAfter` is the
     /// server's wait in seconds, `remaining` the seconds left before the job's deadline.
-    public func decide(after failure: BatchFetchError, failures: Int, retryAfter: Double?, remaining: Double?) -> Decision {
+    package func decide(after failure: BatchFetchError, failures: Int, retryAfter: Double?, remaining: Double?) -> Decision {
         guard failures <= retries else { return .giveUp(failure) }
         guard let retryAfter else {
             let delay = RetryDelay.backoff(failure: failures, base: backoff, cap: backoffMax)

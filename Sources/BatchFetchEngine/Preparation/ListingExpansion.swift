@@ -12,12 +12,12 @@ import Foundation
 /// run reports it failed (and skips its dependents) without asking anything more. A relative
 /// path that would leave `DIR` (`..`, an absolute path, an empty segment) fails its own job
 /// `unsafe_path`. Which commands list and which read the lock is ``Preparation``'s table.
-public struct ListingExpansion: Sendable {
-    public var manifest: Manifest
+package struct ListingExpansion: Sendable {
+    package var manifest: Manifest
     /// Why each job could not be expanded or placed, by id.
-    public var failures: [String: BatchFetchError] = [:]
+    package var failures: [String: BatchFetchError] = [:]
     /// What each source resolved to, by the source job's id (what `pin` writes into the lock).
-    public var resolved: [String: LockFile.Resolved] = [:]
+    package var resolved: [String: LockFile.Resolved] = [:]
 
     /// `manifest` with its listing jobs expanded as they list now; unchanged (and no request
     /// made) when it has none.
@@ -110,7 +110,7 @@ public struct ListingExpansion: Sendable {
     /// `check`: files listed now that the lock lacks (`added`), pinned files no longer listed
     /// (`removed`), and listed files whose published size or a digest differs from the lock's
     /// (`changed`; another URL for the same content is not a change). Listing jobs that failed are left out (their failure says enough).
-    public func drift(since lock: LockFile, original: Manifest) -> ListingDrift {
+    package func drift(since lock: LockFile, original: Manifest) -> ListingDrift {
         var drift = ListingDrift()
         let listed = Dictionary(manifest.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         for job in original.jobs where job.listing != nil && failures[job.id] == nil {
@@ -172,18 +172,18 @@ public struct ListingExpansion: Sendable {
 }
 
 /// What `check` finds when it lists a source or prefix again and compares with the lock.
-public struct ListingDrift: Sendable {
+package struct ListingDrift: Sendable {
     /// Files listed now that the lock does not pin: drift, "added".
-    public var added: [Job] = []
+    package var added: [Job] = []
     /// Pinned files no longer listed: missing.
-    public var removed: Set<String> = []
+    package var removed: Set<String> = []
     /// Pinned files listed with another size, digest or URL: drift, with what changed.
-    public var changed: [String: String] = [:]
+    package var changed: [String: String] = [:]
     /// Listing jobs that could not be listed again, by id: unreachable (their pinned files are
     /// still checked).
-    public var unlisted: [String: BatchFetchError] = [:]
+    package var unlisted: [String: BatchFetchError] = [:]
 
-    public init() {}
+    package init() {}
 }
 
 /// A bucket prefix's objects, listed with ListObjectsV2, page by page (continuation tokens),

@@ -6,14 +6,14 @@ import Foundation
 /// sources) → apply the lock → select the shard → build the graph. This type owns the middle
 /// step and the table of what each command may do there; the CLI's `CommandPreparation` runs
 /// the steps around it in that order, so no command lists, reads the lock or shards its own way.
-public enum Preparation {
+package enum Preparation {
     /// The commands, as far as preparation tells them apart.
-    public enum Command: String, Sendable, CaseIterable {
+    package enum Command: String, Sendable, CaseIterable {
         case run, runLocked = "run --locked", dryRun = "run --dry-run", plan, planLocked = "plan --locked", pin, check, verify
     }
 
     /// How a command expands listing jobs.
-    public enum Listing: Sendable, Equatable {
+    package enum Listing: Sendable, Equatable {
         /// List every source and prefix now (network).
         case list
         /// Expand from the lockfile only, offline: exactly what was pinned.
@@ -27,7 +27,7 @@ public enum Preparation {
     }
 
     /// How a command uses the lockfile.
-    public enum LockUse: Sendable, Equatable {
+    package enum LockUse: Sendable, Equatable {
         /// Not read.
         case none
         /// Read when it exists; it need not list the manifest's jobs.
@@ -39,7 +39,7 @@ public enum Preparation {
     }
 
     /// What a command may do: the one table (Docs/Sources.md has it in words).
-    public static func policy(_ command: Command) -> (listing: Listing, lock: LockUse) {
+    package static func policy(_ command: Command) -> (listing: Listing, lock: LockUse) {
         switch command {
         case .run, .plan, .pin: (.list, .none)
         case .runLocked, .planLocked: (.lock, .required)
@@ -52,7 +52,7 @@ public enum Preparation {
     /// The manifest with every listing job expanded as `command` may, given the lockfile read
     /// per ``policy(_:)``. Makes no request unless the table says the command lists, and then
     /// only when the manifest has a listing job.
-    public static func expand(_ manifest: Manifest, for command: Command, lock: LockFile?, transport: @autoclosure () -> any HTTPTransport,
+    package static func expand(_ manifest: Manifest, for command: Command, lock: LockFile?, transport: @autoclosure () -> any HTTPTransport,
                               environment: [String: String]) async -> Prepared {
         guard manifest.jobs.contains(where: { $0.listing != nil }) else { return Prepared(expansion: ListingExpansion(manifest: manifest)) }
         switch policy(command).listing {
@@ -76,11 +76,11 @@ public enum Preparation {
     }
 
     /// A manifest ready for the rest of preparation.
-    public struct Prepared: Sendable {
-        public var expansion: ListingExpansion
+    package struct Prepared: Sendable {
+        package var expansion: ListingExpansion
         /// `check` against a lockfile: what the listing added, removed or changed.
-        public var drift = ListingDrift()
+        package var drift = ListingDrift()
 
-        public var manifest: Manifest { expansion.manifest }
+        package var manifest: Manifest { expansion.manifest }
     }
 }

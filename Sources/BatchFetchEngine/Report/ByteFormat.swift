@@ -5,8 +5,8 @@ import Foundation
 ///
 /// In integers, not `String(format:)`: that goes through CoreFoundation's formatter, three
 /// times for each job's line (bench/results/profile.md, "Choices the code cites").
-public enum ByteFormat {
-    public static func bytes(_ count: Int64) -> String {
+package enum ByteFormat {
+    package static func bytes(_ count: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var unit = 0
         var scale: Int64 = 1
@@ -24,7 +24,7 @@ public enum ByteFormat {
     }
 
     /// `seconds` with one decimal ("%.1f" but for exact halves, which round away from zero).
-    public static func seconds(_ seconds: Double) -> String {
+    package static func seconds(_ seconds: Double) -> String {
         guard seconds.isFinite, abs(seconds) < 1e15 else { return "\(seconds)" }
         return oneDecimal(Int64((seconds * 10).rounded()))
     }

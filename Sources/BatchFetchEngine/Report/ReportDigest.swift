@@ -6,51 +6,51 @@ import Foundation
 ///
 /// Lists are bounded (``limit``): a million-job report gives its first failures and its slowest
 /// jobs, not a million rows, and says how many it left out.
-public struct ReportDigest: Sendable {
+package struct ReportDigest: Sendable {
     /// One job that did not do what it was for, or a mirror or file that differs.
-    public struct Problem: Sendable, Equatable {
-        public var id: String
-        public var status: String
+    package struct Problem: Sendable, Equatable {
+        package var id: String
+        package var status: String
         /// The error code, or the verdict's field (`sha256`, `size`).
-        public var code: String?
-        public var message: String
+        package var code: String?
+        package var message: String
     }
 
     /// One job on the run's timeline.
-    public struct Span: Sendable, Equatable {
-        public var id: String
-        public var status: String
-        public var start: Double
-        public var duration: Double
-        public var bytes: Int64
+    package struct Span: Sendable, Equatable {
+        package var id: String
+        package var status: String
+        package var start: Double
+        package var duration: Double
+        package var bytes: Int64
     }
 
-    public var title: String
-    public var status: RunReport.Status
-    public var manifest: String
-    public var startedAt: String
-    public var durationSeconds: Double
-    public var bytesTransferred: Int64
+    package var title: String
+    package var status: RunReport.Status
+    package var manifest: String
+    package var startedAt: String
+    package var durationSeconds: Double
+    package var bytesTransferred: Int64
     /// Count per status, in the report's order, zeros left out; `jobs` first.
-    public var counts: [(label: String, count: Int)]
+    package var counts: [(label: String, count: Int)]
     /// Jobs that failed, were skipped or interrupted (`run`).
-    public var failures: [Problem]
-    public var failuresLeftOut: Int
+    package var failures: [Problem]
+    package var failuresLeftOut: Int
     /// Jobs whose mirrors (`check`) or files (`verify`) are not ok.
-    public var drift: [Problem]
-    public var driftLeftOut: Int
+    package var drift: [Problem]
+    package var driftLeftOut: Int
     /// The slowest jobs that did something, slowest first.
-    public var slowest: [Span]
+    package var slowest: [Span]
     /// Jobs with a start time (`run`), in start order; at most ``timelineLimit`` of them, the
     /// problems first, then the slowest.
-    public var timeline: [Span]
-    public var timelineLeftOut: Int
+    package var timeline: [Span]
+    package var timelineLeftOut: Int
 
-    public static let limit = 50
-    public static let slowestCount = 10
-    public static let timelineLimit = 400
+    package static let limit = 50
+    package static let slowestCount = 10
+    package static let timelineLimit = 400
 
-    public init(_ report: RunReport) {
+    package init(_ report: RunReport) {
         title = "batchfetch \(report.command.rawValue): \(report.status.rawValue)"
         status = report.status
         manifest = report.manifest.path
@@ -126,7 +126,7 @@ public struct ReportDigest: Sendable {
 
     /// Bytes per second over the run, in `buckets` equal slices of its duration: each job's
     /// bytes spread evenly over its span (the report has no finer record).
-    public func throughput(of report: RunReport, buckets: Int) -> [Double] {
+    package func throughput(of report: RunReport, buckets: Int) -> [Double] {
         let total = max(durationSeconds, 0.001)
         let width = total / Double(buckets)
         var bytes = [Double](repeating: 0, count: buckets)

@@ -7,7 +7,7 @@ import Foundation
 /// Readable without a network: styles and the SVG charts are inline, and a Content-Security-
 /// Policy forbids loading anything (a URL in a job is text, never fetched). The only script
 /// shows the start time in the reader's time zone. Every string from the report is escaped.
-public enum ReportHTML {
+package enum ReportHTML {
     /// Each outcome's colour (bars, legend and badges).
     static let colours: [String: String] = [
         "downloaded": "#2e7d32", "uploaded": "#1565c0", "up_to_date": "#90a4ae", "failed": "#c62828",
@@ -18,7 +18,7 @@ public enum ReportHTML {
     static let chartWidth = 1000.0
     static let labelWidth = 180.0
 
-    public static func render(_ report: RunReport) -> String {
+    package static func render(_ report: RunReport) -> String {
         let digest = ReportDigest(report)
         var html = """
             <!doctype html>

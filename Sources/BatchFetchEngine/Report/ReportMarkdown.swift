@@ -4,8 +4,8 @@ import Foundation
 /// summaries): the outcome in the heading, a table of totals, then failures with their reasons,
 /// drift, and the slowest jobs. GitHub-flavoured tables; every cell escaped, so a job id or an
 /// error message cannot break the table or inject markup.
-public enum ReportMarkdown {
-    public static func render(_ report: RunReport) -> String {
+package enum ReportMarkdown {
+    package static func render(_ report: RunReport) -> String {
         let digest = ReportDigest(report)
         let mark = report.status == .succeeded ? "✅" : report.status == .interrupted ? "⏹️" : "❌"
         var lines = ["## \(mark) \(cell(digest.title))", ""]

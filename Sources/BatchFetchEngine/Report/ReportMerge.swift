@@ -8,15 +8,15 @@ import Foundation
 /// A merge never guesses: every report must be a shard report of one command, one manifest
 /// (its sha256) and one split, each shard exactly once, no job in two shards, and together as
 /// many jobs as the manifest has. Each problem names the report it is about; all are reported.
-public enum ReportMerge {
+package enum ReportMerge {
     /// Why the reports do not make one whole: every problem found, each naming its report.
-    public struct Problems: Error, Sendable, Equatable {
-        public var messages: [String]
+    package struct Problems: Error, Sendable, Equatable {
+        package var messages: [String]
     }
 
     /// The merged report of `reports` (each with the name it was given by), or every problem.
     /// Jobs are ordered by id (UTF-8), which no shard count changes.
-    public static func merge(_ reports: [(name: String, report: RunReport)]) -> Result<RunReport, Problems> {
+    package static func merge(_ reports: [(name: String, report: RunReport)]) -> Result<RunReport, Problems> {
         var problems: [String] = []
         guard let (firstName, first) = reports.first else { return .failure(Problems(messages: ["no reports to merge"])) }
         // The manifest most reports are for is the one: a stray report is named, not the others.

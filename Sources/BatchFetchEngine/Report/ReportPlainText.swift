@@ -2,8 +2,8 @@ import Foundation
 
 /// A report as plain text for a terminal or a mail body: the outcome, the totals, failures with
 /// their reasons, drift, and the slowest jobs (``ReportDigest``).
-public enum ReportPlainText {
-    public static func render(_ report: RunReport) -> String {
+package enum ReportPlainText {
+    package static func render(_ report: RunReport) -> String {
         let digest = ReportDigest(report)
         var lines = [digest.title,
                      "manifest \(digest.manifest), started \(digest.startedAt), \(ByteFormat.seconds(digest.durationSeconds)) s, "

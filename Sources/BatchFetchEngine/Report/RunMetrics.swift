@@ -11,31 +11,31 @@ import Prometheus
 ///
 /// The text comes from swift-prometheus's registry, which escapes label values and writes the
 /// `# HELP`/`# TYPE` lines; `promtool check metrics` accepts every file the tests make.
-public struct RunMetrics: Sendable {
-    public var command: RunReport.Command
+package struct RunMetrics: Sendable {
+    package var command: RunReport.Command
     /// The manifest as the command line named it: the `manifest` label.
-    public var manifest: String
-    public var exitCode: Int32
+    package var manifest: String
+    package var exitCode: Int32
     /// The run's report; nil when the command failed before it had one (an invalid manifest, a
     /// held run lock): then only the exit code, the times and the last success are written.
-    public var report: RunReport?
+    package var report: RunReport?
     /// When the command started and ended, for a run without a report.
-    public var started: Date
-    public var finished: Date
+    package var started: Date
+    package var finished: Date
     /// `batchfetch_last_success_time_seconds` of the file this one replaces (``lastSuccess(in:)``):
     /// kept when this run did not succeed.
-    public var previousSuccess: Double?
+    package var previousSuccess: Double?
     /// A series per job (`batchfetch_job_status`, `_bytes`, `_duration_seconds`).
-    public var perJob = false
+    package var perJob = false
 
-    public init(command: RunReport.Command, manifest: String, exitCode: Int32, report: RunReport?,
+    package init(command: RunReport.Command, manifest: String, exitCode: Int32, report: RunReport?,
                 started: Date, finished: Date, previousSuccess: Double?, perJob: Bool = false) {
         (self.command, self.manifest, self.exitCode, self.report) = (command, manifest, exitCode, report)
         (self.started, self.finished, self.previousSuccess, self.perJob) = (started, finished, previousSuccess, perJob)
     }
 
     /// The whole file's text.
-    public func text() -> String {
+    package func text() -> String {
         let registry = PrometheusCollectorRegistry()
         let labels = [("manifest", manifest), ("command", command.rawValue)]
         func gauge(_ name: String, _ help: String, _ value: Double, _ extra: [(String, String)] = []) {
@@ -81,7 +81,7 @@ public struct RunMetrics: Sendable {
 
     /// The `batchfetch_last_success_time_seconds` value in an earlier file's `text` for this
     /// manifest and command, if it has one: the last success survives the runs that fail.
-    public func lastSuccess(in text: String) -> Double? {
+    package func lastSuccess(in text: String) -> Double? {
         let wanted = ["manifest=\"\(Self.escapedLabelValue(manifest))\"", "command=\"\(command.rawValue)\""]
         for line in text.split(separator: "\n") where line.hasPrefix("batchfetch_last_success_time_seconds{") {
             guard let close = line.lastIndex(of: "}") else { continue }

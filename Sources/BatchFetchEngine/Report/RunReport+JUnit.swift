@@ -6,7 +6,7 @@ extension RunReport {
     /// message, skipped ones a `<skipped>` with the reason. A report that lists only some jobs
     /// (`--report-jobs`) has a testcase for each of those, and `tests` counts them: CI viewers
     /// count the testcases they show.
-    public func junitXML() -> String {
+    package func junitXML() -> String {
         let failures = summary.failed + summary.interrupted
         let tests = jobsReported == nil ? summary.jobs : jobs.count
         var xml = """

@@ -3,8 +3,8 @@ import Foundation
 /// The one JSON style of every file and output batchfetch writes (reports, sidecars,
 /// `validate --format json`): sorted keys and indentation, so the same facts give the same bytes
 /// and files diff cleanly.
-public enum StableJSON {
-    public static func encode(_ value: some Encodable) throws -> Data {
+package enum StableJSON {
+    package static func encode(_ value: some Encodable) throws -> Data {
         try prettyEncoder().encode(value)
     }
 
@@ -34,7 +34,7 @@ public enum StableJSON {
     }
 
     /// One line, keys sorted: for NDJSON (`run --events`).
-    public static func line(_ value: some Encodable) throws -> Data {
+    package static func line(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value)

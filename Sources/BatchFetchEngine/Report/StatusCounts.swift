@@ -2,22 +2,22 @@
 /// each status, every status of the command in one fixed order. The one owner of that list and
 /// order: the summary line, `batchfetch report`'s digest and the metrics iterate it, so a status
 /// added to the report cannot be missing from one of them.
-public struct StatusCounts: Sendable, Sequence {
-    public struct Entry: Sendable, Equatable {
-        public let status: JobResult.Status
-        public let count: Int
+package struct StatusCounts: Sendable, Sequence {
+    package struct Entry: Sendable, Equatable {
+        package let status: JobResult.Status
+        package let count: Int
         /// Whether the summary line shows it at zero (a run's uploads and interruptions are
         /// shown only when there were some).
-        public let shownAtZero: Bool
+        package let shownAtZero: Bool
 
         /// The status as people read it (`up to date`).
-        public var label: String { status.rawValue.replacingOccurrences(of: "_", with: " ") }
+        package var label: String { status.rawValue.replacingOccurrences(of: "_", with: " ") }
     }
 
-    public let entries: [Entry]
+    package let entries: [Entry]
 
     /// Every status a report of `command` can count, in order.
-    public static func statuses(of command: RunReport.Command) -> [JobResult.Status] {
+    package static func statuses(of command: RunReport.Command) -> [JobResult.Status] {
         switch command {
         case .run: JobResult.Outcome.allCases.map(JobResult.Status.run)
         case .check, .verify: MirrorVerdict.Status.allCases.map(JobResult.Status.verdict)
@@ -26,7 +26,7 @@ public struct StatusCounts: Sendable, Sequence {
 
     /// The counts a summary holds: a run's jobs by outcome (every job, also those
     /// `--report-jobs` leaves out of the list), a check's verdicts per mirror, a verify's per job.
-    public init(_ summary: RunReport.Summary, command: RunReport.Command) {
+    package init(_ summary: RunReport.Summary, command: RunReport.Command) {
         entries = Self.statuses(of: command).map { status in
             let count: Int
             switch status {
@@ -46,18 +46,18 @@ public struct StatusCounts: Sendable, Sequence {
     }
 
     /// The jobs of a report by their own status (a check's job has its most serious mirror's).
-    public init<Jobs: Sequence<RunReport.Job>>(jobs: Jobs, command: RunReport.Command) {
+    package init<Jobs: Sequence<RunReport.Job>>(jobs: Jobs, command: RunReport.Command) {
         var counted: [JobResult.Status: Int] = [:]
         for job in jobs { counted[job.status, default: 0] += 1 }
         entries = Self.statuses(of: command).map { Entry(status: $0, count: counted[$0] ?? 0, shownAtZero: true) }
     }
 
-    public func makeIterator() -> IndexingIterator<[Entry]> {
+    package func makeIterator() -> IndexingIterator<[Entry]> {
         entries.makeIterator()
     }
 
     /// The count of one status.
-    public subscript(status: JobResult.Status) -> Int {
+    package subscript(status: JobResult.Status) -> Int {
         entries.first { $0.status == status }?.count ?? 0
     }
 }

@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 
 /// How far one running job is, updated from the transport's queue and read by the progress
 /// ticker. A lock, not atomics: `Synchronization.Atomic` needs macOS 15.
-public final class JobProgress: Sendable {
+package final class JobProgress: Sendable {
     private struct State {
         var position: Int64 = 0
         var total: Int64?

@@ -10,18 +10,18 @@ import NIOConcurrencyHelpers
 /// exclusively: the shards of one split never touch the same file (``ShardAssignment``), so
 /// they run side by side in one directory, while a second run of the same shard, or a
 /// whole-manifest run, is kept out — and a whole-manifest run keeps every shard out.
-public final class RunLock: Sendable {
-    public struct Held: Error, Sendable {
-        public var path: String
+package final class RunLock: Sendable {
+    package struct Held: Error, Sendable {
+        package var path: String
         /// The holder's pid, when it could be read.
-        public var pid: Int32?
+        package var pid: Int32?
         /// The holders are shard runs (holding the directory's lock shared), which have no one pid.
-        public var byShards = false
+        package var byShards = false
     }
 
-    public static let fileName = ToolFiles.runLock
+    package static let fileName = ToolFiles.runLock
     /// The directory's lock file's path, and the shard's own when a shard holds it.
-    public let path: String
+    package let path: String
     /// The descriptors whose locks are held: the directory's, then the shard's.
     private let descriptors: [Int32]
     private let released = NIOLockedValueBox(false)
@@ -35,7 +35,7 @@ public final class RunLock: Sendable {
     /// Errors are ``BatchFetchError``s naming the path (`permission_denied` for a read-only
     /// output directory; a file system without `flock`, such as Lustre mounted without
     /// `-o flock`, says so rather than claiming another run).
-    public init(directory: String, shard: Shard? = nil, wait: Bool, waiting: (Held) -> Void = { _ in }) throws {
+    package init(directory: String, shard: Shard? = nil, wait: Bool, waiting: (Held) -> Void = { _ in }) throws {
         let root = try SafeDirectory.root(directory, create: true)
         let real = realpath(directory, nil).map { pointer in
             defer { free(pointer) }
@@ -65,7 +65,7 @@ public final class RunLock: Sendable {
     }
 
     /// Gives the lock up (also when the holder is deinitialised, or the process exits).
-    public func release() {
+    package func release() {
         released.withLockedValue { released in
             guard !released else { return }
             released = true

@@ -16,7 +16,7 @@ public struct RunOptions: Sendable {
     /// stays bounded when the network outruns the disk. For benchmarks and tests only: outside
     /// the public API, the CLI reaches it through `@_spi(Benchmarks)` for
     /// `BATCHFETCH_SIMULATED_DISK_RATE`.
-    @_spi(Benchmarks) public var simulatedDiskRate: Int64?
+    package var simulatedDiskRate: Int64?
     /// The HTTP client; when nil, the process's shared transport of ``transportKind``.
     public var transport: (any HTTPTransport)?
     /// Which shared HTTP client to use when ``transport`` is nil (`--transport`); nil:
@@ -24,31 +24,31 @@ public struct RunOptions: Sendable {
     public var transportKind: TransportKind?
     /// Hold every job to this lockfile (`run --locked`); the caller checks first that its jobs
     /// are the manifest's (``LockFile/mismatch(with:)``).
-    public var lock: LockFile?
+    package var lock: LockFile?
     /// Stop starting jobs after the first failure; transfers in flight finish.
     public var failFast = false
     /// Seconds between progress events.
     public var progressInterval = 0.25
     /// sha256 of the manifest file, for the report; read from the manifest's path when nil.
-    public var manifestSHA256: String?
+    package var manifestSHA256: String?
     /// The shard this command covers when the manifest was split (`--shard`): the report says
     /// so, and the run's report, state cache and run lock are the shard's own files.
-    public var shard: ShardScope?
+    package var shard: ShardScope?
     /// The content cache's directory (`--cache`, `BATCHFETCH_CACHE`, the manifest's `cache:`);
     /// nil: none.
-    public var cache: String?
+    package var cache: String?
     /// Which jobs a run's report lists (`--report-jobs`); nil: all of them.
-    public var reportJobs: RunReport.JobsReported?
+    package var reportJobs: RunReport.JobsReported?
     /// Where `SSL_CERT_FILE`, `SSL_CERT_DIR`, `CURL_CA_BUNDLE`, `NETRC` and `HOME` are read.
-    public var environment = ProcessInfo.processInfo.environment
+    package var environment = ProcessInfo.processInfo.environment
     /// Jobs that fail before any request, by id: prefixes and sources whose listing failed and
     /// files whose path cannot be placed (``ListingExpansion/failures``).
-    public var unexpanded: [String: BatchFetchError] = [:]
+    package var unexpanded: [String: BatchFetchError] = [:]
 
     public init() {}
 
     /// ``transport``, or the shared transport of the default kind for a `per_host` limit.
-    public func httpTransport(perHost: Int) -> any HTTPTransport {
+    package func httpTransport(perHost: Int) -> any HTTPTransport {
         transport ?? (transportKind ?? .default).shared(perHost: perHost)
     }
 }

@@ -46,24 +46,24 @@ public final class Runner: Sendable {
     }
 
     /// What `run --dry-run` reports for one job.
-    public struct DryRunEntry: Sendable {
-        public var id: String
-        public var dest: String
+    package struct DryRunEntry: Sendable {
+        package var id: String
+        package var dest: String
         /// The first mirror (redacted).
-        public var url: String
+        package var url: String
         /// `dest` already matches the manifest's size and checksums (checked locally).
-        public var upToDate: Bool
+        package var upToDate: Bool
         /// An upload job: `dest` is the file it would send to `url` (whether the target has it
         /// takes a request, which a dry run does not make).
-        public var isUpload = false
+        package var isUpload = false
         /// Not up to date, and the content cache holds the job's pinned sha256 as verified: it
         /// would be published from there without a request.
-        public var fromCache = false
+        package var fromCache = false
     }
 
     /// What a run would do, in plan order, without any network access: which jobs are already up
     /// to date (the same local check a run makes) and which would be fetched.
-    public func dryRun() -> [DryRunEntry] {
+    package func dryRun() -> [DryRunEntry] {
         let root = try? SafeDirectory.root(manifest.outputDirectory, create: false)
         let state = root.map { stateCache($0, readOnly: true) }
         let cache = options.cache.map { ContentCache(lookingAt: $0) }

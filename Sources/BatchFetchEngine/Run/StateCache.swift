@@ -21,18 +21,18 @@ import NIOConcurrencyHelpers
 /// in one scan, when the store is opened, and a run's lookups are made in memory. The JSON file
 /// of earlier versions (`.batchfetch-state.json`) is migrated into a new store once and
 /// then removed. Why SQLite, and why GRDB: Docs/StateStore.md.
-public final class StateCache: Sendable {
-    public struct Entry: Codable, Sendable, Equatable {
-        public var device: UInt64
-        public var inode: UInt64
-        public var size: Int64
-        public var mtimeNanoseconds: Int64
+package final class StateCache: Sendable {
+    package struct Entry: Codable, Sendable, Equatable {
+        package var device: UInt64
+        package var inode: UInt64
+        package var size: Int64
+        package var mtimeNanoseconds: Int64
         /// Verified digests by algorithm (sha256 always).
-        public var digests: [String: String]
+        package var digests: [String: String]
         /// sha256 of the resolved URL that served the file, and its validators.
-        public var urlSHA256: String?
-        public var etag: String?
-        public var lastModified: String?
+        package var urlSHA256: String?
+        package var etag: String?
+        package var lastModified: String?
 
         enum CodingKeys: String, CodingKey {
             case device, inode, size, mtimeNanoseconds = "mtime_ns", digests, urlSHA256 = "url_sha256", etag
@@ -54,12 +54,12 @@ public final class StateCache: Sendable {
     /// Where a new store starts from besides its own JSON predecessor: the whole manifest's
     /// store (or its JSON predecessor), for the dests of a shard's jobs — splitting a manifest
     /// that was run whole then costs no re-hashing.
-    public struct Seed: Sendable {
-        public var fileName = ToolFiles.stateStore
-        public var legacyFileName = ToolFiles.stateCache
-        public var dests: Set<String>
+    package struct Seed: Sendable {
+        package var fileName = ToolFiles.stateStore
+        package var legacyFileName = ToolFiles.stateCache
+        package var dests: Set<String>
 
-        public init(dests: Set<String>) {
+        package init(dests: Set<String>) {
             self.dests = dests
         }
     }
@@ -93,7 +93,7 @@ public final class StateCache: Sendable {
     /// One batch written at a time.
     private let flushing = NIOLock()
     /// What went wrong opening the store (set aside, migrated badly, not writable), to print.
-    public let warnings: [String]
+    package let warnings: [String]
 
     /// Opens (or makes) the store `fileName` in the output directory. A new store takes the
     /// entries of the JSON file `legacyFileName` of earlier versions (which is then removed), or
@@ -102,7 +102,7 @@ public final class StateCache: Sendable {
     ///
     /// `dests` are the run's: only their rows (and every upload record) are read, each compactly
     /// (``StateRow``), keyed by these very strings; nil reads every row.
-    public init(directory: SafeDirectory?, fileName: String = ToolFiles.stateStore,
+    package init(directory: SafeDirectory?, fileName: String = ToolFiles.stateStore,
                 legacyFileName: String = ToolFiles.stateCache, seed: Seed? = nil, readOnly: Bool = false,
                 dests: [String]? = nil) {
         guard let directory else {
@@ -162,7 +162,7 @@ public final class StateCache: Sendable {
 
     /// Writes what is recorded and not yet written, and folds the write-ahead log into the
     /// database file, so `sqlite3` and the next run find everything in one file.
-    public func save() {
+    package func save() {
         flush()
         _ = try? database?.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }

@@ -1,15 +1,15 @@
 /// A set of byte offsets kept as sorted, disjoint, non-adjacent half-open ranges: which parts of a
 /// segmented `.part` are written (and recorded in its sidecar as `ranges_done`).
-public struct ByteRanges: Sendable, Equatable, Codable {
-    public private(set) var ranges: [Range<Int64>]
+package struct ByteRanges: Sendable, Equatable, Codable {
+    package private(set) var ranges: [Range<Int64>]
 
-    public init(_ ranges: [Range<Int64>] = []) {
+    package init(_ ranges: [Range<Int64>] = []) {
         self.ranges = []
         for range in ranges { insert(range) }
     }
 
     /// Adds a range, merging it with any it overlaps or touches.
-    public mutating func insert(_ range: Range<Int64>) {
+    package mutating func insert(_ range: Range<Int64>) {
         guard !range.isEmpty else { return }
         var merged = range
         var kept: [Range<Int64>] = []
@@ -33,7 +33,7 @@ public struct ByteRanges: Sendable, Equatable, Codable {
     }
 
     /// Removes a range (the bytes are no longer claimed).
-    public mutating func remove(_ range: Range<Int64>) {
+    package mutating func remove(_ range: Range<Int64>) {
         guard !range.isEmpty else { return }
         ranges = ranges.flatMap { existing -> [Range<Int64>] in
             guard existing.overlaps(range) else { return [existing] }
@@ -45,23 +45,23 @@ public struct ByteRanges: Sendable, Equatable, Codable {
     }
 
     /// Ranges clipped to `0..<limit`.
-    public func clipped(to limit: Int64) -> ByteRanges {
+    package func clipped(to limit: Int64) -> ByteRanges {
         ByteRanges(ranges.compactMap { $0.lowerBound < limit ? $0.lowerBound..<min($0.upperBound, limit) : nil })
     }
 
     /// How far the set covers every byte from 0: the end of a range starting at 0, else 0.
-    public var prefix: Int64 {
+    package var prefix: Int64 {
         ranges.first.map { $0.lowerBound == 0 ? $0.upperBound : 0 } ?? 0
     }
 
     /// Total bytes covered.
-    public var count: Int64 {
+    package var count: Int64 {
         ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) }
     }
 
     /// The first byte at or after `offset` not in the set, and the length of the gap there
     /// (up to `limit`); nil when everything from `offset` to `limit` is covered.
-    public func firstGap(from offset: Int64 = 0, before limit: Int64) -> Range<Int64>? {
+    package func firstGap(from offset: Int64 = 0, before limit: Int64) -> Range<Int64>? {
         var start = offset
         for range in ranges where range.upperBound > start {
             if range.lowerBound > start { return start..<min(range.lowerBound, limit) }
@@ -71,14 +71,14 @@ public struct ByteRanges: Sendable, Equatable, Codable {
         return start < limit ? start..<limit : nil
     }
 
-    public func union(_ other: ByteRanges) -> ByteRanges {
+    package func union(_ other: ByteRanges) -> ByteRanges {
         var result = self
         for range in other.ranges { result.insert(range) }
         return result
     }
 
     // In the sidecar: `[[start, end], ...]`, end exclusive.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let pairs = try [[Int64]](from: decoder)
         self.init(try pairs.map { pair in
             guard pair.count == 2, pair[0] >= 0, pair[0] <= pair[1] else {
@@ -88,7 +88,7 @@ public struct ByteRanges: Sendable, Equatable, Codable {
         })
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         try ranges.map { [$0.lowerBound, $0.upperBound] }.encode(to: encoder)
     }
 }

@@ -5,26 +5,26 @@ import Foundation
 /// Which digests a ``Digester`` computes besides sha256: the job's other pinned algorithms, and
 /// for a git blob id (`git-sha1`) the size git hashes before the bytes — the job's pinned size,
 /// so content of another size (a size mismatch, reported first) gets another id.
-public struct DigestAlgorithms: Sendable, Equatable, ExpressibleByArrayLiteral {
-    public var also: [Checksum.Algorithm]
-    public var blobSize: Int64?
+package struct DigestAlgorithms: Sendable, Equatable, ExpressibleByArrayLiteral {
+    package var also: [Checksum.Algorithm]
+    package var blobSize: Int64?
 
-    public init(also: [Checksum.Algorithm], blobSize: Int64? = nil) {
+    package init(also: [Checksum.Algorithm], blobSize: Int64? = nil) {
         self.also = also
         self.blobSize = blobSize
     }
 
-    public init(arrayLiteral elements: Checksum.Algorithm...) {
+    package init(arrayLiteral elements: Checksum.Algorithm...) {
         self.init(also: elements)
     }
 
-    public var isEmpty: Bool { also.isEmpty }
+    package var isEmpty: Bool { also.isEmpty }
 }
 
 /// Computes sha256 (always) and any other digests a job pins, in one pass over the bytes.
 /// `@unchecked`: swift-crypto does not mark its hash states `Sendable`, but they are plain
 /// value types, so sending a copy is safe.
-public struct Digester: @unchecked Sendable {
+package struct Digester: @unchecked Sendable {
     private var sha256 = SHA256()
     private var sha512: SHA512?
     private var sha1: Insecure.SHA1?
@@ -32,7 +32,7 @@ public struct Digester: @unchecked Sendable {
     /// A git blob id: sha1 begun with `blob {size}\0` (``DigestAlgorithms/blobSize``).
     private var gitSHA1: Insecure.SHA1?
 
-    public init(also algorithms: DigestAlgorithms = []) {
+    package init(also algorithms: DigestAlgorithms = []) {
         if algorithms.also.contains(.sha512) { sha512 = SHA512() }
         if algorithms.also.contains(.sha1) { sha1 = Insecure.SHA1() }
         if algorithms.also.contains(.md5) { md5 = Insecure.MD5() }
@@ -43,7 +43,7 @@ public struct Digester: @unchecked Sendable {
         }
     }
 
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         sha256.update(bufferPointer: bytes)
         sha512?.update(bufferPointer: bytes)
         sha1?.update(bufferPointer: bytes)
@@ -51,12 +51,12 @@ public struct Digester: @unchecked Sendable {
         gitSHA1?.update(bufferPointer: bytes)
     }
 
-    public mutating func update(_ data: Data) {
+    package mutating func update(_ data: Data) {
         data.withUnsafeBytes { update($0) }
     }
 
     /// Lowercase hex digests by algorithm name (`sha256`, `sha512`, `sha1`, `md5`).
-    public func finalize() -> [String: String] {
+    package func finalize() -> [String: String] {
         var result = ["sha256": Self.hex(sha256.finalize())]
         if let sha512 { result["sha512"] = Self.hex(sha512.finalize()) }
         if let sha1 { result["sha1"] = Self.hex(sha1.finalize()) }
@@ -90,13 +90,13 @@ public struct Digester: @unchecked Sendable {
     }
 
     /// sha256 of a string's UTF-8 bytes, hex; used to identify URLs without storing them.
-    public static func sha256Hex(_ text: String) -> String {
+    package static func sha256Hex(_ text: String) -> String {
         var text = text
         return text.withUTF8 { hex(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
     }
 
     /// Digests of a whole file, read in blocks of at most 4 MiB (bounded memory).
-    public static func digests(ofFile path: String, also algorithms: DigestAlgorithms = [],
+    package static func digests(ofFile path: String, also algorithms: DigestAlgorithms = [],
                                upTo limit: Int64? = nil) throws -> (digests: [String: String], bytes: Int64) {
         var digester = Digester(also: algorithms)
         let bytes = try digester.feed(path: path, upTo: limit)
@@ -104,7 +104,7 @@ public struct Digester: @unchecked Sendable {
     }
 
     /// Digests of a whole open file, read from offset 0 (the descriptor's offset is untouched).
-    public static func digests(ofDescriptor descriptor: Int32, also algorithms: DigestAlgorithms = [],
+    package static func digests(ofDescriptor descriptor: Int32, also algorithms: DigestAlgorithms = [],
                                upTo limit: Int64? = nil) throws -> (digests: [String: String], bytes: Int64) {
         var digester = Digester(also: algorithms)
         let bytes = try digester.feed(descriptor: descriptor, upTo: limit)
@@ -113,7 +113,7 @@ public struct Digester: @unchecked Sendable {
 
     /// Feeds the first `limit` bytes (or all) of a file; returns how many were read.
     @discardableResult
-    public mutating func feed(path: String, upTo limit: Int64? = nil) throws -> Int64 {
+    package mutating func feed(path: String, upTo limit: Int64? = nil) throws -> Int64 {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(descriptor) }
@@ -125,7 +125,7 @@ public struct Digester: @unchecked Sendable {
     /// not worth 4 MiB of heap: glibc serves blocks that size from the heap once it has freed
     /// one, and they stay resident).
     @discardableResult
-    public mutating func feed(descriptor: Int32, upTo limit: Int64? = nil) throws -> Int64 {
+    package mutating func feed(descriptor: Int32, upTo limit: Int64? = nil) throws -> Int64 {
         var info = stat()
         let size = fstat(descriptor, &info) == 0 ? Int64(info.st_size) : Int64.max
         let blockSize = Int(max(64 << 10, min(4 << 20, limit.map { min($0, size) } ?? size)))

@@ -22,7 +22,7 @@ import NIOConcurrencyHelpers
 /// The pass also removes the temporary files batchfetch processes that are gone left there
 /// (``SafeDirectory/isLeftoverTemporary(_:)``): a kill -9 between making one and renaming it —
 /// a sidecar, which a segmented download rewrites often, or the state cache — left it for good.
-public final class DirectoryListings: Sendable {
+package final class DirectoryListings: Sendable {
     /// Listings by directory, relative to the output directory; nil for one not listed.
     private let listings = NIOLockedValueBox<[String: Set<Int>?]>([:])
     private let limit: Int

@@ -4,7 +4,7 @@ import Foundation
 /// (the report, the state cache): one `write(2)` per 256 KiB instead of one whole `Data` of the
 /// file in memory (a 20,000-job report is 10 MB of text, and `JSONEncoder` needs several times
 /// that to make it at once).
-public struct FileWriter: ~Copyable {
+package struct FileWriter: ~Copyable {
     private let descriptor: Int32
     /// For messages only.
     private let name: String
@@ -18,12 +18,12 @@ public struct FileWriter: ~Copyable {
     }
 
     /// Appends `bytes`, writing out the buffer whenever it is full.
-    public mutating func write(_ bytes: some Sequence<UInt8>) throws(BatchFetchError) {
+    package mutating func write(_ bytes: some Sequence<UInt8>) throws(BatchFetchError) {
         buffer.append(contentsOf: bytes)
         if buffer.count >= Self.flushSize { try flush() }
     }
 
-    public mutating func write(_ text: String) throws(BatchFetchError) {
+    package mutating func write(_ text: String) throws(BatchFetchError) {
         try write(text.utf8)
     }
 

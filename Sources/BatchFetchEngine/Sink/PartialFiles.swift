@@ -30,19 +30,19 @@ public enum Durability: String, Sendable, CaseIterable {
 /// body of unknown size starts unnamed too, and is given its name when it turns out to be one
 /// a later run could resume (``writeSidecar(_:)``).
 ///
-public final class PartialFiles: Sendable {
-    public let root: SafeDirectory
+package final class PartialFiles: Sendable {
+    package let root: SafeDirectory
     /// The dest relative to the output directory.
-    public let dest: String
+    package let dest: String
     /// Paths for messages (made when asked: a job that succeeds needs none of them).
-    public var destPath: String { root.path + "/" + dest }
-    public var partPath: String { partPath(unnamed: partIsUnnamed) }
+    package var destPath: String { root.path + "/" + dest }
+    package var partPath: String { partPath(unnamed: partIsUnnamed) }
     /// The open part is a file without a name (``openPart(unnamed:)``), new and empty when opened.
-    public var partIsUnnamed: Bool { openedPart.unnamed }
-    public var sidecarPath: String { directoryPath + "/" + sidecarName }
-    public let destName: String
-    public let partName: String
-    public var sidecarName: String { DestPath.sidecarName(for: destName) }
+    package var partIsUnnamed: Bool { openedPart.unnamed }
+    package var sidecarPath: String { directoryPath + "/" + sidecarName }
+    package let destName: String
+    package let partName: String
+    package var sidecarName: String { DestPath.sidecarName(for: destName) }
     private let directoryRelative: String
     private var directoryPath: String { root.path + (directoryRelative.isEmpty ? "" : "/" + directoryRelative) }
     private let listings: DirectoryListings?
@@ -65,7 +65,7 @@ public final class PartialFiles: Sendable {
 
     /// `listings`: the run's (``DirectoryListings``), which spare the lookups of names that were
     /// not there when the run began; nil to look every name up.
-    public init(root: SafeDirectory, dest: String, listings: DirectoryListings? = nil) {
+    package init(root: SafeDirectory, dest: String, listings: DirectoryListings? = nil) {
         self.root = root
         self.dest = dest
         self.listings = listings
@@ -82,7 +82,7 @@ public final class PartialFiles: Sendable {
     /// The destination's directory: opened once, created first when `create`; nil when it does
     /// not exist (and is not to be created).
     @discardableResult
-    public func openDirectory(create: Bool) throws(BatchFetchError) -> SafeDirectory? {
+    package func openDirectory(create: Bool) throws(BatchFetchError) -> SafeDirectory? {
         if let directory = held.withLockedValue({ $0.directory }) { return directory }
         guard let opened = try root.subdirectory(directoryRelative, create: create) else { return nil }
         held.withLockedValue { $0.directory = opened }
@@ -97,7 +97,7 @@ public final class PartialFiles: Sendable {
     /// The partial on disk, if any; an unreadable sidecar, or one written for another file than
     /// the one that has the part's name now (``Sidecar/partInode``), counts as none (the bytes
     /// then cannot be trusted and are replaced).
-    public func local() -> LocalPartial? {
+    package func local() -> LocalPartial? {
         guard !openedPart.unnamed, let directory = existing, let status = directory.regularFileStatus(partName) else { return nil }
         let (data, missing) = directory.read(sidecarName, limit: 16 << 20)
         if missing { held.withLockedValue { if $0.part >= 0 { $0.sidecarMayExist = false } } }
@@ -113,7 +113,7 @@ public final class PartialFiles: Sendable {
     /// With `unnamed` (a part no later run would resume) the part is a new file without a name
     /// where the system allows it, unless a `<dest>.part` is on disk: that one is taken, as
     /// always, so an earlier run's leftover is used up rather than left behind.
-    public func openPart(unnamed wanted: Bool = false) throws(BatchFetchError) -> Int32 {
+    package func openPart(unnamed wanted: Bool = false) throws(BatchFetchError) -> Int32 {
         let directory = try openDirectory(create: true)!
         let opened = held.withLockedValue { held -> Result<Int32, BatchFetchError> in
             do throws(BatchFetchError) {
@@ -177,7 +177,7 @@ public final class PartialFiles: Sendable {
     /// instant leaves the old or the new sidecar, never a torn one. An unnamed part is given its
     /// name first (``nameUnnamedPart()``), since a later run finds a part to resume by its name;
     /// one that cannot be named gets no sidecar: nothing could find it again.
-    public func writeSidecar(_ sidecar: Sidecar) throws(BatchFetchError) {
+    package func writeSidecar(_ sidecar: Sidecar) throws(BatchFetchError) {
         guard nameUnnamedPart() else { return }
         var sidecar = sidecar
         sidecar.partInode = heldPartStatus().map { UInt64($0.st_ino) }
@@ -210,7 +210,7 @@ public final class PartialFiles: Sendable {
     /// disk then is another's). A named part open in this job loses its name only if the name
     /// still leads to it: a file another process renamed over `<dest>.part` mid-run is left
     /// alone, as ``publish(durability:)`` leaves it.
-    public func removePartial() {
+    package func removePartial() {
         if !openedPart.unnamed, let directory = existing {
             if heldPartStatus().map({ nameLeads(to: $0, in: directory) }) ?? true { directory.unlink(partName) }
             directory.unlink(sidecarName)
@@ -247,7 +247,7 @@ public final class PartialFiles: Sendable {
     /// open — the file just published, whatever another process put at `dest` since, and no
     /// lookup of the name — else `lstat` of `dest`.
     @discardableResult
-    public func publish(durability: Durability) throws(BatchFetchError) -> stat? {
+    package func publish(durability: Durability) throws(BatchFetchError) -> stat? {
         let directory = try openDirectory(create: true)!
         let opened = openedPart
         if opened.unnamed {
@@ -292,7 +292,7 @@ public final class PartialFiles: Sendable {
     /// (the name could have been replaced since the caller checked the file), and renamed over
     /// `dest`. Nil when no link can be made there (another file system, links refused): the
     /// caller copies instead. Returns `dest`'s status as published.
-    public func publishLink(of name: String, in source: SafeDirectory, expecting inode: UInt64,
+    package func publishLink(of name: String, in source: SafeDirectory, expecting inode: UInt64,
                             durability: Durability) throws(BatchFetchError) -> stat? {
         let directory = try openDirectory(create: true)!
         let temporary = SafeDirectory.temporaryName(for: destName)
@@ -312,19 +312,19 @@ public final class PartialFiles: Sendable {
     }
 
     /// `dest` opened for reading, never through a symlink; the caller closes it.
-    public func openDest() throws(BatchFetchError) -> Int32 {
+    package func openDest() throws(BatchFetchError) -> Int32 {
         guard let directory = existing else { throw BatchFetchError(.ioError, "cannot open \(destPath)") }
         return try directory.openFile(destName, O_RDONLY)
     }
 
     /// Removes the file at `dest` (`extract.keep_archive: false`, once the tree is in place).
-    public func removeDest() {
+    package func removeDest() {
         existing?.unlink(destName)
     }
 
     /// `lstat` of `dest` as the job starts: a regular file, or nil (missing, a symlink, anything
     /// else). No lookup when the run's listing of the directory did not have it.
-    public func destStatus() -> stat? {
+    package func destStatus() -> stat? {
         guard let directory = existing, mayExist(destName, in: directory) else { return nil }
         return directory.regularFileStatus(destName)
     }
@@ -339,7 +339,7 @@ public final class PartialFiles: Sendable {
     /// a run killed between linking a named part into place and removing its name
     /// (``publish(durability:)``) left them. Called for a `dest` found up to date; no lookup
     /// when the run's listing did not have the part's name.
-    public func removePartLinkedToDest() {
+    package func removePartLinkedToDest() {
         guard let directory = existing, mayExist(partName, in: directory),
               let dest = directory.regularFileStatus(destName), nameLeads(to: dest, in: directory) else { return }
         directory.unlink(partName)
@@ -349,7 +349,7 @@ public final class PartialFiles: Sendable {
     /// Whether `dest` and `<dest>.part` on disk, before the job opens its part, are each
     /// missing or at most `limit` bytes: what a job may have to hash (an existing `dest`) or read
     /// back (a part it resumes). No lookup of a name the run's listing did not have.
-    public func holdsAtMost(_ limit: Int64) -> Bool {
+    package func holdsAtMost(_ limit: Int64) -> Bool {
         guard let directory = existing else { return true }
         for name in [destName, partName] where mayExist(name, in: directory) {
             if let status = directory.status(name), Int64(status.st_size) > limit { return false }
@@ -359,14 +359,14 @@ public final class PartialFiles: Sendable {
 
     /// Size of the part: of the file the job holds open, named or not (as ``partDigests(also:)``
     /// reads it), else of a regular file with the part's name.
-    public func partSize() -> Int64? {
+    package func partSize() -> Int64? {
         if let held = heldPartStatus() { return Int64(held.st_size) }
         return openedPart.unnamed ? nil : existing?.regularFileSize(partName)
     }
 
     /// Digests of the whole part, named or not: read through its descriptor while the job holds
     /// it open (the file that is published), else by name.
-    public func partDigests(also algorithms: DigestAlgorithms) throws(BatchFetchError) -> (digests: [String: String], bytes: Int64) {
+    package func partDigests(also algorithms: DigestAlgorithms) throws(BatchFetchError) -> (digests: [String: String], bytes: Int64) {
         let opened = openedPart
         guard opened.descriptor >= 0 else { return try digests(of: partName, also: algorithms) }
         do {
@@ -392,7 +392,7 @@ public final class PartialFiles: Sendable {
     }
 
     /// Digests of the regular file `name` in the destination's directory.
-    public func digests(of name: String, also algorithms: DigestAlgorithms) throws(BatchFetchError) -> (digests: [String: String], bytes: Int64) {
+    package func digests(of name: String, also algorithms: DigestAlgorithms) throws(BatchFetchError) -> (digests: [String: String], bytes: Int64) {
         guard let directory = existing else { throw BatchFetchError(.ioError, "cannot read \(directoryPath)/\(name)") }
         let descriptor = try directory.openFile(name, O_RDONLY)
         defer { close(descriptor) }
@@ -407,7 +407,7 @@ public final class PartialFiles: Sendable {
     /// written through it), or a copy (``FileCopy``) across file systems or where links are
     /// refused. Either way the part is then open, as a download's is, so that it is verified and
     /// published through its descriptor.
-    public func takePart(from source: PartialFiles) throws(BatchFetchError) {
+    package func takePart(from source: PartialFiles) throws(BatchFetchError) {
         guard let sourceDirectory = try source.openDirectory(create: false) else {
             throw BatchFetchError(.ioError, "\(source.destPath) is gone")
         }

@@ -11,10 +11,10 @@ import NIOConcurrencyHelpers
 /// directory's descriptor (opened once), refuses it (`unsafe_path`), and files inside are opened
 /// with `O_NOFOLLOW` (a symlink planted at `x.part` is not written through). A descriptor keeps
 /// naming the directory it opened, whatever is renamed around it later.
-public final class SafeDirectory: Sendable {
-    public let descriptor: Int32
+package final class SafeDirectory: Sendable {
+    package let descriptor: Int32
     /// The directory's path, for messages only.
-    public let path: String
+    package let path: String
 
     private init(descriptor: Int32, path: String) {
         self.descriptor = descriptor
@@ -32,7 +32,7 @@ public final class SafeDirectory: Sendable {
 
     /// Opens the output directory itself (creating it first when `create`). The output
     /// directory is the user's choice, so a symlink there is followed; nothing below it is.
-    public static func root(_ path: String, create: Bool) throws(BatchFetchError) -> SafeDirectory {
+    package static func root(_ path: String, create: Bool) throws(BatchFetchError) -> SafeDirectory {
         if create {
             var prefix = path.hasPrefix("/") ? "" : "."
             for component in path.split(separator: "/") {
@@ -48,7 +48,7 @@ public final class SafeDirectory: Sendable {
     /// The directory at `relative` (components separated by `/`; "" is this one), opened one
     /// component at a time without following symlinks; missing components are made when
     /// `create`. Returns nil when a component does not exist and `create` is false.
-    public func subdirectory(_ relative: String, create: Bool) throws(BatchFetchError) -> SafeDirectory? {
+    package func subdirectory(_ relative: String, create: Bool) throws(BatchFetchError) -> SafeDirectory? {
         var current = self
         var shown = path
         for component in relative.split(separator: "/") {
@@ -71,7 +71,7 @@ public final class SafeDirectory: Sendable {
     }
 
     /// Opens `name` in this directory, never through a symlink (`unsafe_path` when it is one).
-    public func openFile(_ name: String, _ flags: Int32, mode: mode_t = 0o644) throws(BatchFetchError) -> Int32 {
+    package func openFile(_ name: String, _ flags: Int32, mode: mode_t = 0o644) throws(BatchFetchError) -> Int32 {
         let descriptor = openat(self.descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
             if errno == ELOOP {
@@ -93,7 +93,7 @@ public final class SafeDirectory: Sendable {
     ///
     /// `toLink: false` asks only for the file, never to be linked (a scratch file gone with the
     /// process, such as the report's journal), where the kernel's permission to link is moot.
-    public func openUnnamed(toLink: Bool = true, mode: mode_t = 0o644) -> Int32? {
+    package func openUnnamed(toLink: Bool = true, mode: mode_t = 0o644) -> Int32? {
         #if os(Linux)
         guard !toLink || linksOpenFiles else { return nil }
         let descriptor = openat(self.descriptor, ".", Self.unnamedFileFlag | O_RDWR | O_CLOEXEC, mode)
@@ -108,7 +108,7 @@ public final class SafeDirectory: Sendable {
     /// symlink planted there, never followed) the way ``rename(_:to:)`` does: a link where the
     /// name is free, else a link under a temporary name and a rename over it. With
     /// `replacing: false` a name that is taken fails the call.
-    public func link(_ file: Int32, as name: String, replacing: Bool = true) throws(BatchFetchError) {
+    package func link(_ file: Int32, as name: String, replacing: Bool = true) throws(BatchFetchError) {
         #if os(Linux)
         if linkat(file, "", descriptor, name, Self.emptyPathFlag) == 0 { return }
         guard errno == EEXIST, replacing else { throw FileSink.failure(errno, "cannot link \(path)/\(name)") }
@@ -128,7 +128,7 @@ public final class SafeDirectory: Sendable {
 
     /// Whether ``link(_:as:replacing:)`` can name a file by its descriptor here (see
     /// `linksUnnamedFiles`): false off Linux.
-    public var linksOpenFiles: Bool {
+    package var linksOpenFiles: Bool {
         #if os(Linux)
         Self.linksUnnamedFiles(in: self)
         #else
@@ -186,35 +186,35 @@ public final class SafeDirectory: Sendable {
     }
 
     /// `lstat` of `name`: a symlink is reported as itself, never followed.
-    public func status(_ name: String) -> stat? {
+    package func status(_ name: String) -> stat? {
         var info = stat()
         return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? info : nil
     }
 
     /// `lstat` of `name` when it is a regular file (not a symlink to one).
-    public func regularFileStatus(_ name: String) -> stat? {
+    package func regularFileStatus(_ name: String) -> stat? {
         guard let info = status(name), (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         return info
     }
 
     /// Size of `name` when it is a regular file (not a symlink to one).
-    public func regularFileSize(_ name: String) -> Int64? {
+    package func regularFileSize(_ name: String) -> Int64? {
         regularFileStatus(name).map { Int64($0.st_size) }
     }
 
-    public func unlink(_ name: String) {
+    package func unlink(_ name: String) {
         _ = unlinkat(descriptor, name, 0)
     }
 
     /// Renames `from` to `to` within this directory; a symlink at `to` is replaced, not followed.
-    public func rename(_ from: String, to: String) throws(BatchFetchError) {
+    package func rename(_ from: String, to: String) throws(BatchFetchError) {
         guard renameat(descriptor, from, descriptor, to) == 0 else {
             throw FileSink.failure(errno, "cannot rename \(path)/\(from) to \(to)")
         }
     }
 
     /// The whole content of the regular file `name` (at most `limit` bytes), or nil.
-    public func contents(_ name: String, limit: Int = 64 << 20) -> Data? {
+    package func contents(_ name: String, limit: Int = 64 << 20) -> Data? {
         read(name, limit: limit).data
     }
 
@@ -240,14 +240,14 @@ public final class SafeDirectory: Sendable {
     /// never through a symlink) and renamed over it, so a kill at any instant leaves the old or
     /// the new content, never a torn one. No fsync unless `sync`: sidecars and the state cache
     /// are hints, and an fsync per file costs milliseconds each (bench/results/history.md).
-    public func writeAtomically(_ name: String, _ data: Data, sync: Bool = false) throws(BatchFetchError) {
+    package func writeAtomically(_ name: String, _ data: Data, sync: Bool = false) throws(BatchFetchError) {
         try writeAtomically(name, sync: sync) { (writer: inout FileWriter) throws(BatchFetchError) in try writer.write(data) }
     }
 
     /// Replaces `name` atomically (as ``writeAtomically(_:_:sync:)``) with what `body` writes
     /// as a stream, so a large file is never whole in memory. A failure in `body` leaves the old
     /// file.
-    public func writeAtomically(_ name: String, sync: Bool = false,
+    package func writeAtomically(_ name: String, sync: Bool = false,
                                 _ body: (inout FileWriter) throws(BatchFetchError) -> Void) throws(BatchFetchError) {
         let temporary = Self.temporaryName(for: name)
         let descriptor = try openFile(temporary, O_WRONLY | O_CREAT | O_EXCL)
@@ -272,13 +272,13 @@ public final class SafeDirectory: Sendable {
 
     /// Replaces the file at `path` atomically (see ``writeAtomically(_:_:sync:)``), creating its
     /// directory first: for reports, lockfiles and JUnit files, whose paths the user chooses.
-    public static func writeAtomically(path: String, _ data: Data) throws(BatchFetchError) {
+    package static func writeAtomically(path: String, _ data: Data) throws(BatchFetchError) {
         try writeAtomically(path: path) { (writer: inout FileWriter) throws(BatchFetchError) in try writer.write(data) }
     }
 
     /// Replaces the file at `path` atomically with what `body` writes (see
     /// ``writeAtomically(_:sync:_:)``), creating its directory first.
-    public static func writeAtomically(path: String,
+    package static func writeAtomically(path: String,
                                        _ body: (inout FileWriter) throws(BatchFetchError) -> Void) throws(BatchFetchError) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
@@ -288,7 +288,7 @@ public final class SafeDirectory: Sendable {
     }
 
     /// fsync of the directory itself, so renames in it are durable (durability `strict`).
-    public func sync() {
+    package func sync() {
         fsync(descriptor)
     }
 }

@@ -28,7 +28,7 @@ import NIOSSL
 /// the response's delegate share one thread. `per_host` is split between the lanes
 /// (``laneShare(_:)``) and a request takes a lane with room for its host, its own first: the
 /// clients together never open more than `per_host` connections to a host.
-public final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
+package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     private let maximumConnectionsPerHost: Int
     private let proxies: ProxySettings
     /// The TLS trust and client certificate; nil for the system's.
@@ -54,7 +54,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
 
     /// The process's transport for a `per_host` limit and TLS options, with the proxies of the
     /// environment.
-    public static func shared(maximumConnectionsPerHost: Int, tls: TLSOptions? = nil) -> AsyncHTTPClientTransport {
+    package static func shared(maximumConnectionsPerHost: Int, tls: TLSOptions? = nil) -> AsyncHTTPClientTransport {
         transports.withLockedValue { transports in
             let key = Key(perHost: maximumConnectionsPerHost, tls: tls)
             if let existing = transports[key] { return existing }
@@ -67,14 +67,14 @@ public final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     }
 
     /// A transport of its own; its clients live as long as the process.
-    public init(maximumConnectionsPerHost: Int, proxies: ProxySettings, tls: TLSOptions? = nil) {
+    package init(maximumConnectionsPerHost: Int, proxies: ProxySettings, tls: TLSOptions? = nil) {
         self.maximumConnectionsPerHost = max(1, maximumConnectionsPerHost)
         self.proxies = proxies
         self.tls = tls
     }
 
     /// The lanes' executors: a job that runs on one sends its requests on that lane.
-    public var jobExecutors: [any TaskExecutor] { lanes }
+    package var jobExecutors: [any TaskExecutor] { lanes }
 
     /// The connections per host lane `lane` may open: `per_host` split evenly, the first lanes
     /// taking the remainder (0 for the last lanes when `per_host` is below the number of lanes).
@@ -162,9 +162,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
         return HTTPClient(eventLoopGroupProvider: .shared(lanes[lane].loop), configuration: configuration)
     }
 
-    public var hasBackpressure: Bool { true }
+    package var hasBackpressure: Bool { true }
 
-    public func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
+    package func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
         let host = request.url.host ?? ""
         let lane = takeLane(for: host)
         let delegate = Delegate(handler: handler) { [self] in releaseLane(lane, for: host) }

@@ -21,7 +21,7 @@ public struct TransportRequest: Sendable {
     public var longestPace = JobSettings().retryAfterMax
     /// Signs the request (an object store's) when it starts, after any wait for the host:
     /// ``Exchange`` adds the headers. Transports ignore it.
-    public var signer: SigV4Signer?
+    package var signer: SigV4Signer?
 
     public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
                 upload: UploadBody? = nil, timeout: TimeInterval = 60) {

@@ -11,7 +11,7 @@ import NIOConcurrencyHelpers
 /// methods run on the global executor, so a job on an event loop (``HTTPTransport/jobExecutors``)
 /// went to a thread of the pool and back twice per request, to take its slot and to give it
 /// back; only a request that finds every slot taken waits now.
-public final class HostLimiter: Sendable {
+package final class HostLimiter: Sendable {
     private struct State {
         var inUse: [String: Int] = [:]
         var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
@@ -34,7 +34,7 @@ public final class HostLimiter: Sendable {
     }
     private let time: any TimeSource
 
-    public convenience init(limit: Int) {
+    package convenience init(limit: Int) {
         self.init(limit: limit, time: SystemTime())
     }
 
@@ -78,7 +78,7 @@ public final class HostLimiter: Sendable {
     }
 
     /// Takes a slot for `host`, waiting (first come, first served) while all are taken.
-    public func acquire(_ host: String) async {
+    package func acquire(_ host: String) async {
         if state.withLockedValue({ $0.take(host, limit: limit) }) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             // A slot may have come free since the look above: take it rather than wait for a
@@ -93,7 +93,7 @@ public final class HostLimiter: Sendable {
     }
 
     /// Gives a slot back: to the longest waiter for `host`, if any.
-    public func release(_ host: String) {
+    package func release(_ host: String) {
         let next = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             if var queue = state.waiters[host], !queue.isEmpty {
                 let next = queue.removeFirst()

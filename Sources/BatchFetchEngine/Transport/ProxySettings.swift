@@ -3,19 +3,19 @@ import Foundation
 /// The proxy environment that curl, wget and URLSession (libcurl) honour, for the nio transport:
 /// `http_proxy`, `https_proxy` (also upper case; `all_proxy` as a fallback) and `no_proxy`
 /// (a comma list of hosts, `.domain` or `domain` suffixes, or `*`).
-public struct ProxySettings: Sendable, Equatable {
-    public struct Proxy: Sendable, Hashable {
-        public var host: String
-        public var port: Int
+package struct ProxySettings: Sendable, Equatable {
+    package struct Proxy: Sendable, Hashable {
+        package var host: String
+        package var port: Int
         /// `user:password` from the proxy URL, for Basic authorization.
-        public var credentials: String?
+        package var credentials: String?
     }
 
-    public var http: Proxy?
-    public var https: Proxy?
-    public var exclusions: [String]
+    package var http: Proxy?
+    package var https: Proxy?
+    package var exclusions: [String]
 
-    public init(environment: [String: String]) {
+    package init(environment: [String: String]) {
         func value(_ name: String) -> String? {
             (environment[name] ?? environment[name.uppercased()]).flatMap { $0.isEmpty ? nil : $0 }
         }
@@ -27,7 +27,7 @@ public struct ProxySettings: Sendable, Equatable {
     }
 
     /// The proxy for a request to `url`, or nil to connect directly.
-    public func proxy(for url: URL) -> Proxy? {
+    package func proxy(for url: URL) -> Proxy? {
         guard let host = url.host?.lowercased() else { return nil }
         let proxy = url.scheme?.lowercased() == "https" ? https : http
         guard let proxy else { return nil }

@@ -6,29 +6,29 @@ import Foundation
 /// with a rate limit every download is fetched in bounded ranges of ``chunkSize(cap:)`` bytes,
 /// and each range waits here for its share of time first. The timetable is the pure
 /// ``RateSchedule``; this actor only sleeps until the time it gives.
-public actor RateLimiter {
-    public nonisolated let bytesPerSecond: Int64
+package actor RateLimiter {
+    package nonisolated let bytesPerSecond: Int64
     private var schedule: RateSchedule
 
-    public init(bytesPerSecond: Int64) {
+    package init(bytesPerSecond: Int64) {
         schedule = RateSchedule(bytesPerSecond: bytesPerSecond)
         self.bytesPerSecond = schedule.bytesPerSecond
     }
 
     /// A quarter of a second's worth, between 64 KiB and the memory cap.
-    public nonisolated func chunkSize(cap: Int64) -> Int64 {
+    package nonisolated func chunkSize(cap: Int64) -> Int64 {
         min(cap, max(64 << 10, bytesPerSecond / 4))
     }
 
     /// Waits until `bytes` more may be transferred.
-    public func take(_ bytes: Int64) async {
+    package func take(_ bytes: Int64) async {
         let now = ContinuousClock.now
         let start = schedule.take(bytes, now: now)
         if start > now { try? await Task.sleep(until: start, clock: .continuous) }
     }
 
     /// Accounts for bytes that arrived without being asked for through ``take(_:)``.
-    public func charge(_ bytes: Int64) {
+    package func charge(_ bytes: Int64) {
         schedule.charge(bytes, now: .now)
     }
 }

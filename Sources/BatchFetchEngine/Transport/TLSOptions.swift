@@ -10,16 +10,16 @@ import NIOSSL
 /// URLSession on Linux takes neither a CA bundle nor a client certificate (libcurl is given
 /// its compiled-in bundle, and no TLS challenge reaches the delegate), so jobs that need one run
 /// on the AsyncHTTPClient transport, configured from this value (``configuration()``).
-public struct TLSOptions: Hashable, Sendable {
-    public var caFile: String?
-    public var caDirectory: String?
-    public var clientCertificate: String?
-    public var clientKey: String?
+package struct TLSOptions: Hashable, Sendable {
+    package var caFile: String?
+    package var caDirectory: String?
+    package var clientCertificate: String?
+    package var clientKey: String?
 
     /// nil when the settings and the environment leave everything to the system. A variable
     /// naming the system's own bundle or directory (as many images set `SSL_CERT_FILE`) changes
     /// nothing, so it does not move the job off the default transport.
-    public init?(_ settings: TLSSettings, environment: [String: String]) {
+    package init?(_ settings: TLSSettings, environment: [String: String]) {
         func variable(_ name: String) -> String? {
             guard let value = environment[name], !value.isEmpty else { return nil }
             return Self.systemLocations.contains(Self.realPath(value)) ? nil : value

@@ -28,7 +28,7 @@ import FoundationNetworking
 /// match the first one; the engine sees one response. See ``ResponseHandoff``.
 ///
 /// `@unchecked`: `URLSession` is thread-safe but not marked `Sendable` on Linux.
-public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
+package final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let session: URLSession
     private let delegate: SessionDelegate
     private let queue: OperationQueue
@@ -41,13 +41,13 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     /// tunnels even http:// URLs with CONNECT, which many proxies refuse.
     private let proxies = ProxySettings(environment: ProcessInfo.processInfo.environment)
     /// About 4 MiB of undelivered body data.
-    public static let maxQueuedDeliveries = 256
+    package static let maxQueuedDeliveries = 256
 
     /// The process's transports, by connection limit and backlog guard.
     private static let sessions = NIOLockedValueBox([String: URLSessionTransport]())
 
     /// The process-wide transport for a per-host connection limit.
-    public static func shared(maximumConnectionsPerHost: Int) -> URLSessionTransport {
+    package static func shared(maximumConnectionsPerHost: Int) -> URLSessionTransport {
         shared(maximumConnectionsPerHost: maximumConnectionsPerHost, guardsBacklog: true)
     }
 
@@ -100,7 +100,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     /// `uploadTask(fromFile:)` takes a path, which it opens again by name (not beneath the
     /// output directory's descriptor, not the bytes that were hashed) and sizes `/dev/fd/N` as
     /// the 64-byte link it is (Docs/Architecture.md, "Uploads").
-    public func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
+    package func start(_ request: TransportRequest, handler: any TransportResponseHandler) -> any TransportTask {
         if request.upload != nil { return handoff.start(request, handler: handler) }
         // A range request to an origin not yet known to honour ranges may be answered with a whole
         // file, which URLSession cannot pause: the transport with backpressure asks (RangeSupport).

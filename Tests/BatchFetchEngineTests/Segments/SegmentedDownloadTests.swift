@@ -1,4 +1,4 @@
-@_spi(Benchmarks) @testable import BatchFetchEngine
+@testable import BatchFetchEngine
 import BatchFetchSpec
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
 /// batchfetch's version, once: `--version`, the report's `tool.version` and the User-Agent.
-public enum ToolVersion {
-    public static let current = "0.1.0"
+package enum ToolVersion {
+    package static let current = "0.1.0"
 }

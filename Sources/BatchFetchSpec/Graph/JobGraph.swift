@@ -3,25 +3,25 @@
 /// Level 0 holds jobs without dependencies; a job's level is one more than its deepest
 /// dependency, so every level can run in parallel once the previous ones are done. ``order``
 /// sorts by level, then manifest position: the same manifest always plans the same way.
-public struct JobGraph: Sendable {
-    public let jobs: [Job]
+package struct JobGraph: Sendable {
+    package let jobs: [Job]
     /// For each job, the indices of the jobs it waits for.
-    public let dependencies: [[Int]]
+    package let dependencies: [[Int]]
     /// For each job, the indices of the jobs that wait for it.
-    public let dependents: [[Int]]
+    package let dependents: [[Int]]
     /// For each job, its level.
-    public let levels: [Int]
+    package let levels: [Int]
     /// Job indices in execution order.
-    public let order: [Int]
+    package let order: [Int]
     /// The index of each job another job names (in `depends_on` or `checksums_from`), by its id:
     /// only those, because a table of every id cost a million-job list 50 bytes a job for lookups
     /// no one makes.
-    public let indexByID: [String: Int]
+    package let indexByID: [String: Int]
 
-    public var levelCount: Int { (levels.max() ?? -1) + 1 }
+    package var levelCount: Int { (levels.max() ?? -1) + 1 }
 
     /// Builds the graph; the manifest must have passed validation (known ids, no cycles).
-    public init(manifest: Manifest) {
+    package init(manifest: Manifest) {
         let jobs = manifest.jobs
         self.jobs = jobs
         var named = Set<String>()
@@ -64,7 +64,7 @@ public struct JobGraph: Sendable {
 
     /// Every dependency cycle, one concrete cycle per strongly connected component, each starting
     /// at its earliest job in manifest order. `edges[i]` lists the jobs job `i` depends on.
-    public static func cycles(edges: [[Int]]) -> [[Int]] {
+    package static func cycles(edges: [[Int]]) -> [[Int]] {
         let components = stronglyConnectedComponents(edges: edges)
         var result: [[Int]] = []
         for component in components {

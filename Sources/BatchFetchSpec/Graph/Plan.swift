@@ -2,9 +2,9 @@ import Foundation
 
 /// What `batchfetch plan` shows: the jobs in execution order with their levels, and what already
 /// exists on disk for each. Computed without any network access.
-public struct Plan: Sendable {
+package struct Plan: Sendable {
     /// What is on disk at a job's destination now.
-    public enum LocalState: Sendable, Equatable {
+    package enum LocalState: Sendable, Equatable {
         case missing
         /// A resumable `<dest>.part` with this many bytes.
         case partial(bytes: Int64)
@@ -14,17 +14,17 @@ public struct Plan: Sendable {
 
     /// One job in execution order. Holds the job's index rather than a copy of it, so planning a
     /// 100,000-job manifest does not duplicate the jobs.
-    public struct Step: Sendable {
-        public var jobIndex: Int
-        public var level: Int
-        public var local: LocalState
+    package struct Step: Sendable {
+        package var jobIndex: Int
+        package var level: Int
+        package var local: LocalState
     }
 
-    public let manifest: Manifest
-    public let graph: JobGraph
-    public let steps: [Step]
+    package let manifest: Manifest
+    package let graph: JobGraph
+    package let steps: [Step]
 
-    public init(manifest: Manifest) {
+    package init(manifest: Manifest) {
         self.manifest = manifest
         let graph = JobGraph(manifest: manifest)
         self.graph = graph
@@ -35,12 +35,12 @@ public struct Plan: Sendable {
         }
     }
 
-    public func job(_ step: Step) -> Job {
+    package func job(_ step: Step) -> Job {
         manifest.jobs[step.jobIndex]
     }
 
     /// The destination's absolute path, with environment-derived parts redacted.
-    public func displayPath(_ step: Step) -> String {
+    package func displayPath(_ step: Step) -> String {
         manifest.jobs[step.jobIndex].printedDestination(in: manifest.outputDirectory)
     }
 

@@ -5,7 +5,7 @@ import Foundation
 /// Options that change nothing batchfetch does (how aria2 itself allocates or names files) are
 /// accepted and ignored; any other option is a problem, since dropping it (a header, a
 /// referer, a user) could fetch something else.
-public enum Aria2InputImport {
+package enum Aria2InputImport {
     /// Options of aria2 that have no bearing on what is fetched or where it lands.
     static let ignored: Set<String> = [
         "continue", "allow-overwrite", "auto-file-renaming", "file-allocation", "max-connection-per-server",
@@ -13,7 +13,7 @@ public enum Aria2InputImport {
         "connect-timeout", "timeout", "lowest-speed-limit", "max-download-limit", "piece-length",
     ]
 
-    public static func read(_ text: String, file: String) -> ImportResult {
+    package static func read(_ text: String, file: String) -> ImportResult {
         var result = ImportResult()
         var current: (job: ImportedJob, directory: String?, name: String?)?
         /// An entry with an option not understood is left out whole (with --skip-invalid): a job

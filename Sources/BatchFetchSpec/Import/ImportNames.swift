@@ -3,30 +3,30 @@ import Foundation
 /// Ids and dests for imported jobs: derived from the URL's last segment when the file named
 /// none, and made unique (`name`, `name-2`, …) so that a list with two `index.html`s still
 /// validates.
-public struct ImportNames {
+package struct ImportNames {
     private var ids: Set<String>
     private var dests: Set<String>
 
     /// Names already taken (an existing manifest's, for `batchfetch add`).
-    public init(takenIDs: some Sequence<String> = [], takenDests: some Sequence<String> = []) {
+    package init(takenIDs: some Sequence<String> = [], takenDests: some Sequence<String> = []) {
         ids = Set(takenIDs)
         dests = Set(takenDests)
     }
 
     /// A job's id (`id`, or one derived from its dest) and its dest (the file's, or the URL's last
     /// segment), each made unique.
-    public mutating func named(_ job: ImportedJob, id: String? = nil) -> (id: String, dest: String) {
+    package mutating func named(_ job: ImportedJob, id: String? = nil) -> (id: String, dest: String) {
         let dest = self.dest(job.dest ?? Self.fileName(ofURL: job.urls[0]))
         return (id.map { Self.unique($0, in: &ids, splittingExtension: false) } ?? self.id(for: dest), dest)
     }
 
     /// Whether `id` is taken.
-    public func isTaken(id: String) -> Bool {
+    package func isTaken(id: String) -> Bool {
         ids.contains(id)
     }
 
     /// A new id from a dest's file name: characters outside `A-Za-z0-9._-` become `-`.
-    public mutating func id(for dest: String) -> String {
+    package mutating func id(for dest: String) -> String {
         var base = String(Self.lastComponent(dest).map { character -> Character in
             character.isASCII && (character.isLetter || character.isNumber || "._-".contains(character)) ? character : "-"
         })
@@ -36,12 +36,12 @@ public struct ImportNames {
     }
 
     /// `dest` itself when free, else with `-2`, `-3`… before its extension.
-    public mutating func dest(_ dest: String) -> String {
+    package mutating func dest(_ dest: String) -> String {
         Self.unique(dest, in: &dests, splittingExtension: true)
     }
 
     /// Whether `dest` is taken (an explicit dest that repeats is a problem, not renamed).
-    public func isTaken(dest: String) -> Bool {
+    package func isTaken(dest: String) -> Bool {
         dests.contains(dest)
     }
 
@@ -72,7 +72,7 @@ public struct ImportNames {
 
     /// The last segment of a URL's path, percent-decoded (`index.html` for a path ending in `/`):
     /// what wget and curl -O would name the file.
-    public static func fileName(ofURL url: String) -> String {
+    package static func fileName(ofURL url: String) -> String {
         var path = url
         if let scheme = path.range(of: "://") { path = String(path[scheme.upperBound...]) }
         if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = String(path[..<end]) }
@@ -83,7 +83,7 @@ public struct ImportNames {
     }
 
     /// A relative path for a URL: each segment percent-encoded (spaces, `#`, `?`, non-ASCII).
-    public static func percentEncodedPath(_ path: String) -> String {
+    package static func percentEncodedPath(_ path: String) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#;")
         return path.split(separator: "/", omittingEmptySubsequences: false)

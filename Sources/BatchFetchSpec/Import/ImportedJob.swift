@@ -3,55 +3,55 @@ import Foundation
 /// One job read from a file users already have (a URL list, an aria2 input file, a Metalink, a
 /// SHA256SUMS, a CSV), before it becomes manifest text (``ManifestText``): where it came from,
 /// its mirrors in order of preference, and what the file said about its content.
-public struct ImportedJob: Sendable, Equatable {
-    public var urls: [String]
+package struct ImportedJob: Sendable, Equatable {
+    package var urls: [String]
     /// The destination the file named (aria2's `dir`/`out`, a Metalink file's name, a SUMS
     /// path, a CSV's dest); nil: derived from the URL.
-    public var dest: String?
-    public var size: Int64?
-    public var checksums: [Checksum]
+    package var dest: String?
+    package var size: Int64?
+    package var checksums: [Checksum]
     /// Connections for the job (aria2's `split`).
-    public var segments: Int?
+    package var segments: Int?
     /// `file:line` of the entry, for the comment above the job.
-    public var origin: String
+    package var origin: String
 
-    public init(urls: [String], dest: String? = nil, size: Int64? = nil, checksums: [Checksum] = [], segments: Int? = nil,
+    package init(urls: [String], dest: String? = nil, size: Int64? = nil, checksums: [Checksum] = [], segments: Int? = nil,
                 origin: String) {
         (self.urls, self.dest, self.size, self.checksums, self.segments, self.origin) = (urls, dest, size, checksums, segments, origin)
     }
 }
 
 /// A line of an imported file that was not understood: `file:line: message`.
-public struct ImportProblem: Sendable, Equatable, CustomStringConvertible, Error {
-    public var file: String
-    public var line: Int
-    public var message: String
+package struct ImportProblem: Sendable, Equatable, CustomStringConvertible, Error {
+    package var file: String
+    package var line: Int
+    package var message: String
 
-    public init(file: String, line: Int, _ message: String) {
+    package init(file: String, line: Int, _ message: String) {
         (self.file, self.line, self.message) = (file, line, message)
     }
 
-    public var description: String { "\(file):\(line): \(message)" }
+    package var description: String { "\(file):\(line): \(message)" }
 }
 
 /// What an importer made of one file: its jobs and every line it did not understand.
-public struct ImportResult: Sendable {
-    public var jobs: [ImportedJob] = []
-    public var problems: [ImportProblem] = []
+package struct ImportResult: Sendable {
+    package var jobs: [ImportedJob] = []
+    package var problems: [ImportProblem] = []
 
-    public init(jobs: [ImportedJob] = [], problems: [ImportProblem] = []) {
+    package init(jobs: [ImportedJob] = [], problems: [ImportProblem] = []) {
         (self.jobs, self.problems) = (jobs, problems)
     }
 }
 
 /// The formats `batchfetch import` reads (Docs/Import.md).
-public enum ImportFormat: String, Sendable, CaseIterable {
+package enum ImportFormat: String, Sendable, CaseIterable {
     case urls, wget, aria2, metalink, sha256sums, csv
 
     /// The format of `path` from its name, else from its first bytes: a Metalink is XML, a sum
     /// file has digest lines, an aria2 input file indents its options under a URI, a CSV has a
     /// header with a `url` column; anything else is a list of URLs.
-    public static func guess(path: String, text: String) -> ImportFormat {
+    package static func guess(path: String, text: String) -> ImportFormat {
         let name = ImportNames.lastComponent(path).lowercased()
         if name.hasSuffix(".meta4") || name.hasSuffix(".metalink") { return .metalink }
         if name.hasSuffix(".csv") || name.hasSuffix(".tsv") { return .csv }

@@ -2,9 +2,9 @@ import Foundation
 
 /// A manifest's bytes with jobs appended at the end of its `jobs:` sequence
 /// (``JobsLayout``), written in the style of the jobs already there; every other byte is kept.
-public enum ManifestAppend {
+package enum ManifestAppend {
     /// The new text; `jobs` are named (ids and dests) by `names`, with `ids` where given.
-    public static func appending(_ jobs: [(job: ImportedJob, id: String?)], to bytes: [UInt8], layout: JobsLayout,
+    package static func appending(_ jobs: [(job: ImportedJob, id: String?)], to bytes: [UInt8], layout: JobsLayout,
                                  names: inout ImportNames) -> [UInt8] {
         let newline = bytes.firstIndex(of: UInt8(ascii: "\n")).map { $0 > 0 && bytes[$0 - 1] == UInt8(ascii: "\r") } ?? false ? "\r\n" : "\n"
         var insertion: String

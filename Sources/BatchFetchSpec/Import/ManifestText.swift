@@ -3,9 +3,9 @@ import Foundation
 /// Manifest YAML for imported jobs, as a person would write it: one block mapping per job with
 /// a comment saying where it came from, every string double-quoted (so no URL or name can turn
 /// into YAML syntax), keys in the order people read them.
-public enum ManifestText {
+package enum ManifestText {
     /// A whole manifest: a header comment, `version`, `output_dir` when given, and the jobs.
-    public static func manifest(jobs: [ImportedJob], named names: inout ImportNames, outputDirectory: String?,
+    package static func manifest(jobs: [ImportedJob], named names: inout ImportNames, outputDirectory: String?,
                                 sources: [String]) -> String {
         var text = "# Made by `batchfetch import` from \(sources.joined(separator: ", ")).\n"
         text += "# Check with `batchfetch validate`; `batchfetch pin` writes the lockfile.\nversion: 1\n"
@@ -16,7 +16,7 @@ public enum ManifestText {
     }
 
     /// One job as a block sequence entry at `indent`, with its `# file:line` comment above.
-    public static func job(_ job: ImportedJob, named names: inout ImportNames, indent: String, id: String? = nil) -> String {
+    package static func job(_ job: ImportedJob, named names: inout ImportNames, indent: String, id: String? = nil) -> String {
         var lines = ["# \(job.origin.replacingOccurrences(of: "\n", with: " "))"]
         for (index, (key, value)) in fields(job, named: &names, id: id).enumerated() {
             let lead = index == 0 ? "- " : "  "
@@ -30,7 +30,7 @@ public enum ManifestText {
 
     /// One job as a flow mapping on one line (`{id: "a", url: "…", dest: "…"}`), for manifests
     /// whose jobs are written that way.
-    public static func flowJob(_ job: ImportedJob, named names: inout ImportNames, id: String? = nil) -> String {
+    package static func flowJob(_ job: ImportedJob, named names: inout ImportNames, id: String? = nil) -> String {
         let pairs = fields(job, named: &names, id: id).map { key, value in
             switch value {
             case .scalar(let text): "\(key): \(text)"

@@ -4,8 +4,8 @@ import Foundation
 /// `<url priority>`s becomes a job whose mirrors are its URLs by priority (1 first; no
 /// priority last) and whose checksums are every hash batchfetch knows (sha-256, sha-512, sha-1,
 /// md5). Read through ``XMLTree``; problems carry the element's line.
-public enum MetalinkImport {
-    public static func read(_ data: Data, file: String) -> ImportResult {
+package enum MetalinkImport {
+    package static func read(_ data: Data, file: String) -> ImportResult {
         let root: XMLTree.Element
         switch XMLTree.parse(data, namespaces: true) {
         case .failure(let failure):

@@ -3,8 +3,8 @@
 /// character YAML does not allow raw in a stream (C0 and C1 controls, DEL, the line and
 /// paragraph separators, a BOM) as `\uXXXX`. One function for `plan --format json` and for the
 /// manifests `import` and `add` write.
-public enum QuotedText {
-    public static func quoted(_ text: String) -> String {
+package enum QuotedText {
+    package static func quoted(_ text: String) -> String {
         // Most strings (paths, URLs, ids) need no escape: no scalar by scalar copy for them.
         guard text.unicodeScalars.contains(where: needsEscape) else { return "\"" + text + "\"" }
         var out = "\""

@@ -4,8 +4,8 @@ import Foundation
 /// lines) with the URL the files are under (`--base-url`): one job per listed file, its path
 /// kept as the dest, its digest as the job's checksum. A clearsigned file's PGP armour is
 /// skipped; any other line that is not an entry is a problem.
-public enum SumsImport {
-    public static func read(_ text: String, file: String, baseURL: String?) -> ImportResult {
+package enum SumsImport {
+    package static func read(_ text: String, file: String, baseURL: String?) -> ImportResult {
         var result = ImportResult()
         guard let baseURL else {
             result.problems.append(ImportProblem(file: file, line: 1, "a checksum list needs --base-url (where its files are)"))

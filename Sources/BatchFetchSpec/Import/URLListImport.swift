@@ -2,8 +2,8 @@ import Foundation
 
 /// A plain list of URLs, or a `wget -i` file: one URL per line (wget also takes several on a
 /// line, separated by spaces), `#` comments and blank lines skipped.
-public enum URLListImport {
-    public static func read(_ text: String, file: String) -> ImportResult {
+package enum URLListImport {
+    package static func read(_ text: String, file: String) -> ImportResult {
         var result = ImportResult()
         for (number, line) in ImportLines.numbered(text) {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
@@ -22,9 +22,9 @@ public enum URLListImport {
 }
 
 /// Lines with their numbers, and the checks every importer makes of a URL.
-public enum ImportLines {
+package enum ImportLines {
     /// Lines numbered from 1; a CRLF file's lines without their CR, a BOM dropped.
-    public static func numbered(_ text: String) -> [(Int, String)] {
+    package static func numbered(_ text: String) -> [(Int, String)] {
         // By bytes: to a Swift string "\r\n" is one character, not a line break after a CR.
         var bytes = Substring(text).utf8[...]
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
@@ -34,7 +34,7 @@ public enum ImportLines {
     }
 
     /// Why `url` cannot be a job's URL, or nil.
-    public static func urlProblem(_ url: String) -> String? {
+    package static func urlProblem(_ url: String) -> String? {
         let lower = url.lowercased()
         guard ["http://", "https://", "s3://", "gs://"].contains(where: { lower.hasPrefix($0) }) else {
             return "'\(url)' is not an http, https, s3 or gs URL"

@@ -7,18 +7,18 @@ import Foundation
 /// a name comes from), no component longer than a file system takes. A path that names a
 /// directory may be written with its trailing `/` (``Kind/directory``); one that names a file may
 /// not.
-public enum DestPath {
+package enum DestPath {
     /// What a path names: a file (`dest`), or a directory (`extract.into`, a listing's `dest`).
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         case file, directory
     }
 
     /// Suffix of the partial download beside a destination (`<dest>.part`).
-    public static let partSuffix = ".part"
+    package static let partSuffix = ".part"
     /// The longest file name (in bytes) Linux and macOS file systems accept.
-    public static let nameMax = 255
+    package static let nameMax = 255
 
-    public enum Problem: Error, Equatable {
+    package enum Problem: Error, Equatable {
         case empty
         case absolute
         case escapes
@@ -29,7 +29,7 @@ public enum DestPath {
         case nameTooLong
 
         /// What is wrong with `shown`, the value of `key` as it may be printed.
-        public func message(key: String, shown: String) -> String {
+        package func message(key: String, shown: String) -> String {
             switch self {
             case .empty: return "'\(key)' is empty"
             case .absolute: return "\(key) '\(shown)' is an absolute path; \(key) is relative to output_dir"
@@ -46,7 +46,7 @@ public enum DestPath {
     /// Normalises `a/./b//c` to `a/b/c`; rejects paths that are absolute, climb out with `..`,
     /// hold control characters, or have a component no file system accepts. A directory's
     /// trailing `/` is dropped; a file's is refused.
-    public static func normalize(_ path: String, as kind: Kind = .file) -> Result<String, Problem> {
+    package static func normalize(_ path: String, as kind: Kind = .file) -> Result<String, Problem> {
         if path.isEmpty { return .failure(.empty) }
         if hasControlCharacter(path) { return .failure(.invalidCharacter) }
         if path.hasPrefix("/") { return .failure(.absolute) }
@@ -72,7 +72,7 @@ public enum DestPath {
     }
 
     /// The last path segment as written (not decoded), without query and fragment.
-    public static func rawLastSegment(ofURL url: String) -> String? {
+    package static func rawLastSegment(ofURL url: String) -> String? {
         let bytes = url.utf8
         guard let path = pathBounds(ofURL: url), let slash = bytes[path].lastIndex(of: UInt8(ascii: "/")) else { return nil }
         return String(url[bytes.index(after: slash)..<path.upperBound])
@@ -80,7 +80,7 @@ public enum DestPath {
 
     /// A URL's path, percent-decoded, without its leading `/`, query and fragment: the default
     /// dest of a job list's row. Nil when the URL has no path.
-    public static func decodedPath(ofURL url: String) -> String? {
+    package static func decodedPath(ofURL url: String) -> String? {
         guard let path = pathBounds(ofURL: url) else { return nil }
         let raw = url[url.utf8.index(after: path.lowerBound)..<path.upperBound]
         guard raw.utf8.contains(UInt8(ascii: "%")) else { return String(raw) }
@@ -131,7 +131,7 @@ public enum DestPath {
     }
 
     /// The file name a URL names: its last path segment, percent-decoded; nil when it has none.
-    public static func lastSegment(ofURL url: String) -> String? {
+    package static func lastSegment(ofURL url: String) -> String? {
         guard let segment = rawLastSegment(ofURL: url) else { return nil }
         let decoded = segment.utf8.contains(UInt8(ascii: "%")) ? segment.removingPercentEncoding ?? segment : segment
         if decoded.isEmpty || decoded == "." || decoded == ".." || decoded.utf8.contains(UInt8(ascii: "/")) { return nil }
@@ -140,7 +140,7 @@ public enum DestPath {
 
     /// C0 controls (NUL, newline, escape…), DEL and C1 controls (U+0080–U+009F, which UTF-8
     /// writes as 0xC2 0x80–0x9F), found in the bytes without decoding characters.
-    public static func hasControlCharacter(_ text: String) -> Bool {
+    package static func hasControlCharacter(_ text: String) -> Bool {
         var afterC2 = false
         for byte in text.utf8 {
             if byte < 0x20 || byte == 0x7F || (afterC2 && byte <= 0x9F && byte >= 0x80) { return true }
@@ -153,24 +153,24 @@ public enum DestPath {
     /// sidecar's name (`<name>.part.json`) would pass ``nameMax`` — the name cut short on a
     /// character boundary plus a hash of the whole name, so every temporary name fits and stays
     /// the same from run to run (a resume finds it).
-    public static func partName(for name: String) -> String {
+    package static func partName(for name: String) -> String {
         fitted(name, reserving: ".part.json".utf8.count) + partSuffix
     }
 
     /// The sidecar's name beside a file named `name`.
-    public static func sidecarName(for name: String) -> String {
+    package static func sidecarName(for name: String) -> String {
         partName(for: name) + ".json"
     }
 
     /// The partial's and the sidecar's paths beside the file at `path` (same directory).
-    public static func temporaryPaths(beside path: String) -> (part: String, sidecar: String) {
+    package static func temporaryPaths(beside path: String) -> (part: String, sidecar: String) {
         let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
         let directory = path[..<slash], name = String(path[slash...])
         return (directory + partName(for: name), directory + sidecarName(for: name))
     }
 
     /// A hidden temporary name for an atomic replacement of `name`, fitting ``nameMax``.
-    public static func temporaryName(for name: String, tag: String) -> String {
+    package static func temporaryName(for name: String, tag: String) -> String {
         "." + fitted(name, reserving: tag.utf8.count + 6) + "." + tag + ".tmp"
     }
 

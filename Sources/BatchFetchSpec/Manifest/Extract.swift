@@ -1,42 +1,42 @@
 /// `extract:` of a download job: unpack the archive once it verified, into a tree beneath the
 /// output directory (Docs/Archives.md). A class, so that the jobs without it — nearly all of a
 /// large manifest — pay one pointer in their shared extras.
-public final class Extract: Sendable {
+package final class Extract: Sendable {
     /// What the archive is. `auto` finds it from the bytes (libarchive's bidding), never from the
     /// name; a named format is required to be that one.
-    public enum Format: String, Sendable, CaseIterable {
+    package enum Format: String, Sendable, CaseIterable {
         case auto, tar
         case tarGz = "tar.gz", tarBz2 = "tar.bz2", tarXz = "tar.xz", tarZst = "tar.zst"
         case zip
         case gz, bz2, xz, zst
 
         /// One compressed file rather than an archive: `into` is then the output file.
-        public var isSingleFile: Bool {
+        package var isSingleFile: Bool {
             [.gz, .bz2, .xz, .zst].contains(self)
         }
     }
 
     /// Where the tree (or, for a single compressed file, the file) goes, relative to the output
     /// directory, normalised like a dest.
-    public let into: TemplatedString
+    package let into: TemplatedString
     /// Where `into` was written, or the `extract` key when it was derived from `dest`.
-    public let intoLocation: SourceLocation
-    public let format: Format
+    package let intoLocation: SourceLocation
+    package let format: Format
     /// Leading path components dropped from every entry; an entry with no more is skipped.
-    public let stripComponents: Int
+    package let stripComponents: Int
     /// Entries kept (after stripping): all when empty.
-    public let include: [Glob]
-    public let exclude: [Glob]
+    package let include: [Glob]
+    package let exclude: [Glob]
     /// False: `dest` is removed once the tree is in place (the state remembers the tree).
-    public let keepArchive: Bool
+    package let keepArchive: Bool
     /// Cap on the bytes written; nil: 100 × the archive, at least ``defaultMinimumMaxSize``.
-    public let maxSize: Int64?
-    public let maxEntries: Int
+    package let maxSize: Int64?
+    package let maxEntries: Int
 
-    public static let defaultMinimumMaxSize: Int64 = 1 << 30
-    public static let defaultMaxEntries = 10_000_000
+    package static let defaultMinimumMaxSize: Int64 = 1 << 30
+    package static let defaultMaxEntries = 10_000_000
 
-    public init(into: TemplatedString, intoLocation: SourceLocation = .start, format: Format = .auto, stripComponents: Int = 0,
+    package init(into: TemplatedString, intoLocation: SourceLocation = .start, format: Format = .auto, stripComponents: Int = 0,
                 include: [Glob] = [], exclude: [Glob] = [], keepArchive: Bool = true, maxSize: Int64? = nil,
                 maxEntries: Int = Extract.defaultMaxEntries) {
         self.into = into
@@ -51,18 +51,18 @@ public final class Extract: Sendable {
     }
 
     /// The cap on bytes written for an archive of `archiveSize` bytes.
-    public func sizeCap(archiveSize: Int64) -> Int64 {
+    package func sizeCap(archiveSize: Int64) -> Int64 {
         maxSize ?? max(Self.defaultMinimumMaxSize, archiveSize.multipliedReportingOverflow(by: 100).partialValue)
     }
 
     /// Whether an entry at `path` (after stripping) is kept by `include` and `exclude`.
-    public func keeps(_ path: String) -> Bool {
+    package func keeps(_ path: String) -> Bool {
         (include.isEmpty || include.contains { $0.matches(path) }) && !exclude.contains { $0.matches(path) }
     }
 
     /// What the tree depends on besides the archive's bytes: a tree recorded under other
     /// settings is unpacked again. One line, stable across runs and versions.
-    public var settingsKey: String {
+    package var settingsKey: String {
         var parts = ["format=\(format.rawValue)", "strip=\(stripComponents)"]
         parts += include.map { "include=\($0.pattern)" }
         parts += exclude.map { "exclude=\($0.pattern)" }
@@ -78,7 +78,7 @@ public final class Extract: Sendable {
 
     /// The default `into` for an archive at `dest`: `dest` without its archive suffix; nil when
     /// it has none (then `into` must be given).
-    public static func defaultInto(forDest dest: String) -> String? {
+    package static func defaultInto(forDest dest: String) -> String? {
         for suffix in archiveSuffixes where dest.count > suffix.count && dest.lowercased().hasSuffix(suffix) {
             let stem = String(dest.dropLast(suffix.count))
             if !stem.hasSuffix("/") { return stem }

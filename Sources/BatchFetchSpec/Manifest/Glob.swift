@@ -3,12 +3,12 @@
 /// included); everything else matches itself, case-sensitively. `*.JPEG` therefore matches
 /// `a.JPEG` only at the top, and `**/*.JPEG` at any depth: the same rules as object-store
 /// prefixes, so one pattern means one thing everywhere in a manifest.
-public struct Glob: Sendable, Hashable {
-    public let pattern: String
+package struct Glob: Sendable, Hashable {
+    package let pattern: String
     private let segments: [Substring]
 
     /// The pattern, or why it is not one (for validation, with the value's location).
-    public static func parse(_ pattern: String) -> Result<Glob, GlobProblem> {
+    package static func parse(_ pattern: String) -> Result<Glob, GlobProblem> {
         if pattern.isEmpty { return .failure(GlobProblem("an empty pattern matches nothing")) }
         if pattern.hasPrefix("/") { return .failure(GlobProblem("'\(pattern)' starts with '/': patterns match paths inside the tree, which are relative")) }
         let segments = pattern.split(separator: "/", omittingEmptySubsequences: false)
@@ -25,7 +25,7 @@ public struct Glob: Sendable, Hashable {
     }
 
     /// Whether `path` (relative, `/`-separated, no empty segments) matches.
-    public func matches(_ path: String) -> Bool {
+    package func matches(_ path: String) -> Bool {
         Self.match(segments[...], path.split(separator: "/")[...])
     }
 
@@ -71,8 +71,8 @@ public struct Glob: Sendable, Hashable {
 }
 
 /// Why a glob pattern is refused.
-public struct GlobProblem: Error, Sendable, Equatable {
-    public let message: String
+package struct GlobProblem: Error, Sendable, Equatable {
+    package let message: String
 
     init(_ message: String) {
         self.message = message

@@ -24,9 +24,9 @@ public struct Job: Sendable, CustomReflectable {
     /// Normalised path relative to the manifest's output directory: where a download is
     /// published, or the file an upload sends (its `upload` key).
     public var dest: TemplatedString
-    public var settings: JobSettings
+    package var settings: JobSettings
     /// Where each part was written, for messages that come after decoding.
-    public var source: JobSource
+    package var source: JobSource
     /// What most jobs of a large manifest do not have (``Extras``).
     private var extras: Extras
     /// ``size``, or `Int64.min` for none: an optional would pad the job by 8 bytes.
@@ -131,7 +131,7 @@ public struct Job: Sendable, CustomReflectable {
         }
     }
 
-    public init(
+    package init(
         id: String, urls: [TemplatedString], dest: TemplatedString, size: Int64? = nil, checksums: [Checksum] = [],
         checksumsFrom: String? = nil, dependsOn: [String] = [], method: Method = .get, body: TemplatedString? = nil,
         headers: [Header] = [], settings: JobSettings = JobSettings(), upload: Upload? = nil, extract: Extract? = nil,
@@ -175,19 +175,19 @@ public struct Job: Sendable, CustomReflectable {
         set { extras = extras.with { $0.headers = newValue } }
     }
     /// Set for an upload job: `dest` is then the file sent and the single URL the target.
-    public var upload: Upload? {
+    package var upload: Upload? {
         get { extras.upload }
         set { extras = extras.with { $0.upload = newValue } }
     }
     /// Set for a download job that unpacks its archive once it verified (`extract:`).
-    public var extract: Extract? {
+    package var extract: Extract? {
         get { extras.extract }
         set { extras = extras.with { $0.extract = newValue } }
     }
     /// Set on a job whose URL is a bucket prefix or a source: it is expanded into one job per
     /// object or file before the command builds its graph (``ObjectListing``); `dest` is then
     /// the directory.
-    public var listing: ObjectListing? {
+    package var listing: ObjectListing? {
         get { extras.listing }
         set { extras = extras.with { $0.listing = newValue } }
     }
@@ -226,17 +226,17 @@ public struct Job: Sendable, CustomReflectable {
 
 /// What an upload job sends besides its file (`form`, `content_md5`, `retry_post`). A class, so
 /// that download jobs — nearly all of a large manifest — pay one pointer for it.
-public final class Upload: Sendable {
+package final class Upload: Sendable {
     /// `form:` of a `POST`: the body is `multipart/form-data` with these text fields first and the
     /// file last.
-    public struct Form: Sendable {
-        public var fileField: String
+    package struct Form: Sendable {
+        package var fileField: String
         /// Nil: the source's base name.
-        public var fileName: String?
-        public var contentType: String
-        public var fields: [Job.Header]
+        package var fileName: String?
+        package var contentType: String
+        package var fields: [Job.Header]
 
-        public init(fileField: String = "file", fileName: String? = nil, contentType: String = "application/octet-stream",
+        package init(fileField: String = "file", fileName: String? = nil, contentType: String = "application/octet-stream",
                     fields: [Job.Header] = []) {
             self.fileField = fileField
             self.fileName = fileName
@@ -245,14 +245,14 @@ public final class Upload: Sendable {
         }
     }
 
-    public let form: Form?
+    package let form: Form?
     /// Send `Content-MD5` (S3 checks it, and its ETag is then the MD5 of a single-part object).
-    public let contentMD5: Bool
+    package let contentMD5: Bool
     /// Retry a `POST` like a `PUT`; without it a `POST` is retried only when it provably never
     /// reached the server (the connection was never made).
-    public let retryPost: Bool
+    package let retryPost: Bool
 
-    public init(form: Form? = nil, contentMD5: Bool = false, retryPost: Bool = false) {
+    package init(form: Form? = nil, contentMD5: Bool = false, retryPost: Bool = false) {
         self.form = form
         self.contentMD5 = contentMD5
         self.retryPost = retryPost
@@ -260,21 +260,21 @@ public final class Upload: Sendable {
 }
 
 /// Source locations of a job's parts.
-public struct JobSource: Sendable, CustomReflectable {
+package struct JobSource: Sendable, CustomReflectable {
     /// The job's mapping.
-    public var job: SourceLocation
-    public var id: SourceLocation
+    package var job: SourceLocation
+    package var id: SourceLocation
     /// The `dest` value (an upload's `upload` value), or the URL it was derived from.
-    public var dest: SourceLocation
+    package var dest: SourceLocation
     /// Where the rarer parts were written, in a box shared by every job without them.
     private var references: References
 
     /// One location per `depends_on` entry.
-    public var dependsOn: [SourceLocation] {
+    package var dependsOn: [SourceLocation] {
         get { references.dependsOn }
         set { references = References(dependsOn: newValue, checksumsFrom: references.checksumsFrom) }
     }
-    public var checksumsFrom: SourceLocation? {
+    package var checksumsFrom: SourceLocation? {
         get { references.checksumsFrom }
         set { references = References(dependsOn: references.dependsOn, checksumsFrom: newValue) }
     }
@@ -291,7 +291,7 @@ public struct JobSource: Sendable, CustomReflectable {
         static let none = References(dependsOn: [], checksumsFrom: nil)
     }
 
-    public init(job: SourceLocation, id: SourceLocation, dest: SourceLocation, dependsOn: [SourceLocation] = [],
+    package init(job: SourceLocation, id: SourceLocation, dest: SourceLocation, dependsOn: [SourceLocation] = [],
                 checksumsFrom: SourceLocation? = nil) {
         self.job = job
         self.id = id
@@ -301,7 +301,7 @@ public struct JobSource: Sendable, CustomReflectable {
     }
 
     /// Shown as its locations: whether the box of the rarer ones is shared is not part of them.
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(self, children: ["job": job, "id": id, "dest": dest, "dependsOn": dependsOn, "checksumsFrom": checksumsFrom as Any],
                displayStyle: .struct)
     }
@@ -313,16 +313,16 @@ public struct JobSource: Sendable, CustomReflectable {
 /// nearly all take the `defaults` unchanged, so they share one box instead of each carrying
 /// about 130 bytes of the same settings. A job that overrides a field gets a box of its own
 /// when it is written.
-public struct JobSettings: Sendable, Equatable, CustomReflectable {
-    public enum Segments: Sendable, Equatable {
+package struct JobSettings: Sendable, Equatable, CustomReflectable {
+    package enum Segments: Sendable, Equatable {
         case auto
         case count(Int)
 
         /// Connections `auto` uses for a large file (at most `per_host`).
-        public static let autoCount = 4
+        package static let autoCount = 4
     }
 
-    public enum Refresh: String, Sendable, CaseIterable {
+    package enum Refresh: String, Sendable, CaseIterable {
         case never
         case ifChanged = "if-changed"
         case always
@@ -362,7 +362,7 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
 
     private var box: Box
 
-    public init() {
+    package init() {
         box = Self.defaultBox
     }
 
@@ -373,92 +373,92 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
         set { box = Box(newValue) }
     }
 
-    public static func == (left: JobSettings, right: JobSettings) -> Bool {
+    package static func == (left: JobSettings, right: JobSettings) -> Bool {
         left.box === right.box || left.box.values == right.box.values
     }
 
     /// Shown (`dump`, the debugger) as its values: whether a box is shared is not part of them.
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(reflecting: box.values)
     }
 
     /// Extra attempts per mirror after the first.
-    public var retries: Int {
+    package var retries: Int {
         get { box.values.retries }
         set { values.retries = newValue }
     }
     /// Exponential backoff base, in seconds.
-    public var backoff: Double {
+    package var backoff: Double {
         get { box.values.backoff }
         set { values.backoff = newValue }
     }
     /// Upper bound of one backoff wait, in seconds.
-    public var backoffMax: Double {
+    package var backoffMax: Double {
         get { box.values.backoffMax }
         set { values.backoffMax = newValue }
     }
     /// Longest `Retry-After` honoured, in seconds: a server asking for a longer wait fails over
     /// to the next mirror instead of holding the run (and its lock) for hours.
-    public var retryAfterMax: Double {
+    package var retryAfterMax: Double {
         get { box.values.retryAfterMax }
         set { values.retryAfterMax = newValue }
     }
     /// Idle timeout: no bytes for this long fails the attempt. Seconds.
-    public var timeout: Double {
+    package var timeout: Double {
         get { box.values.timeout }
         set { values.timeout = newValue }
     }
     /// Total time allowed for the job, in seconds.
-    public var deadline: Double? {
+    package var deadline: Double? {
         get { box.values.deadline }
         set { values.deadline = newValue }
     }
-    public var segments: Segments {
+    package var segments: Segments {
         get { box.values.segments }
         set { values.segments = newValue }
     }
-    public var refresh: Refresh {
+    package var refresh: Refresh {
         get { box.values.refresh }
         set { values.refresh = newValue }
     }
-    public var allowInsecureRedirect: Bool {
+    package var allowInsecureRedirect: Bool {
         get { box.values.allowInsecureRedirect }
         set { values.allowInsecureRedirect = newValue }
     }
     /// Header names (lowercased) still sent after a redirect to another origin; by default
     /// `Authorization`, `Proxy-Authorization` and `Cookie` are dropped there, as curl does.
-    public var crossOriginHeaders: [String] {
+    package var crossOriginHeaders: [String] {
         get { box.values.crossOriginHeaders }
         set { values.crossOriginHeaders = newValue }
     }
     /// At most this many requests to the job's host start in any one-second window (all jobs
     /// to that host share the window); nil: no pacing beyond `per_host`.
-    public var requestsPerSecond: Int? {
+    package var requestsPerSecond: Int? {
         get { box.values.requestsPerSecond }
         set { values.requestsPerSecond = newValue }
     }
     /// Look up Basic credentials for the mirrors' hosts in `.netrc` (`NETRC`, else `~/.netrc`).
-    public var netrc: Bool {
+    package var netrc: Bool {
         get { box.values.netrc }
         set { values.netrc = newValue }
     }
-    public var tls: TLSSettings {
+    package var tls: TLSSettings {
         get { box.values.tls }
         set { values.tls = newValue }
     }
     /// Whether an HTML page may be the file (`accept_html`); by default a job without a pinned
     /// checksum that receives one fails `unexpected_html` (Docs/Sources.md).
-    public var acceptHTML: Bool {
+    package var acceptHTML: Bool {
         get { box.values.acceptHTML }
         set { values.acceptHTML = newValue }
     }
     /// The repositories' API endpoints this job's sources use (`hf:`, `zenodo:`, `figshare:`).
-    public var repositories: RepositoryEndpoints {
+    package var repositories: RepositoryEndpoints {
         get { box.values.repositories }
         set { values.repositories = newValue }
     }
     /// How `s3://` and `gs://` URLs are reached (`s3:`).
-    public var s3: S3Settings {
+    package var s3: S3Settings {
         get { box.values.s3 }
         set { values.s3 = newValue }
     }
@@ -466,19 +466,19 @@ public struct JobSettings: Sendable, Equatable, CustomReflectable {
 
 /// Certificates for HTTPS beyond the system's trust store (`tls:` in the manifest). Paths are
 /// absolute (relative ones are resolved against the manifest's directory when decoding).
-public struct TLSSettings: Sendable, Hashable {
+package struct TLSSettings: Sendable, Hashable {
     /// PEM bundle of the CAs to trust instead of the system store, as curl's `--cacert`.
-    public var caFile: String?
+    package var caFile: String?
     /// PEM client certificate (chain) and its key, for servers that require mutual TLS.
-    public var clientCertificate: String?
-    public var clientKey: String?
+    package var clientCertificate: String?
+    package var clientKey: String?
 
-    public init(caFile: String? = nil, clientCertificate: String? = nil, clientKey: String? = nil) {
+    package init(caFile: String? = nil, clientCertificate: String? = nil, clientKey: String? = nil) {
         self.caFile = caFile
         self.clientCertificate = clientCertificate
         self.clientKey = clientKey
     }
 
     /// Whether anything differs from the system defaults.
-    public var isDefault: Bool { self == TLSSettings() }
+    package var isDefault: Bool { self == TLSSettings() }
 }

@@ -4,9 +4,9 @@
 /// A list's rows take the manifest's `defaults` and are jobs like any other once loaded (plan,
 /// pin, check, verify, shards, reports); their problems are reported at the list's own
 /// `file:line:col` (``SourceLocation/file``).
-public struct JobList: Sendable, Equatable {
+package struct JobList: Sendable, Equatable {
     /// How the rows are written.
-    public enum Format: String, Sendable, CaseIterable {
+    package enum Format: String, Sendable, CaseIterable {
         /// Comma-separated with a header row (RFC 4180: quotes, doubled quotes, line breaks in
         /// quotes, CRLF, a UTF-8 byte order mark).
         case csv
@@ -19,22 +19,22 @@ public struct JobList: Sendable, Equatable {
     }
 
     /// The path as written in the manifest, for messages.
-    public var file: String
+    package var file: String
     /// The absolute path (relative paths start at the manifest's directory).
-    public var path: String
+    package var path: String
     /// Nil: `auto`, picked from the extension, then from the content (``ListFormatGuess``).
-    public var format: Format?
+    package var format: Format?
     /// `id_prefix: P` makes every row's id `P/…`, given or derived.
-    public var idPrefix: String?
+    package var idPrefix: String?
     /// `dest:` with `{path}` (the URL's path, percent-decoded) and `{name}` (its last segment);
     /// a row's own `dest` wins. Default `{path}`.
-    public var destTemplate: String
+    package var destTemplate: String
     /// Where the entry is in the manifest.
-    public var location: SourceLocation
+    package var location: SourceLocation
 
-    public static let defaultDestTemplate = "{path}"
+    package static let defaultDestTemplate = "{path}"
 
-    public init(file: String, path: String, format: Format? = nil, idPrefix: String? = nil,
+    package init(file: String, path: String, format: Format? = nil, idPrefix: String? = nil,
                 destTemplate: String = Self.defaultDestTemplate, location: SourceLocation = .start) {
         self.file = file
         self.path = path

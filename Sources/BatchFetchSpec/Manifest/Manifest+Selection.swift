@@ -2,7 +2,7 @@
 extension Manifest {
     /// The jobs named in `ids` plus their dependencies (transitively), in manifest order; or the
     /// ids that name no job.
-    public func selecting(_ ids: [String]) -> Result<Manifest, SelectionError> {
+    package func selecting(_ ids: [String]) -> Result<Manifest, SelectionError> {
         let byID = Dictionary(jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let unknown = ids.filter { byID[$0] == nil }
         guard unknown.isEmpty else {
@@ -23,7 +23,7 @@ extension Manifest {
 extension Manifest {
     /// The manifest without its upload jobs: what `check`, `verify` and `pin` are about (the
     /// content fetched; an upload's target is no mirror of anything).
-    public var downloads: Manifest {
+    package var downloads: Manifest {
         var selected = self
         selected.jobs = jobs.filter { !$0.isUpload }
         return selected
@@ -31,10 +31,10 @@ extension Manifest {
 }
 
 /// Ids given to `--only` that name no job, each with a likely intended id.
-public struct SelectionError: Error, CustomStringConvertible {
-    public var unknown: [(id: String, suggestion: String?)]
+package struct SelectionError: Error, CustomStringConvertible {
+    package var unknown: [(id: String, suggestion: String?)]
 
-    public var description: String {
+    package var description: String {
         unknown.map { item in
             "unknown job '\(item.id)'" + (item.suggestion.map { " (did you mean '\($0)'?)" } ?? "")
         }.joined(separator: "; ")

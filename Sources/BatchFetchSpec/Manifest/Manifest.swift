@@ -31,11 +31,11 @@ public struct Manifest: Sendable {
     /// job's own URLs.
     public var hashMirrors: [TemplatedString] = []
     /// The external resolvers `resolvers:` names, by scheme (Docs/Sources.md).
-    public var resolvers: [String: ExternalResolver] = [:]
+    package var resolvers: [String: ExternalResolver] = [:]
     /// Jobs in manifest order: those of `jobs`, then each list's rows in list order.
     public var jobs: [Job]
     /// `jobs_from`, in order; a location's ``SourceLocation/file`` `k` is `lists[k - 1]`.
-    public var lists: [JobList] = []
+    package var lists: [JobList] = []
 
     public init(
         path: String, version: Int = 1, outputDirectory: String, concurrency: Int = 4, perHost: Int = 6,

@@ -4,21 +4,21 @@
 /// id `JOBID/` + its path relative to the prefix (or the source's base) and the dest `DIR/` +
 /// that relative path. The job's own `dest` is the directory (written `DIR/` in the manifest,
 /// held without the slash).
-public struct ObjectListing: Sendable, Hashable {
+package struct ObjectListing: Sendable, Hashable {
     /// The source the job's URL names; nil for a bucket prefix.
-    public var reference: SourceReference?
+    package var reference: SourceReference?
     /// Globs on the relative key (`*` within a `/` segment, `**` across them); default all.
-    public let include: [Glob]
-    public let exclude: [Glob]
+    package let include: [Glob]
+    package let exclude: [Glob]
 
-    public init(include: [Glob] = [], exclude: [Glob] = [], reference: SourceReference? = nil) {
+    package init(include: [Glob] = [], exclude: [Glob] = [], reference: SourceReference? = nil) {
         self.reference = reference
         self.include = include
         self.exclude = exclude
     }
 
     /// Whether the object at `relative` (its key after the prefix) is listed.
-    public func keeps(_ relative: String) -> Bool {
+    package func keeps(_ relative: String) -> Bool {
         (include.isEmpty || include.contains { $0.matches(relative) }) && !exclude.contains { $0.matches(relative) }
     }
 }

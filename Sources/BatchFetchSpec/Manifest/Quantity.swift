@@ -3,7 +3,7 @@
 /// Units are explicit so that `10MB` and `10MiB` mean what they say (decimal vs binary), and a
 /// bare number is bytes for sizes but an error for durations, where `30` could be seconds or
 /// milliseconds and guessing wrong is costly.
-public enum Quantity {
+package enum Quantity {
     private static let sizeUnits: [String: Double] = [
         "": 1, "b": 1,
         "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
@@ -19,7 +19,7 @@ public enum Quantity {
     ]
 
     /// A byte count such as `123`, `10KB` or `1.5GiB`.
-    public static func bytes(_ text: String) -> Result<Int64, QuantityError> {
+    package static func bytes(_ text: String) -> Result<Int64, QuantityError> {
         if let plain = Int64(text), plain >= 0 { return .success(plain) }
         guard let (number, unit) = split(text) else { return .failure(.malformed) }
         guard let factor = sizeUnits[unit.lowercased()] else { return .failure(.unknownUnit(unit)) }
@@ -30,14 +30,14 @@ public enum Quantity {
     }
 
     /// A rate such as `50MB/s` or `2MiB/s`, in bytes per second.
-    public static func rate(_ text: String) -> Result<Int64, QuantityError> {
+    package static func rate(_ text: String) -> Result<Int64, QuantityError> {
         let trimmed = Self.trimmed(text)
         guard trimmed.hasSuffix("/s") else { return .failure(.missingPerSecond) }
         return bytes(String(trimmed.dropLast(2)))
     }
 
     /// A duration such as `500ms`, `30s`, `5m`, `2h`, `1h30m` or `1 hour`, in seconds.
-    public static func seconds(_ text: String) -> Result<Double, QuantityError> {
+    package static func seconds(_ text: String) -> Result<Double, QuantityError> {
         var rest = Self.trimmed(text)
         guard !rest.isEmpty else { return .failure(.malformed) }
         var total = 0.0
@@ -86,7 +86,7 @@ public enum Quantity {
 }
 
 /// Why a quantity did not parse; the decoder turns it into a message naming the key.
-public enum QuantityError: Error, Equatable {
+package enum QuantityError: Error, Equatable {
     case malformed
     case unknownUnit(String)
     case missingUnit

@@ -11,15 +11,15 @@ import Foundation
 /// Values shorter than ``minimumLength`` characters are left alone in free text: replacing every
 /// `1` or `on` would garble status codes and words, and a value that short protects nothing.
 /// They are still hidden where the manifest templated them.
-public struct Redactor: Sendable, Equatable {
+package struct Redactor: Sendable, Equatable {
     /// Each hidden text and what is shown instead, longest first so a value that contains
     /// another is replaced whole.
     private let replacements: [(hidden: String, shown: String)]
 
-    public static let minimumLength = 4
+    package static let minimumLength = 4
 
     /// A redactor for the secrets of `strings` plus `extra` values (e.g. a `.netrc` password).
-    public init(_ strings: [TemplatedString] = [], extra: [TemplatedString.Secret] = []) {
+    package init(_ strings: [TemplatedString] = [], extra: [TemplatedString.Secret] = []) {
         var pairs: [String: String] = [:]
         for secret in strings.flatMap(\.secrets) + extra where secret.value.count >= Self.minimumLength {
             let shown = "${\(secret.name)}"
@@ -31,13 +31,13 @@ public struct Redactor: Sendable, Equatable {
             .sorted { $0.hidden.count != $1.hidden.count ? $0.hidden.count > $1.hidden.count : $0.hidden < $1.hidden }
     }
 
-    public static func == (lhs: Redactor, rhs: Redactor) -> Bool {
+    package static func == (lhs: Redactor, rhs: Redactor) -> Bool {
         lhs.replacements.map(\.hidden) == rhs.replacements.map(\.hidden)
             && lhs.replacements.map(\.shown) == rhs.replacements.map(\.shown)
     }
 
     /// `text` with every secret replaced.
-    public func redact(_ text: String) -> String {
+    package func redact(_ text: String) -> String {
         var result = text
         for (hidden, shown) in replacements where result.contains(hidden) {
             result = result.replacingOccurrences(of: hidden, with: shown)
@@ -81,7 +81,7 @@ public struct Redactor: Sendable, Equatable {
 extension Job {
     /// A redactor for every environment value the job uses (URLs, dest, headers, body), and
     /// `extra` secrets from elsewhere.
-    public func redactor(extra: [TemplatedString.Secret] = []) -> Redactor {
+    package func redactor(extra: [TemplatedString.Secret] = []) -> Redactor {
         // Nearly every job has no environment value: no arrays are gathered for those.
         let templated = urls.contains { !$0.secrets.isEmpty } || !dest.secrets.isEmpty
             || headers.contains { !$0.value.secrets.isEmpty } || body?.secrets.isEmpty == false

@@ -4,27 +4,27 @@ import Foundation
 /// lines (`<hex>  name`, `<hex> *name`) and BSD tagged lines (`SHA256 (name) = <hex>`), mixed
 /// freely. Blank lines and `#` comments are skipped; other lines are ignored rather than fatal,
 /// since sum files often carry a PGP signature around the list.
-public struct SumFile: Sendable, Equatable {
-    public struct Entry: Sendable, Equatable {
-        public var name: String
-        public var checksum: Checksum
+package struct SumFile: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
+        package var name: String
+        package var checksum: Checksum
     }
 
-    public private(set) var entries: [Entry] = []
+    package private(set) var entries: [Entry] = []
 
-    public init(text: String) {
+    package init(text: String) {
         for line in text.split(whereSeparator: \.isNewline) {
             if let entry = Self.entry(line) { entries.append(entry) }
         }
     }
 
     /// One line's entry, GNU or BSD, or nil for any other line.
-    public static func entry(_ line: Substring) -> Entry? {
+    package static func entry(_ line: Substring) -> Entry? {
         bsd(line) ?? gnu(line)
     }
 
     /// Why a file has no checksums in a sum file.
-    public enum MatchFailure: Error, Equatable {
+    package enum MatchFailure: Error, Equatable {
         /// No entry names it.
         case notListed
         /// Entries in several directories share its file name, and neither path decides.
@@ -36,7 +36,7 @@ public struct SumFile: Sendable, Equatable {
     /// (the file's path relative to the sum file, most trusted first; a leading `./` ignored),
     /// else the only entry with the file name `fileName`. Entries in different directories with
     /// that file name are ambiguous: guessing could pin the wrong file's digest.
-    public func match(paths: [String], fileName: String) -> Result<(name: String, checksums: [Checksum]), MatchFailure> {
+    package func match(paths: [String], fileName: String) -> Result<(name: String, checksums: [Checksum]), MatchFailure> {
         for path in paths {
             let listed = checksums(named: Self.normalised(path))
             if !listed.isEmpty { return .success((Self.normalised(path), listed)) }

@@ -99,19 +99,19 @@ public struct TemplatedString: Hashable, Sendable {
 /// A `$` not followed by `{` is literal; `$${` writes a literal `${`. A default is manifest text,
 /// not a secret. An unset variable without a default is an error, because silently fetching
 /// `https:///file` or sending an empty token is worse than stopping.
-public struct VariableExpander: Sendable {
-    public var environment: [String: String]
+package struct VariableExpander: Sendable {
+    package var environment: [String: String]
 
-    public init(environment: [String: String]) {
+    package init(environment: [String: String]) {
         self.environment = environment
     }
 
-    public enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         case unset(String)
         case malformed(String)
     }
 
-    public func expand(_ text: String) -> Result<TemplatedString, Failure> {
+    package func expand(_ text: String) -> Result<TemplatedString, Failure> {
         guard text.utf8.contains(UInt8(ascii: "$")) else { return .success(TemplatedString(literal: text)) }
         var parts: [TemplatedString.Part] = []
         var literal = ""

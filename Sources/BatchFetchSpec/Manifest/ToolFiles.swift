@@ -3,28 +3,28 @@ import Foundation
 /// The files batchfetch itself keeps in `output_dir`, named once: the engine and the CLI write
 /// them, and validation refuses a dest with one of these names (it would be overwritten by the
 /// tool and then reported up to date).
-public enum ToolFiles {
+package enum ToolFiles {
     /// The report of `run` (`--report` overrides it).
-    public static let runReport = "batchfetch-report.json"
+    package static let runReport = "batchfetch-report.json"
     /// The report of `check`.
-    public static let checkReport = "batchfetch-check.json"
+    package static let checkReport = "batchfetch-check.json"
     /// The report of `verify`.
-    public static let verifyReport = "batchfetch-verify.json"
+    package static let verifyReport = "batchfetch-verify.json"
     /// What earlier runs verified: the SQLite store (`StateCache`), its write-ahead log and
     /// shared memory, and the JSON file of earlier versions it is migrated from.
-    public static let stateStore = ".batchfetch-state.sqlite"
-    public static let stateStoreLog = ".batchfetch-state.sqlite-wal"
-    public static let stateStoreMemory = ".batchfetch-state.sqlite-shm"
-    public static let stateCache = ".batchfetch-state.json"
+    package static let stateStore = ".batchfetch-state.sqlite"
+    package static let stateStoreLog = ".batchfetch-state.sqlite-wal"
+    package static let stateStoreMemory = ".batchfetch-state.sqlite-shm"
+    package static let stateCache = ".batchfetch-state.json"
     /// The run lock (`RunLock`).
-    public static let runLock = ".batchfetch.lock"
+    package static let runLock = ".batchfetch.lock"
 
-    public static let all = [runReport, checkReport, verifyReport, stateStore, stateStoreLog, stateStoreMemory, stateCache, runLock]
+    package static let all = [runReport, checkReport, verifyReport, stateStore, stateStoreLog, stateStoreMemory, stateCache, runLock]
 
     /// Whether `name` is one of these files of a shard (``Shard/fileName(_:)``, e.g.
     /// `batchfetch-report.shard-0-of-4.json`), for any K and N. Cheap for other names: it runs
     /// for every dest of a million-job manifest.
-    public static func isShardFile(_ name: String) -> Bool {
+    package static func isShardFile(_ name: String) -> Bool {
         shardNameParts.contains { prefix, suffix in
             guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.utf8.count > prefix.utf8.count + suffix.utf8.count else {
                 return false

@@ -3,7 +3,7 @@
 /// Parsing 200,000 mirror URLs with `URLComponents` took a tenth of the time to validate a
 /// 100,000-job manifest. Most URLs are plain `http(s)://host/path` made only of characters that
 /// need no encoding; those are accepted here, and anything else is left to `URLComponents`.
-public enum URLSyntax {
+package enum URLSyntax {
     /// True when `text` is `http://` or `https://` (any case), a non-empty host of letters,
     /// digits, `.`, `-`, an optional `:port`, and then only RFC 3986 unreserved, reserved or `%`
     /// characters, with every `%` followed by two hex digits.
@@ -58,7 +58,7 @@ public enum URLSyntax {
     /// (404 on nginx, apache2 and caddy). Encoding only what is invalid first leaves Foundation
     /// nothing to encode. The authority (userinfo, host, port) is left to Foundation; a `%` not
     /// followed by two hex digits becomes `%25`.
-    public static func encodingInvalidCharacters(_ text: String) -> String {
+    package static func encodingInvalidCharacters(_ text: String) -> String {
         // Most URLs need nothing; this check allocates nothing (a Mirror is made per job).
         if isPlainHTTPURL(text) { return text }
         let bytes = Array(text.utf8)

@@ -18,7 +18,7 @@ public struct Shard: Sendable, Equatable, Hashable, Codable, CustomStringConvert
     }
 
     /// Parses `K/N`, as given to `--shard` or in `BATCHFETCH_SHARD`.
-    public static func parse(_ text: String) -> Result<Shard, ShardError> {
+    package static func parse(_ text: String) -> Result<Shard, ShardError> {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
             return .failure(ShardError("'\(text)' is not a shard: write K/N, e.g. 0/4 for the first of four"))
@@ -50,10 +50,10 @@ public struct Shard: Sendable, Equatable, Hashable, Codable, CustomStringConvert
 }
 
 /// Why a shard could not be taken: a malformed `--shard`, or an environment that does not name one.
-public struct ShardError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var description: String
+package struct ShardError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var description: String
 
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

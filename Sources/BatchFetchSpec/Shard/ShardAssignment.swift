@@ -17,30 +17,30 @@
 /// adding, removing or reordering jobs moves few others (bench/results/shards.md measures it),
 /// where sorting into the lightest shard (LPT) would reshuffle most of the manifest. The key
 /// and hash (FNV-1a, splitmix64) depend on no platform, process seed or manifest order.
-public struct ShardAssignment: Sendable {
+package struct ShardAssignment: Sendable {
     /// What one shard holds.
-    public struct Total: Sendable, Equatable {
-        public var jobs = 0
-        public var components = 0
+    package struct Total: Sendable, Equatable {
+        package var jobs = 0
+        package var components = 0
         /// Sum of declared sizes.
-        public var bytes: Int64 = 0
+        package var bytes: Int64 = 0
         /// Jobs without a declared size (not in `bytes`).
-        public var unsizedJobs = 0
+        package var unsizedJobs = 0
         /// Jobs in the largest component.
-        public var largestComponent = 0
+        package var largestComponent = 0
     }
 
-    public let count: Int
+    package let count: Int
     /// Each job's shard, by manifest position.
-    public let shardOfJob: [Int32]
-    public let totals: [Total]
+    package let shardOfJob: [Int32]
+    package let totals: [Total]
 
     /// How far above an even share a shard may be filled before a component tries its next shard.
-    public static let slack = 0.02
+    package static let slack = 0.02
     /// Shards a component tries in its own order before it takes the least loaded one.
     static let tries: UInt64 = 8
 
-    public init(jobs: [Job], count: Int) {
+    package init(jobs: [Job], count: Int) {
         precondition(count >= 1, "a manifest splits into at least one shard")
         self.count = count
         let components = Components(jobs: jobs)
@@ -92,7 +92,7 @@ public struct ShardAssignment: Sendable {
     }
 
     /// Whether the job at `position` belongs to `shard`.
-    public func contains(_ position: Int, in shard: Shard) -> Bool {
+    package func contains(_ position: Int, in shard: Shard) -> Bool {
         Int(shardOfJob[position]) == shard.index
     }
 
@@ -196,7 +196,7 @@ private struct Components {
 
 extension Manifest {
     /// The manifest with only the jobs of `shard` (in manifest order), as `assignment` splits it.
-    public func selecting(_ shard: Shard, of assignment: ShardAssignment) -> Manifest {
+    package func selecting(_ shard: Shard, of assignment: ShardAssignment) -> Manifest {
         precondition(assignment.count == shard.count, "the assignment is for \(assignment.count) shards")
         var selected = self
         selected.jobs = jobs.indices.filter { assignment.contains($0, in: shard) }.map { jobs[$0] }

@@ -8,10 +8,10 @@
 ///    from `SLURM_ARRAY_TASK_MIN` in steps of `SLURM_ARRAY_TASK_STEP`, so `--array=1-8` and
 ///    `--array=0-14:2` work; an irregular list such as `--array=1,4,5` names no shard and is an
 ///    error rather than a guess.
-public enum ShardEnvironment {
+package enum ShardEnvironment {
     /// The shard and where it came from (for the line batchfetch prints), or why none was found.
     /// `count` is N from `--shard-count` or the manifest, used where the environment has none.
-    public static func resolve(_ environment: [String: String], count: Int?) -> Result<(shard: Shard, source: String), ShardError> {
+    package static func resolve(_ environment: [String: String], count: Int?) -> Result<(shard: Shard, source: String), ShardError> {
         if let text = environment["BATCHFETCH_SHARD"] {
             return Shard.parse(text).map { ($0, "BATCHFETCH_SHARD=\(text)") }
                 .mapError { ShardError("BATCHFETCH_SHARD: \($0)") }

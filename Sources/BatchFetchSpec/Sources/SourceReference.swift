@@ -1,7 +1,7 @@
 /// What a source URL names (Docs/Sources.md): a Hugging Face repository at a revision, a Zenodo
 /// record, a figshare article, a DOI, or a source an external resolver named in the manifest
 /// lists. Parsed once, by validation, from the text alone: no network, no resolver run.
-public enum SourceReference: Sendable, Hashable {
+package enum SourceReference: Sendable, Hashable {
     case huggingFace(HubRepository)
     /// A Zenodo record id (digits) and an optional path or glob on its files' keys.
     case zenodo(record: String, path: String?)
@@ -15,23 +15,23 @@ public enum SourceReference: Sendable, Hashable {
     case external(resolver: String, url: String)
 
     /// A repository on the Hugging Face Hub (`hf://[datasets/|spaces/]ORG/NAME[@REV][/PATH]`).
-    public struct HubRepository: Sendable, Hashable {
-        public enum Kind: String, Sendable, CaseIterable {
+    package struct HubRepository: Sendable, Hashable {
+        package enum Kind: String, Sendable, CaseIterable {
             case models, datasets, spaces
 
             /// The prefix of the repository's file URLs (`{endpoint}/{prefix}ORG/NAME/resolve/…`).
-            public var filePrefix: String { self == .models ? "" : rawValue + "/" }
+            package var filePrefix: String { self == .models ? "" : rawValue + "/" }
         }
 
-        public var kind: Kind
+        package var kind: Kind
         /// `ORG/NAME`.
-        public var id: String
+        package var id: String
         /// A branch, tag or commit; `main` when none is given.
-        public var revision: String
+        package var revision: String
         /// A file, a directory or a glob inside the repository; nil for all of it.
-        public var path: String?
+        package var path: String?
 
-        public init(kind: Kind, id: String, revision: String, path: String?) {
+        package init(kind: Kind, id: String, revision: String, path: String?) {
             self.kind = kind
             self.id = id
             self.revision = revision
@@ -40,11 +40,11 @@ public enum SourceReference: Sendable, Hashable {
     }
 
     /// The schemes built into batchfetch (besides http, https, s3 and gs).
-    public static let builtInSchemes: Set<String> = ["hf", "zenodo", "figshare", "doi"]
+    package static let builtInSchemes: Set<String> = ["hf", "zenodo", "figshare", "doi"]
 
     /// The scheme of `url` (`hf`, `zenodo`, `ia`, …): the letters before the first `:`, lowercased;
     /// nil when there is none.
-    public static func scheme(of url: String) -> String? {
+    package static func scheme(of url: String) -> String? {
         guard let colon = url.firstIndex(of: ":"), colon > url.startIndex else { return nil }
         let name = url[..<colon]
         guard name.utf8.allSatisfy({ ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A || (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x2B || $0 == 0x2E }),
@@ -53,14 +53,14 @@ public enum SourceReference: Sendable, Hashable {
     }
 
     /// Whether `url` names a source: a built-in scheme or one of `resolvers`.
-    public static func isSource(_ url: String, resolvers: Set<String>) -> Bool {
+    package static func isSource(_ url: String, resolvers: Set<String>) -> Bool {
         guard let scheme = scheme(of: url) else { return false }
         return builtInSchemes.contains(scheme) || resolvers.contains(scheme)
     }
 
     /// The reference `url` names, or what is wrong with it. `resolvers` are the names the
     /// manifest's `resolvers:` gives.
-    public static func parse(_ url: String, resolvers: Set<String>) -> Result<SourceReference, SourceProblem> {
+    package static func parse(_ url: String, resolvers: Set<String>) -> Result<SourceReference, SourceProblem> {
         guard let scheme = scheme(of: url) else { return .failure(SourceProblem("'\(url)' names no source")) }
         let rest = String(url.dropFirst(scheme.count + 1))
         if resolvers.contains(scheme) {
@@ -154,13 +154,13 @@ public enum SourceReference: Sendable, Hashable {
     /// under (Docs/Sources.md, "Shape"): a glob selects what it matches, relative to its longest
     /// leading directory without a glob character; a plain path selects that file (under its
     /// own name) or everything under that directory (relative to it); no path selects all.
-    public struct Selection: Sendable {
+    package struct Selection: Sendable {
         let pattern: Glob?
         let plain: String?
         /// The directory files are listed under and relative to ("" for the top).
-        public let base: String
+        package let base: String
 
-        public init(path: String?) {
+        package init(path: String?) {
             guard let path else {
                 (pattern, plain, base) = (nil, nil, "")
                 return
@@ -178,7 +178,7 @@ public enum SourceReference: Sendable, Hashable {
         }
 
         /// The published path of the repository file `path`, or nil when it is not selected.
-        public func relative(_ path: String) -> String? {
+        package func relative(_ path: String) -> String? {
             if let pattern {
                 guard pattern.matches(path) else { return nil }
                 return base.isEmpty ? path : String(path.dropFirst(base.count + 1))
@@ -191,26 +191,26 @@ public enum SourceReference: Sendable, Hashable {
 }
 
 /// Why a source URL cannot be used, in words for a `file:line:col` message.
-public struct SourceProblem: Error, Sendable, Equatable {
-    public let message: String
+package struct SourceProblem: Error, Sendable, Equatable {
+    package let message: String
 
-    public init(_ message: String) {
+    package init(_ message: String) {
         self.message = message
     }
 }
 
 /// An external resolver the manifest names (`resolvers: {NAME: {command: [...], timeout: 60s}}`):
 /// a program that prints a source's files as JSON (Docs/Sources.md). Never run through a shell.
-public struct ExternalResolver: Sendable, Hashable {
+package struct ExternalResolver: Sendable, Hashable {
     /// The program (absolute: a relative one was resolved against the manifest's directory when
     /// decoding) and its arguments; the source URL is appended as the last argument.
-    public var command: [String]
+    package var command: [String]
     /// Seconds before the resolver's process group is killed.
-    public var timeout: Double
+    package var timeout: Double
 
-    public static let defaultTimeout = 60.0
+    package static let defaultTimeout = 60.0
 
-    public init(command: [String], timeout: Double = ExternalResolver.defaultTimeout) {
+    package init(command: [String], timeout: Double = ExternalResolver.defaultTimeout) {
         self.command = command
         self.timeout = timeout
     }
@@ -219,12 +219,12 @@ public struct ExternalResolver: Sendable, Hashable {
 /// Where the repositories' APIs are (`hf: {endpoint}`, `zenodo: {endpoint}`, `figshare:
 /// {endpoint}` under defaults or a job); nil: the environment's (`HF_ENDPOINT`…), else the
 /// public service.
-public struct RepositoryEndpoints: Sendable, Hashable {
-    public var hf: String?
-    public var zenodo: String?
-    public var figshare: String?
+package struct RepositoryEndpoints: Sendable, Hashable {
+    package var hf: String?
+    package var zenodo: String?
+    package var figshare: String?
 
-    public init(hf: String? = nil, zenodo: String? = nil, figshare: String? = nil) {
+    package init(hf: String? = nil, zenodo: String? = nil, figshare: String? = nil) {
         self.hf = hf
         self.zenodo = zenodo
         self.figshare = figshare

@@ -1,12 +1,12 @@
 /// "Did you mean" suggestions for misspelt keys, values and job ids.
-public enum Suggestion {
+package enum Suggestion {
     /// The candidate closest to `word`, if it is close enough to be a likely typo.
     ///
     /// A candidate whose length differs from the word's by more than the limit cannot be close
     /// enough and is not compared at all. Of equally close candidates the first in UTF-8 order
     /// wins, whatever order they come in (a dictionary's keys come in a different order in every
     /// process, and even in two dictionaries of one process).
-    public static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
+    package static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
         let target = Array(word.lowercased())
         let limit = max(1, target.count / 3)
         var best: (candidate: String, distance: Int)?
@@ -20,7 +20,7 @@ public enum Suggestion {
     }
 
     /// " (did you mean 'x'?)" or "" — ready to append to a message.
-    public static func hint(for word: String, in candidates: some Sequence<String>) -> String {
+    package static func hint(for word: String, in candidates: some Sequence<String>) -> String {
         closest(to: word, in: candidates).map { " (did you mean '\($0)'?)" } ?? ""
     }
 

@@ -8,33 +8,33 @@ import FoundationXML
 /// check a document the same way. FoundationXML on Linux returns true from `parse()` for a
 /// document that ends badly yet sets `parserError`: both are checked here, once, and what was
 /// read of a broken document is never handed out.
-public struct XMLTree: Sendable {
-    public struct Element: Sendable {
-        public var name: String
+package struct XMLTree: Sendable {
+    package struct Element: Sendable {
+        package var name: String
         /// The element's namespace URI (only when read with namespaces).
-        public var namespace: String?
-        public var attributes: [String: String]
+        package var namespace: String?
+        package var attributes: [String: String]
         /// The element's own text (its children's not included).
-        public var text: String
-        public var children: [Element]
+        package var text: String
+        package var children: [Element]
         /// The line its start tag ends on.
-        public var line: Int
+        package var line: Int
 
         /// The direct children named `name` (in `namespace`, when given).
-        public func children(_ name: String, in namespace: String? = nil) -> [Element] {
+        package func children(_ name: String, in namespace: String? = nil) -> [Element] {
             children.filter { $0.name == name && (namespace == nil || $0.namespace == namespace) }
         }
     }
 
     /// Why a document could not be read: where the parser stopped, and its error code.
-    public struct Failure: Error, Sendable, Equatable {
-        public var line: Int
-        public var code: Int?
+    package struct Failure: Error, Sendable, Equatable {
+        package var line: Int
+        package var code: Int?
     }
 
     /// The root element of `data`. With `namespaces`, names are local names with their URI in
     /// ``Element/namespace``; without, names are as written (`s3:Key`).
-    public static func parse(_ data: Data, namespaces: Bool = false) -> Result<Element, Failure> {
+    package static func parse(_ data: Data, namespaces: Bool = false) -> Result<Element, Failure> {
         let builder = Builder()
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = namespaces

@@ -6,8 +6,8 @@ import Foundation
 /// the last job's style, block or flow mapping), or before the `]` of a flow sequence. Found
 /// with libyaml's events, whose marks give positions; the text itself is never re-serialised,
 /// so every other byte (comments, anchors, quoting, CRLF) stays as it was.
-public struct JobsLayout: Sendable, Equatable {
-    public enum Shape: Sendable, Equatable {
+package struct JobsLayout: Sendable, Equatable {
+    package enum Shape: Sendable, Equatable {
         /// `jobs:` followed by `- ` items: append at `offset`; items' dashes at `dashColumn`;
         /// `flowItems` when the last item is a `{…}` mapping.
         case block(offset: Int, dashColumn: Int, flowItems: Bool)
@@ -17,11 +17,11 @@ public struct JobsLayout: Sendable, Equatable {
         case absent
     }
 
-    public var shape: Shape
+    package var shape: Shape
 
     /// The layout of `bytes` (a manifest that parses), or nil when libyaml cannot read it or its
     /// `jobs` is not a sequence.
-    public static func find(in bytes: [UInt8]) -> JobsLayout? {
+    package static func find(in bytes: [UInt8]) -> JobsLayout? {
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else { return nil }
         defer { yaml_parser_delete(&parser) }

@@ -5,7 +5,7 @@
 /// `String` each, that cost several hundred MiB and most of the load time in allocations. Flat
 /// storage keeps it to about 24 bytes per node plus the text. ``YAMLNode`` is the view the
 /// decoder works with.
-public final class YAMLDocument: Sendable {
+package final class YAMLDocument: Sendable {
     enum Kind: UInt8 {
         case scalar, sequence, mapping, alias
     }
@@ -33,7 +33,7 @@ public final class YAMLDocument: Sendable {
         self.rootIndex = rootIndex
     }
 
-    public var root: YAMLNode? { rootIndex.map { YAMLNode(document: self, index: $0) } }
+    package var root: YAMLNode? { rootIndex.map { YAMLNode(document: self, index: $0) } }
 }
 
 /// A node of a ``YAMLDocument``: scalars stay text, and every node knows where it started so
@@ -41,12 +41,12 @@ public final class YAMLDocument: Sendable {
 ///
 /// Scalars are not resolved to numbers or booleans here: the decoder knows which type each key
 /// wants, which gives better messages than YAML 1.1's implicit typing (`no` is not `false` to us).
-public struct YAMLNode: Sendable {
+package struct YAMLNode: Sendable {
     let document: YAMLDocument
     let index: Int
 
     /// Where the node was written (for an alias: where the alias was written).
-    public var location: SourceLocation {
+    package var location: SourceLocation {
         let record = document.records[index]
         return SourceLocation(line: Int(record.line), column: Int(record.column))
     }
@@ -57,7 +57,7 @@ public struct YAMLNode: Sendable {
         return record.kind == .alias ? document.records[Int(record.start)] : record
     }
 
-    public var scalar: YAMLScalar? {
+    package var scalar: YAMLScalar? {
         let record = content
         guard record.kind == .scalar else { return nil }
         let start = Int(record.start)
@@ -67,14 +67,14 @@ public struct YAMLNode: Sendable {
         return YAMLScalar(value: value, style: record.style)
     }
 
-    public var sequence: [YAMLNode]? {
+    package var sequence: [YAMLNode]? {
         let record = content
         guard record.kind == .sequence else { return nil }
         let start = Int(record.start)
         return (start..<start + Int(record.count)).map { YAMLNode(document: document, index: Int(document.children[$0])) }
     }
 
-    public var mapping: [YAMLMappingEntry]? {
+    package var mapping: [YAMLMappingEntry]? {
         let record = content
         guard record.kind == .mapping else { return nil }
         let start = Int(record.start)
@@ -86,7 +86,7 @@ public struct YAMLNode: Sendable {
     }
 
     /// True for `~`, `null` and an empty plain scalar, which YAML reads as "no value".
-    public var isNull: Bool {
+    package var isNull: Bool {
         let record = content
         guard record.kind == .scalar, record.style == .plain else { return false }
         if record.count == 0 { return true }
@@ -96,7 +96,7 @@ public struct YAMLNode: Sendable {
     }
 
     /// A short name of the node's shape for "expected X, found Y" messages.
-    public var kindDescription: String {
+    package var kindDescription: String {
         switch content.kind {
         case .scalar, .alias: return isNull ? "null" : "a scalar"
         case .sequence: return "a list"
@@ -106,27 +106,27 @@ public struct YAMLNode: Sendable {
 }
 
 /// A scalar's text and how it was written; quoting matters when deciding whether `8` is a number.
-public struct YAMLScalar: Sendable, Hashable {
-    public enum Style: UInt8, Sendable, Hashable {
+package struct YAMLScalar: Sendable, Hashable {
+    package enum Style: UInt8, Sendable, Hashable {
         case plain, singleQuoted, doubleQuoted, literal, folded
     }
 
-    public var value: String
-    public var style: Style
+    package var value: String
+    package var style: Style
 
-    public init(value: String, style: Style) {
+    package init(value: String, style: Style) {
         self.value = value
         self.style = style
     }
 }
 
 /// One `key: value` pair. Keys are always scalars in a manifest; the parser rejects others.
-public struct YAMLMappingEntry: Sendable {
-    public var key: String
-    public var keyLocation: SourceLocation
-    public var value: YAMLNode
+package struct YAMLMappingEntry: Sendable {
+    package var key: String
+    package var keyLocation: SourceLocation
+    package var value: YAMLNode
 
-    public init(key: String, keyLocation: SourceLocation, value: YAMLNode) {
+    package init(key: String, keyLocation: SourceLocation, value: YAMLNode) {
         self.key = key
         self.keyLocation = keyLocation
         self.value = value

@@ -3,9 +3,9 @@ import CYAML
 
 /// What the YAML layer made of a file: the document's root node (nil for an empty file) and the
 /// problems found, each with a location.
-public struct YAMLParseResult: Sendable {
-    public var root: YAMLNode?
-    public var problems: [(location: SourceLocation, message: String)]
+package struct YAMLParseResult: Sendable {
+    package var root: YAMLNode?
+    package var problems: [(location: SourceLocation, message: String)]
     /// Nodes and bytes of scalar text that aliases expanded to: the pieces of one file
     /// (``ManifestPieces``) are held to the budget together.
     var aliasCost = 0
@@ -24,16 +24,16 @@ public struct YAMLParseResult: Sendable {
 /// aliased 600 times took 21 s and 632 MiB to decode before the byte bound), valid UTF-8, at most ``maxFileSize`` bytes. Aliases share
 /// the anchored subtree instead of copying it, so a "billion laughs" file costs no memory before
 /// the budget stops it. Nodes are stored flat (see ``YAMLDocument``). YAML 1.1 merge keys (`<<: *defaults`) are honoured; explicit keys win.
-public enum YAMLParser {
-    public static let maxDepth = 64
-    public static let aliasBudget = 1_000_000
-    public static let aliasByteBudget = 16 * 1024 * 1024
+package enum YAMLParser {
+    package static let maxDepth = 64
+    package static let aliasBudget = 1_000_000
+    package static let aliasByteBudget = 16 * 1024 * 1024
     /// Room for a 1,000,000-job manifest with mirrors and checksums (about 300 MiB of YAML; the
     /// 64 MiB of earlier versions held about 200,000 jobs), while a runaway file is still refused
     /// before it is read into memory.
-    public static let maxFileSize = 512 * 1024 * 1024
+    package static let maxFileSize = 512 * 1024 * 1024
 
-    public static func parse(_ bytes: [UInt8]) -> YAMLParseResult {
+    package static func parse(_ bytes: [UInt8]) -> YAMLParseResult {
         if let problem = precheck(bytes) { return YAMLParseResult(root: nil, problems: [problem]) }
         return parseChecked(bytes)
     }

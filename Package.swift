@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "batchfetch", targets: ["batchfetch"]),
         .library(name: "BatchFetchSpec", targets: ["BatchFetchSpec"]),
         .library(name: "BatchFetchEngine", targets: ["BatchFetchEngine"]),
+        // The floor's public types a library user may name (`BatchFetchError`, `Durability`).
+        .library(name: "BatchFetchFiles", targets: ["BatchFetchFiles"]),
         .library(name: "TestOrigin", targets: ["TestOrigin"]),
         .executable(name: "batchfetch-test-origin", targets: ["batchfetch-test-origin"]),
     ],
@@ -50,12 +52,40 @@ let package = Package(
         .systemLibrary(name: "CBatchFetchSystem"),
         // Manifest model, YAML node tree, decoding, validation and the job graph. No networking.
         .target(name: "BatchFetchSpec", dependencies: ["CYAML"], swiftSettings: strict),
-        // Transports (AsyncHTTPClient, URLSession), download state machine, file sink, hashing,
-        // uploads, runner, report, check/pin/verify.
+        // The engine's floors, as swift-nio's NIOCore → NIOPosix → NIOHTTP1: each target sees
+        // only the floors below it, so the compiler keeps the layering (Docs/Architecture.md,
+        // "Floors").
+        // Files on disk: the safe directory, parts and sidecars, the file sink, digests, file
+        // identity; the error every subsystem reports. No networking, no run.
+        .target(
+            name: "BatchFetchFiles",
+            dependencies: [
+                "BatchFetchSpec",
+                "CBatchFetchSystem",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        // Object stores: SigV4 signing, AWS configuration, S3's XML answers and bucket listings.
+        // Pure values and parsing: no transport, no files beyond the AWS config it reads.
+        .target(
+            name: "BatchFetchObjectStore",
+            dependencies: [
+                "BatchFetchSpec",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        // Transports (AsyncHTTPClient, URLSession), download state machine, uploads, runner,
+        // report, check/pin/verify: everything above the floors.
         .target(
             name: "BatchFetchEngine",
             dependencies: [
                 "BatchFetchSpec",
+                "BatchFetchFiles",
+                "BatchFetchObjectStore",
                 "CArchive",
                 "CBatchFetchSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -95,6 +125,7 @@ let package = Package(
             name: "BatchFetchCLI",
             dependencies: [
                 "BatchFetchSpec",
+                "BatchFetchFiles",
                 "BatchFetchEngine",
                 "CBatchFetchSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -106,7 +137,8 @@ let package = Package(
         .testTarget(name: "BatchFetchSpecTests", dependencies: ["BatchFetchSpec", "TestOrigin"], swiftSettings: strict),
         .testTarget(
             name: "BatchFetchEngineTests",
-            dependencies: ["BatchFetchEngine", "TestOrigin", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["BatchFetchEngine", "BatchFetchFiles", "BatchFetchObjectStore", "TestOrigin",
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // The README's library example as a library user compiles it: no package access, no

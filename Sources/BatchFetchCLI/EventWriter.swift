@@ -1,4 +1,5 @@
 import BatchFetchEngine
+import BatchFetchFiles
 import Foundation
 
 /// `run --events PATH|-`: the run's events as NDJSON, one object per line, each with `event`

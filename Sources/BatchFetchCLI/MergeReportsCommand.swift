@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchFiles
 import Foundation
 
 /// `batchfetch merge-reports`: the reports of a split manifest's shards as one report v1.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchFiles
 import Foundation
 
 /// `--metrics PATH` (and `--metrics-per-job`) of `run`, `check` and `verify`: the run as

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchFiles
 import Foundation
 
 /// `batchfetch report`: a report (of `run`, `check`, `verify` or `merge-reports`) for people.

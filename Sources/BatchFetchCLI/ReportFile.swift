@@ -1,4 +1,5 @@
 import BatchFetchEngine
+import BatchFetchFiles
 import Foundation
 
 /// Reading, merging and writing report files for the commands, with their errors as people

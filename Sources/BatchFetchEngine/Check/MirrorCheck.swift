@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// One mirror's entry in a `check` report: what it showed and the verdict.

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// Every decision of one job's download — resume or restart, retry or fail, which mirror, when a

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// The response header rules the download decisions rest on, as pure functions.

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import BatchFetchSpec
 
 /// How one job's bytes are asked for: one stream or several connections (segments), whole

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import BatchFetchSpec
 
 /// What a file's content must be — a size and pinned checksums — and who says so; the one check

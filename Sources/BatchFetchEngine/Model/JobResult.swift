@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import BatchFetchSpec
 
 /// What happened to one job; the report's per-job entry is made from it.

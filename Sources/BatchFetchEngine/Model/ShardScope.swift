@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import BatchFetchSpec
 
 /// The part of a manifest a sharded command covers: the shard, and how many jobs the whole

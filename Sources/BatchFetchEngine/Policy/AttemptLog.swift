@@ -1,3 +1,5 @@
+import BatchFetchFiles
+
 /// The attempts of one job against its mirrors, and the count of failures on the current mirror
 /// that the retry policy weighs: the bookkeeping every driver of the attempt core keeps (a
 /// download, a segmented transfer's ranges, a mirror probe, an upload), kept once.

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// What the end of one attempt means for any request batchfetch sends — a download, a segment's

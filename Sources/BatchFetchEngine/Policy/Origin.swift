@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// Scheme, host and port of a URL (RFC 6454): what "the same server" means when deciding where

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// An object of a stable JSON file written directly, byte for byte what `JSONEncoder` with

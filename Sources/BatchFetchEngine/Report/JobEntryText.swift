@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// A job's report entry written directly, byte for byte what `JSONEncoder` (the report's

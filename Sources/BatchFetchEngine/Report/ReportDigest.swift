@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// What a person wants first from a report, computed once for every format of `batchfetch

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// A report as one self-contained HTML page: the totals, a timeline of the run (each job a bar

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// The jobs of a report, in report order: an array, or the journal a run wrote them to as they

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// A report as Markdown for a CI job's summary (`$GITHUB_STEP_SUMMARY`, GitLab's job

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// A report as plain text for a terminal or a mail body: the outcome, the totals, failures with

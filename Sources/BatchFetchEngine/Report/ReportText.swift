@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// A report's text written as a stream, byte for byte what ``StableJSON/encode(_:)`` makes of

@@ -1,5 +1,7 @@
-import Foundation
+import BatchFetchFiles
+import BatchFetchObjectStore
 import BatchFetchSpec
+import Foundation
 
 /// Report v1 (Docs/Contracts.md §2, `schemas/report.schema.json`): what a run did, per job.
 public struct RunReport: Codable, Sendable {

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import NIOConcurrencyHelpers
 
 /// How far one running job is, updated from the transport's queue and read by the progress

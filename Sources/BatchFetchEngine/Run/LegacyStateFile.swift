@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// Reads the JSON state cache of batchfetch before the SQLite store

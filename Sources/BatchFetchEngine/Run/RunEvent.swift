@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// What a run reports while it goes, in order: `jobStarted` and `jobFinished` once per job that

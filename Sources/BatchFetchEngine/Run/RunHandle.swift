@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// A run in progress (``Runner/start()``): its events as they happen, a switch to interrupt it,

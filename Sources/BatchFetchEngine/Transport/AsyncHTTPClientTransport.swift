@@ -1,4 +1,6 @@
 import AsyncHTTPClient
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import NIOConcurrencyHelpers
 
 /// Keeps the requests in flight to one host at or below `per_host`, across all jobs, and paces

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import Foundation
 
 /// The proxy environment that curl, wget and URLSession (libcurl) honour, for the nio transport:

@@ -1,3 +1,5 @@
+import BatchFetchFiles
+import BatchFetchObjectStore
 import NIOConcurrencyHelpers
 
 /// Something the ``Watchdog`` looks at on each tick (a request in flight).

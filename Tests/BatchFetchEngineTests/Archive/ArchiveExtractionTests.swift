@@ -1,8 +1,10 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// `extract:` end to end against TestOrigin, on the transport under test: trees compared entry
 /// by entry with what GNU tar, bsdtar and unzip make of the same archive; every hostile entry

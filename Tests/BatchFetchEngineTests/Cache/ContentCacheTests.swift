@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// The content cache end to end against TestOrigin: one download per content across manifests,
 /// and cache bytes never trusted blindly — an entry rewritten in place, truncated, or a symlink

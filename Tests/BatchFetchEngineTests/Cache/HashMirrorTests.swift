@@ -1,8 +1,10 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// `hash_mirrors`: a job pinned by sha256 asks them for its content before its own URLs; a miss
 /// or wrong bytes move on to its own URLs; the job's headers never go to a hash mirror, nor

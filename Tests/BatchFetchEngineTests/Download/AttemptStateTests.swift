@@ -1,4 +1,6 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Testing
 
 /// The per-request rules: what the transport's end of a request means, given what we asked of

@@ -1,4 +1,6 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Testing
 
 /// Where a job's content comes from, and in which order, decided without I/O.

@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// One test per origin behaviour: real HTTP on loopback through URLSession, asserting the bytes
 /// published, the report and what the origin served.

@@ -1,8 +1,10 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// Jobs a library caller builds by hand, past validation.
 @Suite struct HandBuiltJobTests {

@@ -1,8 +1,10 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// Never wrong bytes, never a write outside output_dir: misbehaving servers (no Range, gzip the
 /// client did not ask for) and hostile file systems (planted symlinks, a directory swapped for a

@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// Per-request latency, as on a real network: the origin delays every response head (the
 /// latency benchmark's mode), and jobs keep their requests in flight side by side instead of

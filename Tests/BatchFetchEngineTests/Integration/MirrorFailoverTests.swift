@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// `urls` are tried in order: a mirror that fails after its retries, or serves bad content, hands
 /// over to the next, and the report names the mirror that served the file.

@@ -1,3 +1,5 @@
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 @testable import TestOrigin
 import Testing
 

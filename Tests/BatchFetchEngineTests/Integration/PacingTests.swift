@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// `requests_per_second` on a real run: every job is fetched, and five requests at two per
 /// second take at least two seconds (a lower bound, which no load can break; the window's

@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// A server with a request quota that says what is left: a run reads it and never needs the
 /// 429, in each header form; the same server saying nothing gets 429s, which `Retry-After` then

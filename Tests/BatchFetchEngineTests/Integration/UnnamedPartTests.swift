@@ -1,8 +1,10 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// Small files of known size, and bodies of unknown size until they turn out large, are written
 /// to a part without a name and linked into place (``PartialFiles/openPart(unnamed:)``), on

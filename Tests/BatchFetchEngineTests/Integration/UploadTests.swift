@@ -1,8 +1,10 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// Upload jobs against TestOrigin's receiver, on the transport under test: what goes on the
 /// wire, the evidence for `up_to_date`, and the faults — a connection dropped mid-body (PUT

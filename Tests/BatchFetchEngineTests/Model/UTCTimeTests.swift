@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// UTC calendar fields and RFC 3339 timestamps without Foundation's calendars, checked against
 /// Foundation's own formatting.

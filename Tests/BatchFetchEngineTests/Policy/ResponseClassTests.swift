@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// One table says which answers are asked again, and every kind of request obeys it: 425 Too
 /// Early (RFC 8470) was added to it in one line, and `run`'s state machine, a segment's range,

@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// The report entries written directly are the bytes `JSONEncoder` makes of them: random jobs
 /// with every field present or absent, strings with quotes, backslashes, slashes, control

@@ -1,8 +1,10 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// A run's report entries kept on disk as jobs finish (``ReportJournal``) and the report written
 /// as a stream (``ReportText``): the bytes are exactly those of encoding the whole report.

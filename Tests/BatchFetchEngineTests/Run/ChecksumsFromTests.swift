@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// `checksums_from`: a job's digest comes from a sum file another job downloads first.
 @Suite struct ChecksumsFromTests {

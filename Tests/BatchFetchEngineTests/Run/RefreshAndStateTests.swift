@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// Nightly reruns: the state cache spares re-hashing unchanged files, and `refresh: if-changed`
 /// asks the server with a conditional GET.

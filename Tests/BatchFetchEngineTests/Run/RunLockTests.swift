@@ -1,4 +1,6 @@
 import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
 import Testing

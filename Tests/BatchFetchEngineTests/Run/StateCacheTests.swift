@@ -1,9 +1,11 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
 import GRDB
-import Testing
 import TestOrigin
+import Testing
 
 /// The state store: verified digests and validators kept between runs in SQLite, without a
 /// network; a store that is not ours is set aside, never trusted; the JSON cache of earlier

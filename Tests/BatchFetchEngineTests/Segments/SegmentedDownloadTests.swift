@@ -1,8 +1,10 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
-import Testing
 import TestOrigin
+import Testing
 
 /// Segmented downloads against the loopback origin: parallel ranges into one file, retries of a
 /// single range, and the fall back to one stream when ranges stop being honoured.

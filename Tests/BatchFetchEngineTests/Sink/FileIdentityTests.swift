@@ -1,4 +1,6 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Testing
 
 /// The one file identity and its named comparisons: what each can and cannot see.

@@ -1,3 +1,5 @@
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
 
 /// Waits for an event of another process or server (a request at the origin, bytes on disk):

@@ -1,6 +1,8 @@
+@testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
 import Testing
-@testable import BatchFetchEngine
 
 @Suite struct HostLimiterTests {
     /// Records the order in which waiters got their slot.

@@ -1,5 +1,7 @@
-import Testing
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
+import Testing
 
 @Suite struct LaneShareTests {
     /// The lanes' shares of `per_host` add up to it, and differ by at most one: the clients

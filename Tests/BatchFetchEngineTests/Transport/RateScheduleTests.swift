@@ -1,4 +1,6 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Testing
 
 /// The rate limit's timetable, on a clock the test holds.

@@ -1,7 +1,9 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import NIOConcurrencyHelpers
-import Testing
 import TestOrigin
+import Testing
 
 /// `requests_per_second`: at most N starts to a host in any one-second window, as a pure rule
 /// and as the host limiter waits on it (time advanced by hand).

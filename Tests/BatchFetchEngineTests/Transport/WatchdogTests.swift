@@ -1,4 +1,6 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Foundation
 import NIOConcurrencyHelpers
 import Testing

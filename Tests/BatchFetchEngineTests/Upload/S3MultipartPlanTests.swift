@@ -1,4 +1,6 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchObjectStore
 import Testing
 
 /// The multipart upload's decisions without a store: take up an earlier upload, abort it, or

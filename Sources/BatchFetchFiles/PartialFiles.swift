@@ -49,16 +49,16 @@ package final class PartialFiles: Sendable {
 
     /// What the job holds of its files, changed as it opens, names and releases them.
     private struct Held {
-        var directory: SafeDirectory?
+        package var directory: SafeDirectory?
         /// The part, open and locked, while the job owns it.
-        var part: Int32 = -1
+        package var part: Int32 = -1
         /// The open part is a file without a name (``SafeDirectory/openUnnamed()``), not `partName`.
-        var unnamed = false
+        package var unnamed = false
         /// False once ``local()`` found no sidecar while the part was locked, until one is
         /// written: no other process makes one without the lock, so publishing need not unlink
         /// it (an `unlinkat` takes the directory's lock even for a missing name, in contention
         /// with the other jobs' creates; bench/results/profile.md, "Choices the code cites").
-        var sidecarMayExist = true
+        package var sidecarMayExist = true
     }
 
     private let held = NIOLockedValueBox(Held())
@@ -196,7 +196,7 @@ package final class PartialFiles: Sendable {
     /// have names of their own), and the part then stays unnamed. True when the part is named,
     /// now or from the start.
     @discardableResult
-    func nameUnnamedPart() -> Bool {
+    package func nameUnnamedPart() -> Bool {
         held.withLockedValue { held in
             guard held.unnamed else { return true }
             guard let directory = held.directory, flock(held.part, LOCK_EX | LOCK_NB) == 0,
@@ -377,7 +377,7 @@ package final class PartialFiles: Sendable {
     }
 
     /// The part's first `count` bytes (fewer when it is shorter; none when it cannot be read).
-    func partPrefix(_ count: Int) -> Data {
+    package func partPrefix(_ count: Int) -> Data {
         let opened = openedPart
         var descriptor = opened.descriptor
         var owned = false
@@ -417,7 +417,7 @@ package final class PartialFiles: Sendable {
     /// Makes the part a copy of the regular file `name` in `directory` (never through a
     /// symlink): a hard link when `link` and the file system allows one, else a ``FileCopy``.
     @discardableResult
-    func takePart(from directory: SafeDirectory, name: String, link: Bool) throws(BatchFetchError) -> FileCopy.Method? {
+    package func takePart(from directory: SafeDirectory, name: String, link: Bool) throws(BatchFetchError) -> FileCopy.Method? {
         let destination = try openDirectory(create: true)!
         destination.unlink(partName)
         if link, linkat(directory.descriptor, name, destination.descriptor, partName, 0) == 0 {

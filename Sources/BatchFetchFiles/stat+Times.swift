@@ -3,7 +3,7 @@ import Foundation
 extension stat {
     /// The modification time in nanoseconds since the epoch: what tells a rewritten file from
     /// an unchanged one (the state store's identity, the content cache's).
-    var mtimeNanoseconds: Int64 {
+    package var mtimeNanoseconds: Int64 {
         #if os(Linux)
         Int64(st_mtim.tv_sec) * 1_000_000_000 + Int64(st_mtim.tv_nsec)
         #else
@@ -13,7 +13,7 @@ extension stat {
 
     /// The status-change time in nanoseconds since the epoch: changed by every write and every
     /// `utimensat`, so putting the mtime back does not hide a rewrite.
-    var ctimeNanoseconds: Int64 {
+    package var ctimeNanoseconds: Int64 {
         #if os(Linux)
         Int64(st_ctim.tv_sec) * 1_000_000_000 + Int64(st_ctim.tv_nsec)
         #else

@@ -11,16 +11,16 @@ import NIOConcurrencyHelpers
 /// Why three: a copy from the content cache must cost less than the download it saves; ext4
 /// has no reflinks, and `copy_file_range` is refused across some file system pairs (EXDEV on
 /// kernels before 5.3) and by some file systems (EINVAL, EOPNOTSUPP).
-enum FileCopy {
+package enum FileCopy {
     /// How the bytes were copied (for the report's figures and the benchmark).
-    enum Method: String, Sendable {
+    package enum Method: String, Sendable {
         case reflink, kernel, readWrite = "read_write"
     }
 
     /// Copies all of `input` (from offset 0) into `output` (from offset 0, truncated to the
     /// copy's size); `names` the two for messages.
     @discardableResult
-    static func copy(from input: Int32, to output: Int32, names: (from: String, to: String)) throws(BatchFetchError) -> (bytes: Int64, method: Method) {
+    package static func copy(from input: Int32, to output: Int32, names: (from: String, to: String)) throws(BatchFetchError) -> (bytes: Int64, method: Method) {
         var status = stat()
         guard fstat(input, &status) == 0 else { throw FileSink.failure(errno, "cannot read \(names.from)") }
         #if os(Linux)
@@ -38,8 +38,8 @@ enum FileCopy {
 
     #if os(Linux)
     private struct Devices: Hashable {
-        var from: UInt64
-        var to: UInt64
+        package var from: UInt64
+        package var to: UInt64
     }
 
     /// Pairs of devices (file systems) where a reflink was refused: a copy from the cache to

@@ -27,9 +27,9 @@ import NIOConcurrencyHelpers
 /// `@unchecked`: its state is split between `lock` (what the transport's queue touches) and
 /// `writer` (what only the writer touches: on `queue`, or on a caller with no write in flight),
 /// which the checker cannot see.
-final class FileSink: @unchecked Sendable {
-    static let defaultWriteSize = 1 << 20
-    static let defaultMemoryCap = 8 << 20
+package final class FileSink: @unchecked Sendable {
+    package static let defaultWriteSize = 1 << 20
+    package static let defaultMemoryCap = 8 << 20
 
     private let descriptor: Int32
     /// The part's path, for messages: made only for one.
@@ -82,7 +82,7 @@ final class FileSink: @unchecked Sendable {
     /// gets a full buffer at its first write. Without it, the first body whose length is known
     /// when it begins gets a buffer sized for it. `startsEmpty`: the part was just made, empty (an
     /// unnamed one), so a first body from 0 needs no look at its size.
-    init(descriptor: Int32, partPath: @autoclosure @escaping @Sendable () -> String, algorithms: DigestAlgorithms,
+    package init(descriptor: Int32, partPath: @autoclosure @escaping @Sendable () -> String, algorithms: DigestAlgorithms,
                 writeSize: Int = defaultWriteSize, memoryCap: Int = defaultMemoryCap, hashes: Bool = true,
                 onWrite: (@Sendable (Int64) -> Void)? = nil, onBodyStart: (@Sendable (Int64) -> Void)? = nil,
                 writeRate: Int64? = nil, expectedSize: Int64? = nil, startsEmpty: Bool = false) {
@@ -128,13 +128,13 @@ final class FileSink: @unchecked Sendable {
     /// digests to `offset`. When the sink itself wrote exactly `offset` bytes (a resume within the
     /// run) its digests already cover them; otherwise they restart, and a resume of a partial from
     /// an earlier run reads those bytes back once. `end` is where the body must stop.
-    func begin(at offset: Int64, end: Int64?) {
+    package func begin(at offset: Int64, end: Int64?) {
         start(.body(offset), end: end)
     }
 
     /// Prepares for a range of a segmented download: bytes `offset..<end` of the part, which is
     /// neither truncated nor hashed here.
-    func beginRange(at offset: Int64, end: Int64) {
+    package func beginRange(at offset: Int64, end: Int64) {
         start(.range(offset), end: end)
     }
 
@@ -190,7 +190,7 @@ final class FileSink: @unchecked Sendable {
         }
     }
 
-    enum AppendResult {
+    package enum AppendResult {
         /// Keep going.
         case accepted
         /// Accepted, but the unwritten bytes passed the cap: stop the transfer.
@@ -200,7 +200,7 @@ final class FileSink: @unchecked Sendable {
     }
 
     /// Appends body bytes (called on the transport's queue).
-    func append(_ data: Data) -> AppendResult {
+    package func append(_ data: Data) -> AppendResult {
         lock.lock()
         defer { lock.unlock() }
         guard failure == nil, !exceeded, queuedBytes + buffer.count <= 2 * memoryCap else { return .stop }
@@ -218,11 +218,11 @@ final class FileSink: @unchecked Sendable {
     }
 
     /// Where a transport with backpressure resumes reading after a pause: half the cap.
-    var resumeLimit: Int { memoryCap / 2 }
+    package var resumeLimit: Int { memoryCap / 2 }
 
     /// Calls `callback` once unwritten bytes are at most `limit`: at once, or from the writer
     /// after a write. A transport with backpressure resumes reading with it.
-    func whenUnwritten(atMost limit: Int, _ callback: @escaping @Sendable () -> Void) {
+    package func whenUnwritten(atMost limit: Int, _ callback: @escaping @Sendable () -> Void) {
         let now: Bool = lock.withLock {
             if queuedBytes + buffer.count <= limit || failure != nil { return true }
             roomWaiters.append((limit, callback))
@@ -232,21 +232,21 @@ final class FileSink: @unchecked Sendable {
     }
 
     /// Bytes of the current body still to come, when its end is known.
-    var remainingBodyBytes: Int64? {
+    package var remainingBodyBytes: Int64? {
         lock.lock()
         defer { lock.unlock() }
         return endOffset.map { $0 - nextOffset }
     }
 
     /// Whether the body went past its expected end (the excess was not written).
-    var bodyTooLong: Bool {
+    package var bodyTooLong: Bool {
         lock.lock()
         defer { lock.unlock() }
         return exceeded
     }
 
     /// Bytes handed to the writer and not yet written, plus bytes still buffered.
-    var unwrittenBytes: Int {
+    package var unwrittenBytes: Int {
         lock.lock()
         defer { lock.unlock() }
         return queuedBytes + buffer.count
@@ -254,7 +254,7 @@ final class FileSink: @unchecked Sendable {
 
     /// Writes what is buffered and waits until every queued write is done: on the caller's
     /// thread when no write is in flight (the whole of a small body), else on the writer.
-    func drain() async {
+    package func drain() async {
         let (work, inFlight) = lock.withLock { () -> (Work?, Int) in
             let inFlight = queuedBytes
             return (takeWork(), inFlight)
@@ -274,7 +274,7 @@ final class FileSink: @unchecked Sendable {
     /// Gives its buffers back while nothing is buffered or queued: the sink waits idle while a
     /// segmented transfer writes through sinks of its own, and its buffers (a full one and its
     /// spares, a few MiB) would be held for nothing. The next body gets new ones.
-    func releaseBuffers() {
+    package func releaseBuffers() {
         lock.withLock {
             guard queuedBytes == 0, buffer.count == 0 else { return }
             buffer = ChunkBuffer(capacity: 0)
@@ -283,28 +283,28 @@ final class FileSink: @unchecked Sendable {
     }
 
     /// Capacity of the buffers the sink holds, spares included.
-    var heldBufferBytes: Int {
+    package var heldBufferBytes: Int {
         lock.withLock { buffer.capacity + spares.reduce(0) { $0 + $1.capacity } }
     }
 
     /// Bytes of the part known written (valid after ``drain()``).
-    var flushedOffset: Int64 {
+    package var flushedOffset: Int64 {
         writer.withLock { written }
     }
 
-    var writeFailure: BatchFetchError? {
+    package var writeFailure: BatchFetchError? {
         lock.lock()
         defer { lock.unlock() }
         return failure
     }
 
     /// The digests of bytes 0..<flushedOffset (valid after ``drain()``).
-    func digests() -> [String: String] {
+    package func digests() -> [String: String] {
         writer.withLock { digester.finalize() }
     }
 
     /// fsync of the part file, for durability `strict`.
-    func sync() throws(BatchFetchError) {
+    package func sync() throws(BatchFetchError) {
         let result = writer.withLock { fsync(descriptor) }
         if result != 0 { throw Self.failure(errno, "fsync failed") }
     }
@@ -312,9 +312,9 @@ final class FileSink: @unchecked Sendable {
     /// What the writer does next: prepare the part for a new body, write a chunk at `offset`, or
     /// both.
     private struct Work {
-        var start: Start?
-        var chunk: ChunkBuffer?
-        var offset: Int64 = 0
+        package var start: Start?
+        package var chunk: ChunkBuffer?
+        package var offset: Int64 = 0
     }
 
     /// Moves the buffer to the writer queue (``takeWork(minimumCapacity:)``); an empty buffer,
@@ -410,7 +410,7 @@ final class FileSink: @unchecked Sendable {
     }
 
     /// `pread` until `count` bytes or the end of the file; returns the bytes read (-1 on error).
-    static func preadFully(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64) -> Int {
+    package static func preadFully(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64) -> Int {
         var done = 0
         while done < count {
             let got = pread(descriptor, buffer + done, count - done, off_t(offset) + off_t(done))
@@ -424,7 +424,7 @@ final class FileSink: @unchecked Sendable {
 
     /// Writes all of `bytes` at `offset`, going on after a short write or `EINTR`: false (with
     /// `errno` set) when they could not all be written.
-    static func pwriteFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+    package static func pwriteFully(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
         var done = 0
         while done < bytes.count {
             let wrote = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
@@ -439,7 +439,7 @@ final class FileSink: @unchecked Sendable {
         return true
     }
 
-    static func failure(_ code: Int32, _ context: String) -> BatchFetchError {
+    package static func failure(_ code: Int32, _ context: String) -> BatchFetchError {
         let reason = String(cString: strerror(code))
         switch code {
         case ENOSPC, EDQUOT: return BatchFetchError(.diskFull, "\(context): \(reason)")
@@ -460,15 +460,15 @@ final class FileSink: @unchecked Sendable {
 ///
 /// `@unchecked`: raw storage passed from the sink's lock holder to its writer queue, one owner at
 /// a time.
-final class ChunkBuffer: @unchecked Sendable {
-    let capacity: Int
-    var count = 0
+package final class ChunkBuffer: @unchecked Sendable {
+    package let capacity: Int
+    package var count = 0
     private let storage: UnsafeMutableRawPointer
 
     /// Buffers from this size up are mappings.
-    static let mappedFrom = 256 << 10
+    package static let mappedFrom = 256 << 10
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = capacity
         guard capacity >= Self.mappedFrom else {
             storage = .allocate(byteCount: max(1, capacity), alignment: 16)
@@ -487,7 +487,7 @@ final class ChunkBuffer: @unchecked Sendable {
         }
     }
 
-    func append(_ data: Data) {
+    package func append(_ data: Data) {
         data.withUnsafeBytes { bytes in
             guard let base = bytes.baseAddress else { return }
             (storage + count).copyMemory(from: base, byteCount: bytes.count)
@@ -495,7 +495,7 @@ final class ChunkBuffer: @unchecked Sendable {
         count += data.count
     }
 
-    func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
+    package func withBytes<T>(_ body: (UnsafeRawBufferPointer) -> T) -> T {
         body(UnsafeRawBufferPointer(start: storage, count: count))
     }
 }

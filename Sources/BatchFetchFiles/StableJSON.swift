@@ -9,7 +9,7 @@ package enum StableJSON {
     }
 
     /// The encoder of ``encode(_:)``, to reuse for many values.
-    static func prettyEncoder() -> JSONEncoder {
+    package static func prettyEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return encoder
@@ -20,7 +20,7 @@ package enum StableJSON {
     /// blank line of an empty array or object unindented); the first line too when
     /// `indentFirstLine`, for an array element, not for an object's value. For files written a
     /// piece at a time (``ReportText``, ``StateCache``), byte for byte the encoding of the whole.
-    static func indented(_ encoded: Data, depth: Int, indentFirstLine: Bool) -> [UInt8] {
+    package static func indented(_ encoded: Data, depth: Int, indentFirstLine: Bool) -> [UInt8] {
         let indent = [UInt8](repeating: UInt8(ascii: " "), count: 2 * depth)
         var text = [UInt8]()
         text.reserveCapacity(encoded.count + encoded.count / 8)

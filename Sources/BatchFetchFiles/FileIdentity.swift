@@ -5,15 +5,15 @@ import Foundation
 /// built from `stat`, comparisons named for what they can see). The state store, the content
 /// cache and extracted trees each keep these fields and compare them only through
 /// ``matches(_:by:)``.
-struct FileIdentity: Sendable, Equatable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var mtimeNanoseconds: Int64
-    var ctimeNanoseconds: Int64
+package struct FileIdentity: Sendable, Equatable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: Int64
+    package var mtimeNanoseconds: Int64
+    package var ctimeNanoseconds: Int64
 
     /// How two identities are compared: each choice says what it cannot see, and who uses it.
-    enum Comparison: Sendable {
+    package enum Comparison: Sendable {
         /// Inode, size and mtime to the nanosecond: any write or replacement changes one. The
         /// state store's: it records no ctime (a `chmod` or a new hard link would re-hash the
         /// file), and not the device, which NFS numbers anew on each machine and mount (a
@@ -27,7 +27,7 @@ struct FileIdentity: Sendable, Equatable {
         case exact
     }
 
-    init(device: UInt64, inode: UInt64, size: Int64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64 = 0) {
+    package init(device: UInt64, inode: UInt64, size: Int64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64 = 0) {
         self.device = device
         self.inode = inode
         self.size = size
@@ -35,13 +35,13 @@ struct FileIdentity: Sendable, Equatable {
         self.ctimeNanoseconds = ctimeNanoseconds
     }
 
-    init(_ status: stat) {
+    package init(_ status: stat) {
         self.init(device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
                   mtimeNanoseconds: status.mtimeNanoseconds, ctimeNanoseconds: status.ctimeNanoseconds)
     }
 
     /// Whether `other` is the same, unchanged file as far as `comparison` can see.
-    func matches(_ other: FileIdentity, by comparison: Comparison) -> Bool {
+    package func matches(_ other: FileIdentity, by comparison: Comparison) -> Bool {
         let content = inode == other.inode && size == other.size && mtimeNanoseconds == other.mtimeNanoseconds
         switch comparison {
         case .content: return content

@@ -67,14 +67,14 @@ package struct Digester: @unchecked Sendable {
 
     /// Lowercase hex without `String(format:)`, which goes through NSString and showed up in
     /// the profile of 2,000 small downloads.
-    static func hex<D: Digest>(_ digest: D) -> String {
+    package static func hex<D: Digest>(_ digest: D) -> String {
         digest.withUnsafeBytes { hex($0) }
     }
 
     /// Lowercase hex of `bytes`, written straight into the string's storage: one allocation,
     /// where building it through arrays took four (a digest's iterator copies it into one) and
     /// a small job makes three of these strings.
-    static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
+    package static func hex(_ bytes: UnsafeRawBufferPointer) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { text in
             for (index, byte) in bytes.enumerated() {
                 text[2 * index] = hexDigit(byte >> 4)
@@ -85,7 +85,7 @@ package struct Digester: @unchecked Sendable {
     }
 
     /// The lowercase hex digit of a value below 16.
-    static func hexDigit(_ value: UInt8) -> UInt8 {
+    package static func hexDigit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 

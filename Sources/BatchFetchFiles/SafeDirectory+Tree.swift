@@ -6,7 +6,7 @@ import Foundation
 extension SafeDirectory {
     /// The names in this directory, `.` and `..` left out, at most `limit` of them; empty when
     /// it cannot be read.
-    func names(limit: Int = .max) -> [String] {
+    package func names(limit: Int = .max) -> [String] {
         var names: [String] = []
         forEachName { name in
             names.append(name)
@@ -17,7 +17,7 @@ extension SafeDirectory {
 
     /// Calls `body` with each name in this directory (`.` and `..` left out) and its `lstat`,
     /// as `readdir` returns them: a directory of a million names is never listed whole.
-    func forEachStatus(_ body: (String, stat) -> Void) {
+    package func forEachStatus(_ body: (String, stat) -> Void) {
         forEachName { name in
             var info = stat()
             if fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { body(name, info) }
@@ -46,7 +46,7 @@ extension SafeDirectory {
     /// Removes `name` — a file, a link (never followed) or a whole directory tree. Directories an
     /// archive left without write permission are made writable first. Nothing is there: fine.
     /// A directory is emptied a few thousand names at a time, so a huge one costs no memory.
-    func removeTree(_ name: String) throws(BatchFetchError) {
+    package func removeTree(_ name: String) throws(BatchFetchError) {
         if unlinkat(descriptor, name, 0) == 0 || errno == ENOENT { return }
         guard errno == EISDIR || errno == EPERM else { throw FileSink.failure(errno, "cannot remove \(path)/\(name)") }
         let opened = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -65,7 +65,7 @@ extension SafeDirectory {
     /// False when there was no `to` (then `from` was simply renamed) — nothing left to remove.
     /// Where the kernel cannot exchange, the old `to` is renamed aside first (`to` is missing
     /// for an instant) and is at `from` afterwards all the same.
-    func exchange(_ from: String, with to: String) throws(BatchFetchError) -> Bool {
+    package func exchange(_ from: String, with to: String) throws(BatchFetchError) -> Bool {
         #if os(Linux)
         if batchfetch_exchange(descriptor, from, descriptor, to) == 0 { return true }
         if errno == ENOENT {

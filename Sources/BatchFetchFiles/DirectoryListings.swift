@@ -29,13 +29,13 @@ package final class DirectoryListings: Sendable {
 
     /// Directories with more than `limit` entries are not listed (the run passes a few times its
     /// number of jobs).
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
     /// Whether `name` may exist in the directory at `relative` (open as `directory`): false only
     /// when the directory's listing, made on the first call for it, did not have the name.
-    func mayContain(_ name: String, in relative: String, directory: SafeDirectory) -> Bool {
+    package func mayContain(_ name: String, in relative: String, directory: SafeDirectory) -> Bool {
         var name = name
         let hash = name.withUTF8 { Self.hash(UnsafeRawBufferPointer($0)) }
         return listings.withLockedValue { listings in
@@ -57,7 +57,7 @@ package final class DirectoryListings: Sendable {
     }
 
     /// The hashes of the names in `directory`; nil when it is not to be listed (see the type).
-    static func list(_ directory: SafeDirectory, limit: Int) -> Set<Int>? {
+    package static func list(_ directory: SafeDirectory, limit: Int) -> Set<Int>? {
         #if os(Linux)
         var flags: Int = 0
         guard ioctl(directory.descriptor, getFlags, &flags) == 0, flags & caseFoldFlag == 0 else { return nil }

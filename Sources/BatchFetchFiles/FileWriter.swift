@@ -11,7 +11,7 @@ package struct FileWriter: ~Copyable {
     private var buffer: [UInt8] = []
     private static let flushSize = 256 << 10
 
-    init(descriptor: Int32, name: String) {
+    package init(descriptor: Int32, name: String) {
         self.descriptor = descriptor
         self.name = name
         buffer.reserveCapacity(Self.flushSize)
@@ -28,7 +28,7 @@ package struct FileWriter: ~Copyable {
     }
 
     /// Writes out what is buffered.
-    mutating func flush() throws(BatchFetchError) {
+    package mutating func flush() throws(BatchFetchError) {
         let failed = buffer.withUnsafeBytes { bytes -> Int32? in
             var done = 0
             while done < bytes.count {

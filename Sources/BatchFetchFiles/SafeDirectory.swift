@@ -22,7 +22,7 @@ package final class SafeDirectory: Sendable {
     }
 
     /// Takes over `descriptor`, a directory opened without following links.
-    convenience init(adopting descriptor: Int32, path: String) {
+    package convenience init(adopting descriptor: Int32, path: String) {
         self.init(descriptor: descriptor, path: path)
     }
 
@@ -168,14 +168,14 @@ package final class SafeDirectory: Sendable {
     /// A hidden name for a temporary file beside `name`, unique to this process and call (its pid
     /// and a random number): what atomic replacements, links over an existing file and scratch
     /// files are made under.
-    static func temporaryName(for name: String) -> String {
+    package static func temporaryName(for name: String) -> String {
         DestPath.temporaryName(for: name, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
     }
 
     /// Whether `name` is a temporary file (``temporaryName(for:)``: `.<name>.<pid>-<number>.tmp`)
     /// of a process that no longer runs: killed between making the file and renaming it. Not
     /// this process's, nor a running one's (another batchfetch on a nested output directory).
-    static func isLeftoverTemporary(_ name: String) -> Bool {
+    package static func isLeftoverTemporary(_ name: String) -> Bool {
         guard name.hasPrefix("."), name.hasSuffix(".tmp") else { return false }
         let stem = name.dropLast(4)
         guard let dot = stem.lastIndex(of: ".") else { return false }
@@ -220,7 +220,7 @@ package final class SafeDirectory: Sendable {
 
     /// The content as ``contents(_:limit:)`` reads it, and whether there is no `name` at all
     /// (as opposed to one that cannot be read or used).
-    func read(_ name: String, limit: Int) -> (data: Data?, missing: Bool) {
+    package func read(_ name: String, limit: Int) -> (data: Data?, missing: Bool) {
         let descriptor = openat(self.descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return (nil, errno == ENOENT) }
         return (contents(of: descriptor, limit: limit), false)

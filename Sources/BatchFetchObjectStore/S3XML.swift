@@ -6,16 +6,16 @@ import Foundation
 /// root's name, its leaf elements' text by name, and the repeated records under it (`Part`,
 /// `Contents`) as name → text. Read through ``XMLTree`` (the one XML reader, which also catches
 /// a document that ends badly).
-struct S3XML: Sendable {
-    var root = ""
+package struct S3XML: Sendable {
+    package var root = ""
     /// Text of the root's direct leaf children, by name.
-    var values: [String: String] = [:]
+    package var values: [String: String] = [:]
     /// Each direct child of the root that has children of its own, as its leaves' text, by the
     /// child's name.
-    var records: [String: [[String: String]]] = [:]
+    package var records: [String: [[String: String]]] = [:]
 
     /// Nil when `data` is not a whole XML document.
-    init?(_ data: Data) {
+    package init?(_ data: Data) {
         guard case .success(let document) = XMLTree.parse(data) else { return nil }
         root = document.name
         for child in document.children {
@@ -30,7 +30,7 @@ struct S3XML: Sendable {
     }
 
     /// `Code: Message` of an `<Error>` document (S3 may answer 200 to a completion with one).
-    var error: String? {
+    package var error: String? {
         root == "Error" ? "\(values["Code"] ?? "Error"): \(values["Message"] ?? "")" : nil
     }
 }

@@ -76,7 +76,7 @@ package struct SigV4Signer: Sendable, Equatable {
     }
 
     /// The key of one day, region and service: HMACs chained from `AWS4` + the secret.
-    func signingKey(day: String) -> SymmetricKey {
+    package func signingKey(day: String) -> SymmetricKey {
         var key = SymmetricKey(data: Data("AWS4\(credentials.secretAccessKey)".utf8))
         for part in [day, region, service, "aws4_request"] {
             key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
@@ -85,7 +85,7 @@ package struct SigV4Signer: Sendable, Equatable {
     }
 
     /// `Host` as sent: the port only when it is not the scheme's default.
-    static func host(of url: URL) -> String {
+    package static func host(of url: URL) -> String {
         let host = (url.host ?? "").lowercased()
         guard let port = url.port else { return host }
         let standard = url.scheme?.lowercased() == "https" ? 443 : 80
@@ -94,13 +94,13 @@ package struct SigV4Signer: Sendable, Equatable {
 
     /// The path as S3 compares it: each byte but the unreserved ones and `/` percent-encoded,
     /// once, whatever encoding the URL had.
-    static func canonicalPath(_ url: URL) -> String {
+    package static func canonicalPath(_ url: URL) -> String {
         let path = url.path(percentEncoded: false)
         return path.isEmpty ? "/" : encode(path, keepSlash: true)
     }
 
     /// The query's pairs, each name and value encoded, sorted by name then value.
-    static func canonicalQuery(_ url: URL) -> String {
+    package static func canonicalQuery(_ url: URL) -> String {
         guard let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems, !items.isEmpty else { return "" }
         let pairs: [(name: String, value: String)] = items.map { item in
             (encode(item.name, keepSlash: false), encode(item.value ?? "", keepSlash: false))
@@ -130,7 +130,7 @@ package struct SigV4Signer: Sendable, Equatable {
     }
 
     /// `YYYYMMDD'T'HHMMSS'Z'` in UTC.
-    static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)

@@ -11,19 +11,19 @@ import NIOConcurrencyHelpers
 /// in the environment, as `--profile` does for the CLI. `gs://` goes to Google Cloud Storage's
 /// XML API, signed with the HMAC keys `GS_ACCESS_KEY_ID`/`GS_SECRET_ACCESS_KEY` when they are
 /// set, else anonymous.
-struct AWSConfiguration: Sendable, Equatable {
+package struct AWSConfiguration: Sendable, Equatable {
     /// Nil: requests go unsigned.
-    var signer: SigV4Signer?
-    var region: String
+    package var signer: SigV4Signer?
+    package var region: String
     /// A custom endpoint (scheme, host, port), if any.
-    var endpoint: URL?
-    var pathStyle: Bool
+    package var endpoint: URL?
+    package var pathStyle: Bool
 
-    static let defaultRegion = "us-east-1"
-    static let googleEndpoint = URL(string: "https://storage.googleapis.com")!
+    package static let defaultRegion = "us-east-1"
+    package static let googleEndpoint = URL(string: "https://storage.googleapis.com")!
 
     /// The configuration of `scheme` ("s3" or "gs") for a job's settings.
-    static func resolve(scheme: String, settings: S3Settings, environment: [String: String]) -> AWSConfiguration {
+    package static func resolve(scheme: String, settings: S3Settings, environment: [String: String]) -> AWSConfiguration {
         let key = CacheKey(scheme: scheme, settings: settings,
                            environment: environment.filter { $0.key.hasPrefix("AWS_") || $0.key.hasPrefix("GS_") || $0.key == "HOME" })
         if let known = cache.withLockedValue({ $0[key] }) { return known }
@@ -34,9 +34,9 @@ struct AWSConfiguration: Sendable, Equatable {
 
     /// Jobs share their settings: the files are read once per process for each.
     private struct CacheKey: Hashable {
-        var scheme: String
-        var settings: S3Settings
-        var environment: [String: String]
+        package var scheme: String
+        package var settings: S3Settings
+        package var environment: [String: String]
     }
 
     private static let cache = NIOLockedValueBox([CacheKey: AWSConfiguration]())
@@ -78,7 +78,7 @@ struct AWSConfiguration: Sendable, Equatable {
     /// `bucket.endpoint/key`; AWS's regional endpoint without a custom one; `query` pairs after
     /// it. Key and query are encoded as SigV4 encodes them, so what goes on the wire is what
     /// was signed.
-    func url(bucket: String, key: String, query: [(String, String)] = []) -> URL? {
+    package func url(bucket: String, key: String, query: [(String, String)] = []) -> URL? {
         let path = SigV4Signer.encode(key, keepSlash: true)
         guard let base = endpoint.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: false) })
                 ?? URLComponents(string: "https://s3.\(region).amazonaws.com") else { return nil }
@@ -100,7 +100,7 @@ struct AWSConfiguration: Sendable, Equatable {
     /// AWS's S3 endpoint `host` as the bucket's part (empty for path style) and its region:
     /// `<bucket>.s3.<region>.amazonaws.com`, `s3.<region>.amazonaws.com`, or the regionless
     /// `…s3.amazonaws.com` (us-east-1). Nil for any other host.
-    static func awsEndpoint(_ host: String) -> (bucket: String, region: String)? {
+    package static func awsEndpoint(_ host: String) -> (bucket: String, region: String)? {
         let suffix = ".amazonaws.com"
         guard host.lowercased().hasSuffix(suffix) else { return nil }
         let labels = host.lowercased().dropLast(suffix.count).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -111,7 +111,7 @@ struct AWSConfiguration: Sendable, Equatable {
 
     /// The URL S3 means by a `301` naming `region` (`x-amz-bucket-region`) for a request to `url`
     /// at AWS: the same bucket and key at that region's endpoint. Nil away from AWS.
-    static func regional(_ url: URL, region: String) -> URL? {
+    package static func regional(_ url: URL, region: String) -> URL? {
         guard let host = url.host, let endpoint = awsEndpoint(host), endpoint.region != region,
               var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
         components.host = (endpoint.bucket.isEmpty ? "" : endpoint.bucket + ".") + "s3.\(region).amazonaws.com"
@@ -120,10 +120,10 @@ struct AWSConfiguration: Sendable, Equatable {
 
     /// An INI file of the AWS CLI's (`[section]`, `name = value`, `#` and `;` comments); empty
     /// when it is missing or unreadable.
-    struct SharedFile {
+    package struct SharedFile {
         private var sections: [String: [String: String]] = [:]
 
-        init(path: String) {
+        package init(path: String) {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return }
             var current: String?
             for raw in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r" }) {
@@ -141,6 +141,6 @@ struct AWSConfiguration: Sendable, Equatable {
             }
         }
 
-        func section(_ name: String) -> [String: String]? { sections[name] }
+        package func section(_ name: String) -> [String: String]? { sections[name] }
     }
 }

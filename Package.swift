@@ -16,8 +16,10 @@ let package = Package(
         .executable(name: "batchfetch", targets: ["batchfetch"]),
         .library(name: "BatchFetchSpec", targets: ["BatchFetchSpec"]),
         .library(name: "BatchFetchEngine", targets: ["BatchFetchEngine"]),
-        // The floor's public types a library user may name (`BatchFetchError`, `Durability`).
+        // The floors' public types a library user may name: `BatchFetchError` and `Durability`;
+        // `HTTPTransport` and its request and handler, for a transport of one's own.
         .library(name: "BatchFetchFiles", targets: ["BatchFetchFiles"]),
+        .library(name: "BatchFetchNetwork", targets: ["BatchFetchNetwork"]),
         .library(name: "TestOrigin", targets: ["TestOrigin"]),
         .executable(name: "batchfetch-test-origin", targets: ["batchfetch-test-origin"]),
     ],
@@ -78,14 +80,36 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Transports (AsyncHTTPClient, URLSession), download state machine, uploads, runner,
-        // report, check/pin/verify: everything above the floors.
+        // The network: both transports (AsyncHTTPClient, URLSession), one request's exchange
+        // with its watchdog, host and rate limits, the attempt core's pure policies (response
+        // classes, verdicts, retries, redirects, credentials) and each job's network. Sends
+        // requests; knows nothing of jobs' files, runs or reports.
+        .target(
+            name: "BatchFetchNetwork",
+            dependencies: [
+                "BatchFetchSpec",
+                "BatchFetchFiles",
+                "BatchFetchObjectStore",
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict
+        ),
+        // Downloads (state machine, segments, the sink's driver), archives, the cache, uploads,
+        // the state store, the runner, reports, check/pin/verify: everything above the floors.
         .target(
             name: "BatchFetchEngine",
             dependencies: [
                 "BatchFetchSpec",
                 "BatchFetchFiles",
                 "BatchFetchObjectStore",
+                "BatchFetchNetwork",
                 "CArchive",
                 "CBatchFetchSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -126,6 +150,7 @@ let package = Package(
             dependencies: [
                 "BatchFetchSpec",
                 "BatchFetchFiles",
+                "BatchFetchNetwork",
                 "BatchFetchEngine",
                 "CBatchFetchSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -137,7 +162,7 @@ let package = Package(
         .testTarget(name: "BatchFetchSpecTests", dependencies: ["BatchFetchSpec", "TestOrigin"], swiftSettings: strict),
         .testTarget(
             name: "BatchFetchEngineTests",
-            dependencies: ["BatchFetchEngine", "BatchFetchFiles", "BatchFetchObjectStore", "TestOrigin",
+            dependencies: ["BatchFetchEngine", "BatchFetchFiles", "BatchFetchObjectStore", "BatchFetchNetwork", "TestOrigin",
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
@@ -145,13 +170,13 @@ let package = Package(
         // `@testable`, so it sees only the public API.
         .testTarget(
             name: "BatchFetchLibraryTests",
-            dependencies: ["BatchFetchEngine", "BatchFetchSpec", "TestOrigin"],
+            dependencies: ["BatchFetchEngine", "BatchFetchNetwork", "BatchFetchSpec", "TestOrigin"],
             packageAccess: false,
             swiftSettings: strict
         ),
         .testTarget(
             name: "BatchFetchCLITests",
-            dependencies: ["BatchFetchCLI", "batchfetch", "batchfetch-test-origin", "TestOrigin",
+            dependencies: ["BatchFetchCLI", "BatchFetchNetwork", "batchfetch", "batchfetch-test-origin", "TestOrigin",
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),

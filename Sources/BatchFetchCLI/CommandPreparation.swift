@@ -1,4 +1,5 @@
 import BatchFetchEngine
+import BatchFetchNetwork
 import BatchFetchFiles
 import BatchFetchSpec
 import Foundation

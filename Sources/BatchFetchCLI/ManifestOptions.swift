@@ -1,6 +1,7 @@
 import Foundation
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchNetwork
 import BatchFetchSpec
 
 /// The manifest argument shared by every subcommand that reads one.

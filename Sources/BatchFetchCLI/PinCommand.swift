@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchNetwork
 import BatchFetchFiles
 import BatchFetchSpec
 import Foundation

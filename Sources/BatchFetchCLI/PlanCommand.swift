@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchNetwork
 import BatchFetchSpec
 import Foundation
 

@@ -1,4 +1,5 @@
 import BatchFetchEngine
+import BatchFetchNetwork
 import Foundation
 import Testing
 import TestOrigin

@@ -23,6 +23,7 @@ func fetchAll(manifestPath: String) async throws -> RunReport {
 }
 // README-EXAMPLE-END
 
+import BatchFetchNetwork
 import Foundation
 import Testing
 import TestOrigin

@@ -1,3 +1,5 @@
+import BatchFetchNetwork
+
 /// One request's life as the download sees it, as a pure value: whether its body is wanted, how
 /// much arrived, whether the transfer was shed for a disk that fell behind — and, when the
 /// transport reports the end, what that end means (``end(_:expired:tooLong:writeFailed:)``).

@@ -1,4 +1,5 @@
 @testable import BatchFetchFiles
+@testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
 @testable import TestOrigin
 import Testing

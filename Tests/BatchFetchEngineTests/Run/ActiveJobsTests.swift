@@ -1,5 +1,6 @@
 @testable import BatchFetchEngine
 @testable import BatchFetchFiles
+@testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation

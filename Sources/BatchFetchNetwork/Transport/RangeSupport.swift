@@ -16,8 +16,8 @@ import NIOConcurrencyHelpers
 /// to the transport with backpressure instead; once the origin has proved itself, its range
 /// requests use URLSession. An origin that once answered a range request with 200 stays on the
 /// other transport for range requests.
-final class RangeSupport: Sendable {
-    enum Verdict: Sendable, Equatable {
+package final class RangeSupport: Sendable {
+    package enum Verdict: Sendable, Equatable {
         case honours
         case ignores
     }
@@ -25,13 +25,13 @@ final class RangeSupport: Sendable {
     private let verdicts = NIOLockedValueBox([Origin: Verdict]())
 
     /// Whether URLSession may carry a range request to `origin`.
-    func honoured(by origin: Origin) -> Bool {
+    package func honoured(by origin: Origin) -> Bool {
         verdicts.withLockedValue { $0[origin] } == .honours
     }
 
     /// Learns from the head of a response to a request for `url` that did (or did not) ask for a
     /// range. Called for every response: most say nothing, and cost no origin and no lock.
-    func learn(from head: TransportResponseHead, url: URL, askedRange: Bool) {
+    package func learn(from head: TransportResponseHead, url: URL, askedRange: Bool) {
         guard let verdict = Self.verdict(head, askedRange: askedRange), let origin = Origin(url) else { return }
         verdicts.withLockedValue { verdicts in
             // Ignoring ranges once is enough to be kept away from URLSession for good.
@@ -40,7 +40,7 @@ final class RangeSupport: Sendable {
     }
 
     /// What a head says of its origin's range support, when it says anything.
-    static func verdict(_ head: TransportResponseHead, askedRange: Bool) -> Verdict? {
+    package static func verdict(_ head: TransportResponseHead, askedRange: Bool) -> Verdict? {
         if askedRange && head.status == 206 { return .honours }
         if askedRange && head.status == 200 { return .ignores }
         guard (200...299).contains(head.status), let accepts = head.header("accept-ranges") else { return nil }
@@ -50,41 +50,41 @@ final class RangeSupport: Sendable {
     }
 
     /// A handler that learns from the head it relays, for requests sent on the other transport.
-    func learning(for url: URL, askedRange: Bool, _ handler: any TransportResponseHandler) -> any TransportResponseHandler {
+    package func learning(for url: URL, askedRange: Bool, _ handler: any TransportResponseHandler) -> any TransportResponseHandler {
         Learner(support: self, url: url, askedRange: askedRange, handler: handler)
     }
 
     /// Relays every call to the engine's handler, learning from the head on the way.
     private final class Learner: TransportResponseHandler, Sendable {
-        let support: RangeSupport
-        let url: URL
-        let askedRange: Bool
-        let handler: any TransportResponseHandler
+        package let support: RangeSupport
+        package let url: URL
+        package let askedRange: Bool
+        package let handler: any TransportResponseHandler
 
-        init(support: RangeSupport, url: URL, askedRange: Bool, handler: any TransportResponseHandler) {
+        package init(support: RangeSupport, url: URL, askedRange: Bool, handler: any TransportResponseHandler) {
             self.support = support
             self.url = url
             self.askedRange = askedRange
             self.handler = handler
         }
 
-        func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+        package func didReceiveHead(_ head: TransportResponseHead) -> Bool {
             support.learn(from: head, url: url, askedRange: askedRange)
             return handler.didReceiveHead(head)
         }
 
-        func didReceiveBody(_ data: Data) {
+        package func didReceiveBody(_ data: Data) {
             handler.didReceiveBody(data)
         }
 
-        func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
+        package func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
             handler.didReceiveBody(data, ready: ready)
         }
 
-        func didComplete(_ failure: TransportFailure?) {
+        package func didComplete(_ failure: TransportFailure?) {
             handler.didComplete(failure)
         }
 
-        var allowsShedding: Bool { handler.allowsShedding }
+        package var allowsShedding: Bool { handler.allowsShedding }
     }
 }

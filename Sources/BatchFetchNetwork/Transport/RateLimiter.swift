@@ -38,17 +38,17 @@ package actor RateLimiter {
 /// When each transfer may start under a rate limit. Over a run, `n` bytes take at least
 /// `n / rate` seconds minus one chunk (the first one goes at once). A server that ignores ranges
 /// sends a whole file unpaced; the time it took is still charged, so later requests wait longer.
-struct RateSchedule: Sendable {
-    let bytesPerSecond: Int64
+package struct RateSchedule: Sendable {
+    package let bytesPerSecond: Int64
     /// When the bandwidth is free again.
     private var nextFree: ContinuousClock.Instant?
 
-    init(bytesPerSecond: Int64) {
+    package init(bytesPerSecond: Int64) {
         self.bytesPerSecond = max(1, bytesPerSecond)
     }
 
     /// When `bytes` asked for at `now` may start; the bandwidth is theirs until they are done.
-    mutating func take(_ bytes: Int64, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+    package mutating func take(_ bytes: Int64, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
         let start = max(now, nextFree ?? now)
         nextFree = start + duration(of: bytes)
         return start
@@ -56,7 +56,7 @@ struct RateSchedule: Sendable {
 
     /// Bytes that came unasked: the bandwidth is busy for their time from now or from when it
     /// frees up.
-    mutating func charge(_ bytes: Int64, now: ContinuousClock.Instant) {
+    package mutating func charge(_ bytes: Int64, now: ContinuousClock.Instant) {
         nextFree = max(nextFree ?? now, now) + duration(of: bytes)
     }
 

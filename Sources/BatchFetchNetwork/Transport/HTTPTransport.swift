@@ -38,7 +38,7 @@ public struct TransportRequest: Sendable {
 
 extension TransportRequest {
     /// Whether the request asks for a range of the resource.
-    var asksRange: Bool {
+    package var asksRange: Bool {
         headers.contains { $0.name.lowercased() == "range" }
     }
 }

@@ -42,13 +42,13 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     private let lanes = EventLoopTaskExecutor.all
 
     private struct ClientKey: Hashable {
-        var proxy: ProxySettings.Proxy?
-        var lane: Int
+        package var proxy: ProxySettings.Proxy?
+        package var lane: Int
     }
 
     private struct Key: Hashable {
-        var perHost: Int
-        var tls: TLSOptions?
+        package var perHost: Int
+        package var tls: TLSOptions?
     }
 
     /// The process's transports, by `per_host` and TLS options.
@@ -80,7 +80,7 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
 
     /// The connections per host lane `lane` may open: `per_host` split evenly, the first lanes
     /// taking the remainder (0 for the last lanes when `per_host` is below the number of lanes).
-    func laneShare(_ lane: Int) -> Int {
+    package func laneShare(_ lane: Int) -> Int {
         maximumConnectionsPerHost / lanes.count + (lane < maximumConnectionsPerHost % lanes.count ? 1 : 0)
     }
 
@@ -88,7 +88,7 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     /// when its share has room, else the lane with the most room. When none has room (more
     /// requests than `per_host` at once: runs that share this transport, each within its own
     /// limit), the first lane, whose client queues the request.
-    func takeLane(for host: String) -> Int {
+    package func takeLane(for host: String) -> Int {
         let current = MultiThreadedEventLoopGroup.currentEventLoop.map(ObjectIdentifier.init)
         let own = lanes.firstIndex { ObjectIdentifier($0.loop) == current }
         return inFlight.withLockedValue { inFlight in
@@ -109,7 +109,7 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     }
 
     /// The request on `lane` to `host` ended.
-    func releaseLane(_ lane: Int, for host: String) {
+    package func releaseLane(_ lane: Int, for host: String) {
         inFlight.withLockedValue { inFlight in
             guard var counts = inFlight[host] else { return }
             counts[lane] -= 1
@@ -197,16 +197,16 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     }
 
     private struct Task: TransportTask {
-        let task: HTTPClient.Task<Void>?
+        package let task: HTTPClient.Task<Void>?
 
-        func cancel() {
+        package func cancel() {
             task?.cancel()
         }
     }
 
     /// Forwards one response to the engine's handler, exactly one completion per request.
     private final class Delegate: HTTPClientResponseDelegate, Sendable {
-        typealias Response = Void
+        package typealias Response = Void
 
         private let handler: any TransportResponseHandler
         /// Gives the request's lane back, before the handler hears of the end.
@@ -214,12 +214,12 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
         /// Whether the end was reported, and whether the head's body is wanted.
         private let state = NIOLockedValueBox((completed: false, accepted: true))
 
-        init(handler: any TransportResponseHandler, ended: @escaping @Sendable () -> Void) {
+        package init(handler: any TransportResponseHandler, ended: @escaping @Sendable () -> Void) {
             self.handler = handler
             self.ended = ended
         }
 
-        func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        package func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
             var headers = [String: String](minimumCapacity: head.headers.count)
             for header in head.headers {
                 let name = header.name.lowercased()
@@ -232,22 +232,22 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
             return task.eventLoop.makeSucceededVoidFuture()
         }
 
-        func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        package func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
             guard state.withLockedValue({ $0.accepted }) else { return task.eventLoop.makeSucceededVoidFuture() }
             let promise = task.eventLoop.makePromise(of: Void.self)
             handler.didReceiveBody(Data(buffer.readableBytesView)) { promise.succeed(()) }
             return promise.futureResult
         }
 
-        func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        package func didFinishRequest(task: HTTPClient.Task<Void>) throws {
             complete(nil)
         }
 
-        func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        package func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
             complete(Self.failure(error))
         }
 
-        func complete(_ failure: TransportFailure?) {
+        package func complete(_ failure: TransportFailure?) {
             let first = state.withLockedValue { state in
                 defer { state.completed = true }
                 return !state.completed
@@ -258,7 +258,7 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
             }
         }
 
-        static func failure(_ error: any Error) -> TransportFailure {
+        package static func failure(_ error: any Error) -> TransportFailure {
             if let tls = tlsFailure(error) { return .tls(tls) }
             if let error = error as? HTTPClientError {
                 switch error {
@@ -272,7 +272,7 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
         }
 
         /// A message for a failed TLS handshake or certificate check, nil for other errors.
-        static func tlsFailure(_ error: any Error) -> String? {
+        package static func tlsFailure(_ error: any Error) -> String? {
             switch error {
             case let error as NIOSSLExtraError where error == .failedToValidateHostname:
                 return "the server's certificate does not match the host name"

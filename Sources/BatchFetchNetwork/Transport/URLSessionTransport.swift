@@ -55,7 +55,7 @@ package final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 
     /// `guardsBacklog: false` turns the backlog guard off, for tests that count bytes exactly
     /// while other tests load the machine; the product always guards (so this is internal).
-    static func shared(maximumConnectionsPerHost: Int, guardsBacklog: Bool) -> URLSessionTransport {
+    package static func shared(maximumConnectionsPerHost: Int, guardsBacklog: Bool) -> URLSessionTransport {
         sessions.withLockedValue { sessions in
             let key = "\(maximumConnectionsPerHost)/\(guardsBacklog)"
             if let existing = sessions[key] { return existing }
@@ -127,9 +127,9 @@ package final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     }
 
     private struct DataTask: TransportTask {
-        let task: URLSessionDataTask
+        package let task: URLSessionDataTask
 
-        func cancel() {
+        package func cancel() {
             task.cancel()
         }
     }
@@ -137,14 +137,14 @@ package final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 
 /// The task a request is running on now: the URLSession task, or after a hand-off the other
 /// transport's. A cancel reaches whichever it is (and one made before the hand-off finished).
-final class CurrentTask: TransportTask, Sendable {
+package final class CurrentTask: TransportTask, Sendable {
     private let state: NIOLockedValueBox<(task: any TransportTask, cancelled: Bool)>
 
-    init(_ task: any TransportTask) {
+    package init(_ task: any TransportTask) {
         state = NIOLockedValueBox((task, false))
     }
 
-    func cancel() {
+    package func cancel() {
         let task = state.withLockedValue { state in
             state.cancelled = true
             return state.task
@@ -153,7 +153,7 @@ final class CurrentTask: TransportTask, Sendable {
     }
 
     /// The request continues on `next`.
-    func replace(with next: any TransportTask) {
+    package func replace(with next: any TransportTask) {
         let cancelled = state.withLockedValue { state in
             state.task = next
             return state.cancelled
@@ -164,9 +164,9 @@ final class CurrentTask: TransportTask, Sendable {
 
 /// What the delegate knows of one URLSession task.
 private struct Registration {
-    var handler: any TransportResponseHandler
-    var request: TransportRequest
-    var current: CurrentTask
+    package var handler: any TransportResponseHandler
+    package var request: TransportRequest
+    package var current: CurrentTask
 }
 
 /// Routes URLSession's delegate calls to each task's handler.
@@ -176,35 +176,35 @@ private struct Registration {
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// The tasks the delegate knows, by task identifier.
     private struct Tasks {
-        var registrations: [Int: Registration] = [:]
+        package var registrations: [Int: Registration] = [:]
         /// Tasks whose body is flowing, and those cancelled to shed load.
-        var receiving: [Int: URLSessionDataTask] = [:]
-        var shed: Set<Int> = []
+        package var receiving: [Int: URLSessionDataTask] = [:]
+        package var shed: Set<Int> = []
         /// Tasks whose head the handler refused: their body is never delivered. A `.cancel`
         /// disposition does not stop what libcurl already read, and FoundationNetworking
         /// delivered a refused 416's 33-byte error text (caddy's answer for an empty file), which
         /// `check --deep` hashed as the file and `run` counted as transferred.
-        var refused: Set<Int> = []
+        package var refused: Set<Int> = []
     }
 
     private let tasks = NIOLockedValueBox(Tasks())
-    let guardsBacklog: Bool
+    package let guardsBacklog: Bool
     private let handoff: any HTTPTransport
     private let ranges: RangeSupport
 
-    init(guardsBacklog: Bool, handoff: any HTTPTransport, ranges: RangeSupport) {
+    package init(guardsBacklog: Bool, handoff: any HTTPTransport, ranges: RangeSupport) {
         self.guardsBacklog = guardsBacklog
         self.handoff = handoff
         self.ranges = ranges
     }
 
-    func register(_ task: URLSessionDataTask, _ registration: Registration) {
+    package func register(_ task: URLSessionDataTask, _ registration: Registration) {
         tasks.withLockedValue { $0.registrations[task.taskIdentifier] = registration }
     }
 
     /// Cancels every transfer that is receiving a body; called when deliveries pile up. The
     /// cancels run on another queue: issued on the delegate queue they took effect far later.
-    func shedLoad() {
+    package func shedLoad() {
         let shedding = tasks.withLockedValue { tasks in
             let shedding = tasks.receiving.values.filter { tasks.registrations[$0.taskIdentifier]?.handler.allowsShedding ?? false }
             for task in shedding {
@@ -223,7 +223,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         tasks.withLockedValue { remove ? $0.registrations.removeValue(forKey: identifier) : $0.registrations[identifier] }?.handler
     }
 
-    func urlSession(
+    package func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
@@ -275,7 +275,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         DispatchQueue.global().async { task.cancel() }
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let wanted = tasks.withLockedValue { $0.refused.contains(dataTask.taskIdentifier) ? nil : $0.registrations[dataTask.taskIdentifier] }
         wanted?.handler.didReceiveBody(data)
         // The backlog behind this delivery is the queue's length: checking it here reacts as soon
@@ -285,7 +285,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         }
     }
 
-    func urlSession(
+    package func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
     ) {
@@ -299,14 +299,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     /// response is the job's to judge. Without this method — or with `.performDefaultHandling` —
     /// FoundationNetworking 6.3 holds the response until the idle timeout (10 s for a 401 with
     /// `timeout: 8s`); rejecting the protection space delivers it at once.
-    func urlSession(
+    package func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         completionHandler(.rejectProtectionSpace, nil)
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let wasShed = tasks.withLockedValue { tasks in
             tasks.receiving[task.taskIdentifier] = nil
             tasks.refused.remove(task.taskIdentifier)
@@ -316,7 +316,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         handler(task.taskIdentifier, remove: true)?.didComplete(wasShed && failure == .cancelled ? .overloaded : failure)
     }
 
-    static func failure(_ error: any Error) -> TransportFailure {
+    package static func failure(_ error: any Error) -> TransportFailure {
         guard let urlError = error as? URLError else { return .other(error.localizedDescription) }
         if isTLSFailure(urlError) {
             return .tls(urlError.localizedDescription + "; for a private CA set 'tls: ca_file' or SSL_CERT_FILE")
@@ -337,7 +337,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     /// message ("SSL certificate problem: self-signed certificate", "SSL: no alternative
     /// certificate subject name matches target host name"), so the message decides when the code
     /// cannot.
-    static func isTLSFailure(_ error: URLError) -> Bool {
+    package static func isTLSFailure(_ error: URLError) -> Bool {
         switch error.code {
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
              .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,

@@ -16,14 +16,14 @@ import NIOPosix
 /// What runs here must not block for long: the loop also reads and writes every connection it
 /// owns. The runner places only jobs whose work is bounded here (``Runner``: a known size of at
 /// most ``smallJobLimit``, no twin to copy, no per-file `fsync`).
-final class EventLoopTaskExecutor: TaskExecutor {
-    let loop: any EventLoop
+package final class EventLoopTaskExecutor: TaskExecutor {
+    package let loop: any EventLoop
 
-    init(loop: any EventLoop) {
+    package init(loop: any EventLoop) {
         self.loop = loop
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         loop.execute { job.runSynchronously(on: executor) }
@@ -31,10 +31,10 @@ final class EventLoopTaskExecutor: TaskExecutor {
 
     /// The largest file a job may have to run on a loop: one write buffer, hashed and written
     /// in well under a millisecond, so a loop is never held up for longer.
-    static let smallJobLimit: Int64 = 1 << 20
+    package static let smallJobLimit: Int64 = 1 << 20
 
     /// One executor per loop of the process's event loop group (the one AsyncHTTPClient uses).
-    static let all: [EventLoopTaskExecutor] = MultiThreadedEventLoopGroup.singleton.makeIterator().map {
+    package static let all: [EventLoopTaskExecutor] = MultiThreadedEventLoopGroup.singleton.makeIterator().map {
         EventLoopTaskExecutor(loop: $0)
     }
 }

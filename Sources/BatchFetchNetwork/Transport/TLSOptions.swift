@@ -35,7 +35,7 @@ package struct TLSOptions: Hashable, Sendable {
 
     /// Where Linux distributions keep the system's CA bundle and directory, which libcurl (under
     /// URLSession) and NIOSSL read by default.
-    static let systemLocations: Set<String> = [
+    package static let systemLocations: Set<String> = [
         "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem",
         "/etc/pki/tls/cacert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/cert.pem",
         "/etc/ssl/certs", "/etc/pki/tls/certs",
@@ -52,7 +52,7 @@ package struct TLSOptions: Hashable, Sendable {
 
     /// NIOSSL's client configuration; throws when a file cannot be loaded, with a message that
     /// names it.
-    func configuration() throws(TLSLoadError) -> TLSConfiguration {
+    package func configuration() throws(TLSLoadError) -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile {
             guard FileManager.default.isReadableFile(atPath: caFile) else { throw TLSLoadError("cannot read the CA bundle \(caFile)") }
@@ -78,10 +78,10 @@ package struct TLSOptions: Hashable, Sendable {
 }
 
 /// A TLS file that could not be loaded.
-struct TLSLoadError: Error, CustomStringConvertible {
-    var description: String
+package struct TLSLoadError: Error, CustomStringConvertible {
+    package var description: String
 
-    init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

@@ -14,10 +14,10 @@ package struct MirrorURL: Sendable, Equatable {
     package var identity: String
     /// Where an `s3://` or `gs://` mirror is, whose `url` is then the store's http(s) URL of
     /// the object (``AWSConfiguration``); nil for any other.
-    var store: ObjectLocation?
+    package var store: ObjectLocation?
 
     /// Signs the mirror's requests; nil unless it is in a store and not anonymous.
-    var signer: SigV4Signer? { store?.configuration.signer }
+    package var signer: SigV4Signer? { store?.configuration.signer }
 
     /// Nil when `resolved` is not a URL: validation refuses those, so only a library caller that
     /// built a ``Job`` by hand meets it (the job then fails before any request).
@@ -35,7 +35,7 @@ package struct MirrorURL: Sendable, Equatable {
     /// A job's mirror: an `s3://bucket/key` or `gs://bucket/object` URL becomes the store's
     /// http(s) URL of the object, signed as `s3` and the environment say; the identity stays
     /// that of the URL as written.
-    init?(_ url: TemplatedString, s3: S3Settings, environment: [String: String]) {
+    package init?(_ url: TemplatedString, s3: S3Settings, environment: [String: String]) {
         let resolved = url.resolved
         guard let parsed = ObjectURL.parse(resolved, shown: url.redacted) else {
             self.init(resolved: resolved, printed: url.redacted)
@@ -56,13 +56,13 @@ package struct MirrorURL: Sendable, Equatable {
 }
 
 /// An object (or, for a key ending in `/`, a prefix) in a bucket, and how its store is reached.
-struct ObjectLocation: Sendable, Equatable {
-    var bucket: String
-    var key: String
-    var configuration: AWSConfiguration
+package struct ObjectLocation: Sendable, Equatable {
+    package var bucket: String
+    package var key: String
+    package var configuration: AWSConfiguration
 
     /// The URL of one page of the ListObjectsV2 listing of the keys under ``key``.
-    func listURL(continuation: String?) -> URL? {
+    package func listURL(continuation: String?) -> URL? {
         configuration.url(bucket: bucket, key: "", query: [("list-type", "2"), ("prefix", key)]
             + (continuation.map { [("continuation-token", $0)] } ?? []))
     }

@@ -17,14 +17,14 @@ import RawStructuredFieldValues
 ///   10^9 (GitHub) and as a delay otherwise.
 /// A reset that is missing is taken from the policy's window (`w`). Structured fields are parsed
 /// by swift-http-structured-headers, not by hand. Pure; ``ServerPace`` acts on it.
-struct RateLimitHint: Sendable, Equatable {
+package struct RateLimitHint: Sendable, Equatable {
     /// Requests the server will still accept before the reset.
-    var remaining: Int
+    package var remaining: Int
     /// Seconds until the quota is whole again.
-    var reset: Double
+    package var reset: Double
 
     /// The hint in `head`'s headers at `now`, or nil when it gives none (or none that is whole).
-    init?(_ head: TransportResponseHead, now: Date) {
+    package init?(_ head: TransportResponseHead, now: Date) {
         let window = Self.policyWindow(head.header("ratelimit-policy"))
         if let value = head.header("ratelimit"),
            let found = Self.currentForm(value, window: window) ?? Self.draft07Form(value, window: window) {
@@ -40,7 +40,7 @@ struct RateLimitHint: Sendable, Equatable {
         }
     }
 
-    init(remaining: Int, reset: Double) {
+    package init(remaining: Int, reset: Double) {
         self.remaining = remaining
         self.reset = reset
     }

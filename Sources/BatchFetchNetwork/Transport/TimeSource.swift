@@ -9,7 +9,7 @@ import NIOConcurrencyHelpers
 /// The idle timeout, the deadline and the lost-transfer check (``Watchdog``, ``RequestWatch``)
 /// take one, so their tests advance a manual clock instead of sleeping and asserting how long
 /// something took (`WatchdogTests`, `RequestWatchTests`). The engine runs on ``SystemTime``.
-protocol TimeSource: Sendable {
+package protocol TimeSource: Sendable {
     var now: ContinuousClock.Instant { get }
     /// Calls `tick` every `interval` until the returned ticker is stopped.
     func repeating(every interval: Duration, _ tick: @escaping @Sendable () -> Void) -> any Ticker
@@ -18,24 +18,24 @@ protocol TimeSource: Sendable {
 }
 
 /// A repeating tick, stopped once.
-protocol Ticker: Sendable {
+package protocol Ticker: Sendable {
     func stop()
 }
 
 /// The process's monotonic clock. Ticks run on one serial dispatch queue of their own, not on
 /// the concurrency pool, so a pool busy with hashing and file I/O never delays a timeout.
-struct SystemTime: TimeSource {
+package struct SystemTime: TimeSource {
     private static let queue = DispatchQueue(label: "batchfetch.ticks")
 
-    var now: ContinuousClock.Instant { .now }
+    package var now: ContinuousClock.Instant { .now }
 
-    func repeating(every interval: Duration, _ tick: @escaping @Sendable () -> Void) -> any Ticker {
+    package func repeating(every interval: Duration, _ tick: @escaping @Sendable () -> Void) -> any Ticker {
         let ticker = QueueTicker(interval: interval, tick: tick)
         ticker.arm()
         return ticker
     }
 
-    func sleep(for duration: Duration) async {
+    package func sleep(for duration: Duration) async {
         try? await Task.sleep(for: duration)
     }
 
@@ -46,13 +46,13 @@ struct SystemTime: TimeSource {
         private let tick: @Sendable () -> Void
         private let stopped = NIOLockedValueBox(false)
 
-        init(interval: Duration, tick: @escaping @Sendable () -> Void) {
+        package init(interval: Duration, tick: @escaping @Sendable () -> Void) {
             let (seconds, attoseconds) = interval.components
             self.interval = .nanoseconds(Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
             self.tick = tick
         }
 
-        func arm() {
+        package func arm() {
             SystemTime.queue.asyncAfter(deadline: .now() + interval) { [self] in
                 guard !stopped.withLockedValue({ $0 }) else { return }
                 tick()
@@ -60,7 +60,7 @@ struct SystemTime: TimeSource {
             }
         }
 
-        func stop() {
+        package func stop() {
             stopped.withLockedValue { $0 = true }
         }
     }

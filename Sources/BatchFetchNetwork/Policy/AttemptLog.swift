@@ -7,17 +7,19 @@ import BatchFetchFiles
 /// An attempt is one try of the job against a mirror. Bounded ranges that continue a transfer
 /// are not attempts: the driver says so with ``record(mirror:url:status:failure:continuing:)``'s
 /// `continuing`, and their answers update the attempt they continue.
-struct AttemptLog: Sendable, Equatable {
+package struct AttemptLog: Sendable, Equatable {
     /// Every attempt, in order, as the report lists them.
-    private(set) var records: [AttemptRecord] = []
+    package private(set) var records: [AttemptRecord] = []
     /// Retryable failures on the current mirror (``retry(after:retryAfter:remaining:policy:)``).
-    private(set) var failures = 0
+    package private(set) var failures = 0
     /// Seconds waited before the next attempt, recorded with it.
     private var pendingWait = 0.0
 
+    package init() {}
+
     /// Records the answer (or failure) of an attempt; with `continuing`, of the attempt the last
     /// record describes (a bounded range, a range asked again after the disk fell behind).
-    mutating func record(mirror: Int, url: String, status: Int?, failure: BatchFetchError?, continuing: Bool = false) {
+    package mutating func record(mirror: Int, url: String, status: Int?, failure: BatchFetchError?, continuing: Bool = false) {
         if continuing, !records.isEmpty {
             records[records.count - 1].httpStatus = status ?? records[records.count - 1].httpStatus
             records[records.count - 1].failure = failure
@@ -29,13 +31,13 @@ struct AttemptLog: Sendable, Equatable {
     }
 
     /// Adds records kept elsewhere (a segmented transfer's failed ranges).
-    mutating func append(contentsOf others: [AttemptRecord]) {
+    package mutating func append(contentsOf others: [AttemptRecord]) {
         records += others
     }
 
     /// The last attempt failed after all (its body broke off, its bytes did not verify), or a
     /// failure with no attempt of its own ends the job: one record either way.
-    mutating func amendLast(_ failure: BatchFetchError, mirror: Int, url: String) {
+    package mutating func amendLast(_ failure: BatchFetchError, mirror: Int, url: String) {
         if records.isEmpty {
             record(mirror: mirror, url: url, status: nil, failure: failure)
         } else {
@@ -46,7 +48,7 @@ struct AttemptLog: Sendable, Equatable {
     /// Counts a retryable failure on the current mirror and asks `policy` whether to wait and
     /// try again, or give the mirror up (retries used up, a `Retry-After` over the cap, a wait
     /// past the deadline `remaining` seconds away).
-    mutating func retry(after failure: BatchFetchError, retryAfter: Double?, remaining: Double?,
+    package mutating func retry(after failure: BatchFetchError, retryAfter: Double?, remaining: Double?,
                         policy: RetryPolicy) -> RetryPolicy.Decision {
         failures += 1
         return policy.decide(after: failure, failures: failures, retryAfter: retryAfter, remaining: remaining)
@@ -54,18 +56,18 @@ struct AttemptLog: Sendable, Equatable {
 
     /// Counts a failure without asking for a wait (content that keeps changing under a
     /// segmented transfer); true while retries are left.
-    mutating func countFailure(policy: RetryPolicy) -> Bool {
+    package mutating func countFailure(policy: RetryPolicy) -> Bool {
         failures += 1
         return failures <= policy.retries
     }
 
     /// The next mirror starts with no failures.
-    mutating func nextMirror() {
+    package mutating func nextMirror() {
         failures = 0
     }
 
     /// The owner waited `seconds` before the next attempt; recorded with it.
-    mutating func waited(_ seconds: Double) {
+    package mutating func waited(_ seconds: Double) {
         pendingWait = seconds
     }
 }

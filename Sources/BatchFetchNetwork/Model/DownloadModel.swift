@@ -48,6 +48,12 @@ package struct BodyPlan: Sendable, Equatable {
     package var end: Int64?
     /// A new sidecar to write before the body (a fresh download), or nil to keep the current one.
     package var sidecar: Sidecar?
+
+    package init(offset: Int64, end: Int64?, sidecar: Sidecar?) {
+        self.offset = offset
+        self.end = end
+        self.sidecar = sidecar
+    }
 }
 
 /// How long to wait before a retry; full jitter draws uniformly from 0 to `seconds`.

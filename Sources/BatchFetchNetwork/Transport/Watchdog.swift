@@ -3,7 +3,7 @@ import BatchFetchObjectStore
 import NIOConcurrencyHelpers
 
 /// Something the ``Watchdog`` looks at on each tick (a request in flight).
-protocol Watched: AnyObject, Sendable {
+package protocol Watched: AnyObject, Sendable {
     /// Ends what has gone idle or passed its deadline by `now`.
     func check(at now: ContinuousClock.Instant)
 }
@@ -16,36 +16,36 @@ protocol Watched: AnyObject, Sendable {
 /// switch to another core is expensive (bench/results/profile.md). The timer ticks at the
 /// shortest interval asked for and stops at the first tick that finds nothing to watch, so an
 /// idle process has no timer. Its time is a ``TimeSource``: tests advance a manual one.
-final class Watchdog: Sendable {
-    static let shared = Watchdog(time: SystemTime())
+package final class Watchdog: Sendable {
+    package static let shared = Watchdog(time: SystemTime())
 
     private struct State {
-        var watched: [ObjectIdentifier: (item: any Watched, interval: Duration)] = [:]
-        var ticker: (any Ticker)?
-        var interval: Duration?
+        package var watched: [ObjectIdentifier: (item: any Watched, interval: Duration)] = [:]
+        package var ticker: (any Ticker)?
+        package var interval: Duration?
     }
 
-    let time: any TimeSource
+    package let time: any TimeSource
     private let state = NIOLockedValueBox(State())
 
-    init(time: any TimeSource) {
+    package init(time: any TimeSource) {
         self.time = time
     }
 
     /// Watches `item`, checking it at least every `interval`, until ``remove(_:)``.
-    func add(_ item: any Watched, every interval: Duration) {
+    package func add(_ item: any Watched, every interval: Duration) {
         state.withLockedValue { state in
             state.watched[ObjectIdentifier(item)] = (item, interval)
             if state.interval.map({ interval < $0 }) ?? true { schedule(every: interval, in: &state) }
         }
     }
 
-    func remove(_ item: any Watched) {
+    package func remove(_ item: any Watched) {
         _ = state.withLockedValue { $0.watched.removeValue(forKey: ObjectIdentifier(item)) }
     }
 
     /// Whether the timer runs (for tests).
-    var isTicking: Bool {
+    package var isTicking: Bool {
         state.withLockedValue { $0.ticker != nil }
     }
 

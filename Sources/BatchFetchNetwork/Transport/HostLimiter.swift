@@ -15,11 +15,11 @@ import NIOConcurrencyHelpers
 /// back; only a request that finds every slot taken waits now.
 package final class HostLimiter: Sendable {
     private struct State {
-        var inUse: [String: Int] = [:]
-        var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+        package var inUse: [String: Int] = [:]
+        package var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
 
         /// Takes a free slot for `host`; false when all are taken.
-        mutating func take(_ host: String, limit: Int) -> Bool {
+        package mutating func take(_ host: String, limit: Int) -> Bool {
             guard inUse[host, default: 0] < limit else { return false }
             inUse[host, default: 0] += 1
             return true
@@ -31,8 +31,8 @@ package final class HostLimiter: Sendable {
     /// Each host's recent starts, for `requests_per_second`, and what its quota allows.
     private let pacing = NIOLockedValueBox([String: Pacing]())
     private struct Pacing {
-        var window = StartWindow()
-        var server = ServerPace()
+        package var window = StartWindow()
+        package var server = ServerPace()
     }
     private let time: any TimeSource
 
@@ -41,7 +41,7 @@ package final class HostLimiter: Sendable {
     }
 
     /// A limiter whose pacing waits on `time` (tests advance a manual clock).
-    init(limit: Int, time: any TimeSource) {
+    package init(limit: Int, time: any TimeSource) {
         self.limit = max(1, limit)
         self.time = time
     }
@@ -51,7 +51,7 @@ package final class HostLimiter: Sendable {
     /// request may start when this returns. A quota reset further away than `longestWait`
     /// seconds is not waited for: the request starts, and the retry policy deals with the 429
     /// as with any `Retry-After` beyond `retry_after_max`.
-    func acquire(_ host: String, requestsPerSecond: Int?, longestWait: Double = .infinity) async {
+    package func acquire(_ host: String, requestsPerSecond: Int?, longestWait: Double = .infinity) async {
         await acquire(host)
         while let wait = pacing.withLockedValue({ pacing -> Duration? in
             // A host that never sent a quota, for a job without `requests_per_second`: nothing
@@ -73,7 +73,7 @@ package final class HostLimiter: Sendable {
 
     /// Takes in what an answer from `host` said about its quota (rate-limit headers), while its
     /// request still holds its slot.
-    func observe(_ hint: RateLimitHint, from host: String) {
+    package func observe(_ hint: RateLimitHint, from host: String) {
         let inFlight = state.withLockedValue { $0.inUse[host, default: 1] }
         let now = time.now
         pacing.withLockedValue { $0[host, default: Pacing()].server.observe(hint, inFlight: inFlight, at: now) }
@@ -110,12 +110,12 @@ package final class HostLimiter: Sendable {
     }
 
     /// Slots taken for `host` (for tests).
-    func inUse(_ host: String) -> Int {
+    package func inUse(_ host: String) -> Int {
         state.withLockedValue { $0.inUse[host, default: 0] }
     }
 
     /// Requests waiting for a slot for `host` (for tests).
-    func waiting(_ host: String) -> Int {
+    package func waiting(_ host: String) -> Int {
         state.withLockedValue { $0.waiters[host]?.count ?? 0 }
     }
 }

@@ -6,17 +6,19 @@ import NIOConcurrencyHelpers
 /// The run's stop switch: set by `RunHandle.interrupt()` (SIGINT/SIGTERM in the CLI). Jobs
 /// check it before each request and while waiting to retry; requests in flight are cancelled
 /// through the handlers registered here, keeping their partials and sidecars for a rerun.
-final class Interruption: Sendable {
+package final class Interruption: Sendable {
     private struct State {
-        var interrupted = false
-        var handlers: [ObjectIdentifier: any WatchedHandler] = [:]
+        package var interrupted = false
+        package var handlers: [ObjectIdentifier: any WatchedHandler] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
 
-    var isInterrupted: Bool { state.withLockedValue { $0.interrupted } }
+    package init() {}
 
-    func interrupt() {
+    package var isInterrupted: Bool { state.withLockedValue { $0.interrupted } }
+
+    package func interrupt() {
         let active = state.withLockedValue { state -> [any WatchedHandler] in
             state.interrupted = true
             return Array(state.handlers.values)
@@ -25,7 +27,7 @@ final class Interruption: Sendable {
     }
 
     /// Tracks a request while it runs; returns false (and registers nothing) once interrupted.
-    func register(_ handler: any WatchedHandler) -> Bool {
+    package func register(_ handler: any WatchedHandler) -> Bool {
         state.withLockedValue { state in
             guard !state.interrupted else { return false }
             state.handlers[ObjectIdentifier(handler)] = handler
@@ -33,12 +35,12 @@ final class Interruption: Sendable {
         }
     }
 
-    func unregister(_ handler: any WatchedHandler) {
+    package func unregister(_ handler: any WatchedHandler) {
         _ = state.withLockedValue { $0.handlers.removeValue(forKey: ObjectIdentifier(handler)) }
     }
 
     /// Sleeps up to `seconds`, waking early when interrupted. Returns false if interrupted.
-    func sleep(_ duration: Duration) async -> Bool {
+    package func sleep(_ duration: Duration) async -> Bool {
         let end = ContinuousClock.now + min(duration, .seconds(86_400))
         while !isInterrupted {
             let left = end - .now

@@ -8,31 +8,31 @@ import Foundation
 /// redirects and retries it accepts (``RedirectPolicy``, ``RetryPolicy``), and how its secrets
 /// are hidden in everything printed (``Redactor``). Built once per job from the manifest, so the
 /// download engine and the mirror probe cannot disagree.
-struct JobNetwork: Sendable {
-    let transport: any HTTPTransport
-    let credentials: CredentialPolicy
-    let redirect: RedirectPolicy
-    var retry: RetryPolicy
-    let redactor: Redactor
+package struct JobNetwork: Sendable {
+    package let transport: any HTTPTransport
+    package let credentials: CredentialPolicy
+    package let redirect: RedirectPolicy
+    package var retry: RetryPolicy
+    package let redactor: Redactor
     /// The job's mirrors, parsed once (URLs as the manifest resolved them, userinfo included), in
     /// order; nil for one that does not parse (validation refuses those, so only a library caller
     /// could pass one). The download's state machine and the probe both use these.
-    let mirrors: [MirrorURL?]
+    package let mirrors: [MirrorURL?]
     /// What a download request carries besides headers: the job's method, body and idle timeout.
-    let method: String
-    let body: Data?
-    let timeout: Double
+    package let method: String
+    package let body: Data?
+    package let timeout: Double
     /// The job's `requests_per_second`, carried by every request it makes.
-    let requestsPerSecond: Int?
+    package let requestsPerSecond: Int?
     /// The job's `retry_after_max`: also the longest wait for a host's quota to reset.
-    let longestPace: Double
+    package let longestPace: Double
 
     /// `transport` is the run's; a job with an https mirror and its own TLS trust or a client
     /// certificate (or with `CURL_CA_BUNDLE`, `SSL_CERT_FILE` or `SSL_CERT_DIR` naming other
     /// than the system's) uses the AsyncHTTPClient transport configured for it, since URLSession
     /// on Linux cannot take either (``TLSOptions``). An http mirror redirected to https keeps
     /// the run's transport and the system's trust.
-    init(job: Job, transport: any HTTPTransport, perHost: Int, environment: [String: String]) {
+    package init(job: Job, transport: any HTTPTransport, perHost: Int, environment: [String: String]) {
         // "https:" in any case, without a lowercased copy of every URL.
         let https = job.urls.contains { $0.resolved.utf8.prefix(6).lazy.map { $0 | 0x20 }.elementsEqual("https:".utf8) }
         if https, let tls = TLSOptions(job.settings.tls, environment: environment) {
@@ -73,7 +73,7 @@ struct JobNetwork: Sendable {
     }
 
     /// How a request to a store's mirror goes out.
-    enum StoreRequest: Equatable {
+    package enum StoreRequest: Equatable {
         /// Not to the store (a redirect elsewhere): a plain request, nothing of the store's.
         case elsewhere
         /// To the store, unsigned (`anonymous`).
@@ -85,7 +85,7 @@ struct JobNetwork: Sendable {
     /// How a request to `target` on behalf of the store mirror `mirror` goes: to the mirror at
     /// its own origin, as the mirror is signed; to AWS's endpoint of the same bucket in another
     /// region (https only), signed for that region; anywhere else as a plain request.
-    static func storeRequest(to target: URL, of mirror: MirrorURL) -> StoreRequest {
+    package static func storeRequest(to target: URL, of mirror: MirrorURL) -> StoreRequest {
         let signer: SigV4Signer?
         if let origin = Origin(target), origin == Origin(mirror.url) {
             signer = mirror.signer
@@ -104,7 +104,7 @@ struct JobNetwork: Sendable {
 
     /// The download request the state machine planned: the job's method, headers and body, plus
     /// `Range`/`If-Range` and the conditional headers of `refresh: if-changed`.
-    func request(for planned: PlannedRequest) -> TransportRequest {
+    package func request(for planned: PlannedRequest) -> TransportRequest {
         var headers: [(name: String, value: String)] = []
         if let range = planned.rangeHeader {
             headers.append((name: "Range", value: range))
@@ -117,7 +117,7 @@ struct JobNetwork: Sendable {
 
     /// The transport request for `target`, asked on behalf of mirror `mirrorIndex`: the job's
     /// method and body, the headers the credential policy allows there, plus `extra`.
-    func request(_ target: URL, mirrorIndex: Int, method: String, extra: [(name: String, value: String)] = [],
+    package func request(_ target: URL, mirrorIndex: Int, method: String, extra: [(name: String, value: String)] = [],
                  body: Data? = nil, timeout: Double) -> TransportRequest {
         let mirror = mirrors.indices.contains(mirrorIndex) ? mirrors[mirrorIndex] : nil
         let (url, headers) = credentials.request(to: target, forMirror: mirror?.url)

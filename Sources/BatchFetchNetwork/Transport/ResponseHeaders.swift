@@ -100,7 +100,7 @@ extension StringProtocol {
     /// Without the optional whitespace (spaces and tabs) around a header value (RFC 9110 §5.5).
     /// Foundation's `trimmingCharacters(in: .whitespaces)` did the same through `CharacterSet`,
     /// at a cost a small-file batch notices (bench/results/profile.md, "Choices the code cites").
-    func trimmingOWS() -> String {
+    package func trimmingOWS() -> String {
         let bytes = utf8
         var first: String.Index?
         var end = bytes.startIndex

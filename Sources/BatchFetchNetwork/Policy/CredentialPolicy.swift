@@ -21,11 +21,11 @@ package struct CredentialPolicy: Sendable {
     package static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
     /// The job's headers (values resolved) and whether each must stay with its origin.
-    var headers: [(name: String, value: String, private: Bool)]
+    package var headers: [(name: String, value: String, private: Bool)]
     /// Lowercased names allowed across origins (`cross_origin_headers`).
-    var crossOrigin: Set<String>
+    package var crossOrigin: Set<String>
     /// `.netrc` entries, when the job asked for them.
-    var netrc: Netrc?
+    package var netrc: Netrc?
 
     package init(headers: [(name: String, value: TemplatedString)], crossOrigin: [String], netrc: Netrc?) {
         self.headers = headers.map { header in
@@ -70,7 +70,7 @@ package struct CredentialPolicy: Sendable {
         return nil
     }
 
-    static func withoutUserinfo(_ url: URL) -> URL {
+    package static func withoutUserinfo(_ url: URL) -> URL {
         guard url.user != nil || url.password != nil,
               var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
         components.user = nil

@@ -43,7 +43,7 @@ package struct ProxySettings: Sendable, Equatable {
     }
 
     /// `http://[user:pass@]host[:port]` (a scheme-less `host:port` as curl accepts it).
-    static func parse(_ text: String) -> Proxy? {
+    package static func parse(_ text: String) -> Proxy? {
         let url = URL(string: text.contains("://") ? text : "http://" + text)
         guard let url, let host = url.host, !host.isEmpty else { return nil }
         let credentials = url.user.map { user in url.password.map { "\(user):\($0)" } ?? user }

@@ -6,15 +6,15 @@
 /// before it, so a burst of `limit` is allowed and the next waits until the oldest of them is a
 /// second old. Jobs to one host share its window, whatever their own limits: each start is
 /// checked against the limit of the job that asks.
-struct StartWindow: Sendable, Equatable {
-    static let span = Duration.seconds(1)
+package struct StartWindow: Sendable, Equatable {
+    package static let span = Duration.seconds(1)
 
     /// Starts of the last second, oldest first.
-    private(set) var starts: [ContinuousClock.Instant] = []
+    package private(set) var starts: [ContinuousClock.Instant] = []
 
     /// Admits a start at `now` (recorded) and returns nil, or returns how long to wait before
     /// asking again.
-    mutating func admit(at now: ContinuousClock.Instant, limit: Int) -> Duration? {
+    package mutating func admit(at now: ContinuousClock.Instant, limit: Int) -> Duration? {
         starts.removeAll { now - $0 >= Self.span }
         guard starts.count >= max(1, limit) else {
             starts.append(now)

@@ -5,7 +5,7 @@ import NIOConcurrencyHelpers
 
 /// A transport handler whose request is watched by a ``RequestWatch``: what ``Exchange`` needs
 /// to run it.
-protocol WatchedHandler: TransportResponseHandler {
+package protocol WatchedHandler: TransportResponseHandler {
     associatedtype Outcome: Sendable
     var watch: RequestWatch<Outcome> { get }
     /// The run was interrupted while the request is in flight.
@@ -16,10 +16,10 @@ protocol WatchedHandler: TransportResponseHandler {
 /// take a `per_host` slot for the host (and a start in its `requests_per_second` window),
 /// register with the run's interruption, start the transfer, wait for its end (cancelling it
 /// when idle for `idleTimeout` seconds or past the deadline), then give everything back.
-enum Exchange {
+package enum Exchange {
     /// The handler's outcome, or nil when the request never started: the run was interrupted, or
     /// `proceed` (asked once the host slot is held) said no.
-    static func perform<Handler: WatchedHandler>(
+    package static func perform<Handler: WatchedHandler>(
         _ request: TransportRequest, handler: Handler, transport: any HTTPTransport, hosts: HostLimiter,
         interruption: Interruption?, idleTimeout: Duration, deadline: ContinuousClock.Instant? = nil, proceed: () -> Bool = { true }
     ) async -> Handler.Outcome? {
@@ -42,7 +42,7 @@ enum Exchange {
 extension Exchange {
     /// `request` with its signature headers, made now (a SigV4 signature carries its time, and
     /// the request may have waited for its host).
-    static func signed(_ request: TransportRequest, at date: Date = Date()) -> TransportRequest {
+    package static func signed(_ request: TransportRequest, at date: Date = Date()) -> TransportRequest {
         guard let signer = request.signer else { return request }
         var signed = request
         let payload = request.upload == nil && (request.body?.isEmpty ?? true) ? SigV4Signer.emptyPayload : SigV4Signer.unsignedPayload
@@ -59,58 +59,58 @@ private final class QuotaReader: TransportResponseHandler {
     private let host: String
     private let hosts: HostLimiter
 
-    init(_ handler: any TransportResponseHandler, host: String, hosts: HostLimiter) {
+    package init(_ handler: any TransportResponseHandler, host: String, hosts: HostLimiter) {
         self.handler = handler
         self.host = host
         self.hosts = hosts
     }
 
-    func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+    package func didReceiveHead(_ head: TransportResponseHead) -> Bool {
         if let hint = RateLimitHint(head, now: Date()) { hosts.observe(hint, from: host) }
         return handler.didReceiveHead(head)
     }
 
-    func didReceiveBody(_ data: Data) { handler.didReceiveBody(data) }
-    func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) { handler.didReceiveBody(data, ready: ready) }
-    func didComplete(_ failure: TransportFailure?) { handler.didComplete(failure) }
-    var allowsShedding: Bool { handler.allowsShedding }
+    package func didReceiveBody(_ data: Data) { handler.didReceiveBody(data) }
+    package func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) { handler.didReceiveBody(data, ready: ready) }
+    package func didComplete(_ failure: TransportFailure?) { handler.didComplete(failure) }
+    package var allowsShedding: Bool { handler.allowsShedding }
 }
 
 /// The life of one request, shared by its handler and its waiter: the transport task (to
 /// cancel), the last sign of activity (for the idle timeout), and the outcome once the transport
 /// reports the end. The ``Watchdog`` cancels the request when it goes idle or passes its deadline.
 /// Both read the same ``TimeSource``: tests advance a manual one.
-final class RequestWatch<Outcome: Sendable>: Watched {
+package final class RequestWatch<Outcome: Sendable>: Watched {
     private struct State {
-        var task: (any TransportTask)?
-        var lastActivity: ContinuousClock.Instant
+        package var task: (any TransportTask)?
+        package var lastActivity: ContinuousClock.Instant
         /// What the watchdog enforces while ``outcome(idleTimeout:deadline:)`` waits.
-        var idleTimeout: Duration?
-        var deadline: ContinuousClock.Instant?
+        package var idleTimeout: Duration?
+        package var deadline: ContinuousClock.Instant?
         /// The watchdog cancelled the transfer (idle or deadline).
-        var expired = false
-        var outcome: Outcome?
-        var waiter: CheckedContinuation<Outcome, Never>?
+        package var expired = false
+        package var outcome: Outcome?
+        package var waiter: CheckedContinuation<Outcome, Never>?
         /// Ends the request when the transport never reports the end of a cancelled transfer.
-        var lost: (@Sendable () -> Void)?
+        package var lost: (@Sendable () -> Void)?
     }
 
     /// How long after a cancel the transport has to report the end before ``whenLost(_:)``'s
     /// handler ends the request instead.
-    static var lostAfter: Duration { .seconds(5) }
+    package static var lostAfter: Duration { .seconds(5) }
 
     private let state: NIOLockedValueBox<State>
     private let watchdog: Watchdog
     private var time: any TimeSource { watchdog.time }
 
     /// A watch checked by `watchdog`, on its time.
-    init(watchdog: Watchdog = .shared) {
+    package init(watchdog: Watchdog = .shared) {
         self.watchdog = watchdog
         state = NIOLockedValueBox(State(lastActivity: watchdog.time.now))
     }
 
     /// The transfer started: the idle clock starts now, not while waiting for a host slot.
-    func attach(_ task: any TransportTask) {
+    package func attach(_ task: any TransportTask) {
         state.withLockedValue {
             $0.task = task
             $0.lastActivity = time.now
@@ -118,7 +118,7 @@ final class RequestWatch<Outcome: Sendable>: Watched {
     }
 
     /// Bytes or a head arrived, or the request waited on our own disk (not the server's silence).
-    func touch() {
+    package func touch() {
         state.withLockedValue { $0.lastActivity = time.now }
     }
 
@@ -126,7 +126,7 @@ final class RequestWatch<Outcome: Sendable>: Watched {
     /// watch cancelled has not reported its end ``lostAfter`` later. AsyncHTTPClient 1.x was seen
     /// to drop the end of an upload cancelled between the response head and the end of its
     /// request body; without this the request's waiter would wait forever.
-    func whenLost(_ lost: @escaping @Sendable () -> Void) {
+    package func whenLost(_ lost: @escaping @Sendable () -> Void) {
         state.withLockedValue { $0.lost = lost }
     }
 
@@ -134,7 +134,7 @@ final class RequestWatch<Outcome: Sendable>: Watched {
     /// transport has not reported the end ``lostAfter`` later: the task that checks, which
     /// tests await.
     @discardableResult
-    func cancel() -> Task<Void, Never>? {
+    package func cancel() -> Task<Void, Never>? {
         guard let task = runningTask else { return nil }
         task.cancel()
         let check = state.withLockedValue { $0.lost }
@@ -147,19 +147,19 @@ final class RequestWatch<Outcome: Sendable>: Watched {
     }
 
     /// The transport task while the request runs; nil once it ended.
-    var runningTask: (any TransportTask)? {
+    package var runningTask: (any TransportTask)? {
         state.withLockedValue { $0.outcome == nil ? $0.task : nil }
     }
 
     /// The transport task, to cancel a transfer that is no longer wanted.
-    var attachedTask: (any TransportTask)? {
+    package var attachedTask: (any TransportTask)? {
         state.withLockedValue { $0.task }
     }
 
     /// The transport reported the end: `make` turns it into the outcome, told whether the
     /// watchdog caused it; the waiter resumes with it. The first end counts: a handler that saw
     /// the whole response may end the request before the transport does.
-    func complete(_ make: (_ expired: Bool) -> Outcome) {
+    package func complete(_ make: (_ expired: Bool) -> Outcome) {
         let (waiter, outcome) = state.withLockedValue { state -> (CheckedContinuation<Outcome, Never>?, Outcome?) in
             guard state.outcome == nil else { return (nil, nil) }
             let outcome = make(state.expired)
@@ -172,7 +172,7 @@ final class RequestWatch<Outcome: Sendable>: Watched {
 
     /// Waits for the outcome, cancelling the transfer when nothing arrives for `idleTimeout` or
     /// the deadline passes.
-    func outcome(idleTimeout: Duration, deadline: ContinuousClock.Instant?) async -> Outcome {
+    package func outcome(idleTimeout: Duration, deadline: ContinuousClock.Instant?) async -> Outcome {
         state.withLockedValue {
             $0.idleTimeout = idleTimeout
             $0.deadline = deadline
@@ -191,7 +191,7 @@ final class RequestWatch<Outcome: Sendable>: Watched {
 
     /// Cancels the transfer once it is idle for longer than its timeout or past its deadline
     /// (the watchdog's tick).
-    func check(at now: ContinuousClock.Instant) {
+    package func check(at now: ContinuousClock.Instant) {
         let expires = state.withLockedValue { state -> Bool in
             guard state.outcome == nil, !state.expired, let idleTimeout = state.idleTimeout else { return false }
             let idle = now - state.lastActivity > idleTimeout

@@ -10,23 +10,23 @@ import NIOConcurrencyHelpers
 /// handler. A head that differs (the file changed in between) ends the request as a connection
 /// failure, which the engine retries like any other.
 ///
-final class ResponseHandoff: TransportResponseHandler, Sendable {
+package final class ResponseHandoff: TransportResponseHandler, Sendable {
     private let handler: any TransportResponseHandler
     private let accepted: TransportResponseHead
     /// Why the second head is not the accepted one, once it came.
     private let mismatch = NIOLockedValueBox<String?>(nil)
 
-    init(handler: any TransportResponseHandler, accepted: TransportResponseHead) {
+    package init(handler: any TransportResponseHandler, accepted: TransportResponseHead) {
         self.handler = handler
         self.accepted = accepted
     }
 
     /// Bodies above this size (or of unknown size, answering a range request) need
     /// backpressure: URLSession could only cancel them and ask again.
-    static let largeBody: Int64 = 8 << 20
+    package static let largeBody: Int64 = 8 << 20
 
     /// Whether a response to `request` with this head must come from the hand-off transport.
-    static func needed(_ head: TransportResponseHead, request: TransportRequest) -> Bool {
+    package static func needed(_ head: TransportResponseHead, request: TransportRequest) -> Bool {
         if let encoding = head.header("content-encoding")?.trimmingOWS().lowercased(),
            !encoding.isEmpty, encoding != "identity" {
             return true
@@ -39,7 +39,7 @@ final class ResponseHandoff: TransportResponseHandler, Sendable {
     /// Headers that must be the same in both answers for the body to be the one accepted.
     private static let identifying = ["content-length", "content-range", "etag", "last-modified", "content-encoding"]
 
-    func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+    package func didReceiveHead(_ head: TransportResponseHead) -> Bool {
         let differs = head.status != accepted.status
             || Self.identifying.contains { head.header($0) != accepted.header($0) }
         guard differs else { return true }
@@ -47,15 +47,15 @@ final class ResponseHandoff: TransportResponseHandler, Sendable {
         return false
     }
 
-    func didReceiveBody(_ data: Data) {
+    package func didReceiveBody(_ data: Data) {
         handler.didReceiveBody(data)
     }
 
-    func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
+    package func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
         handler.didReceiveBody(data, ready: ready)
     }
 
-    func didComplete(_ failure: TransportFailure?) {
+    package func didComplete(_ failure: TransportFailure?) {
         if let mismatch = mismatch.withLockedValue({ $0 }) {
             handler.didComplete(.connection(mismatch))
         } else {
@@ -63,5 +63,5 @@ final class ResponseHandoff: TransportResponseHandler, Sendable {
         }
     }
 
-    var allowsShedding: Bool { handler.allowsShedding }
+    package var allowsShedding: Bool { handler.allowsShedding }
 }

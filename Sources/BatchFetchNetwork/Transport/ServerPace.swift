@@ -8,10 +8,10 @@
 /// a hundred files under GitHub's 5,000 an hour should not take an hour — and no request is
 /// started that the server said it would refuse. After the reset the quota is unknown again
 /// until the next answer.
-struct ServerPace: Sendable, Equatable {
+package struct ServerPace: Sendable, Equatable {
     /// Starts still allowed before ``resetAt``; nil: nothing known.
-    private(set) var budget: Int?
-    private(set) var resetAt: ContinuousClock.Instant?
+    package private(set) var budget: Int?
+    package private(set) var resetAt: ContinuousClock.Instant?
 
     /// Takes in an answer that arrived at `now` while `inFlight` requests to the host (this one
     /// included) were on their way.
@@ -19,7 +19,7 @@ struct ServerPace: Sendable, Equatable {
     /// Answers to requests in flight together may arrive out of order, and an older one says
     /// more is left than a newer one did: within one window (resets less than a second and a
     /// half apart, as whole-second resets of one window are) the smaller budget stands.
-    mutating func observe(_ hint: RateLimitHint, inFlight: Int, at now: ContinuousClock.Instant) {
+    package mutating func observe(_ hint: RateLimitHint, inFlight: Int, at now: ContinuousClock.Instant) {
         let newBudget = max(0, hint.remaining - max(0, inFlight - 1))
         let newReset = now + .milliseconds(Int64((hint.reset * 1000).rounded(.up)))
         if let budget, let resetAt, now < resetAt, newReset < resetAt + .milliseconds(1500) {
@@ -32,14 +32,14 @@ struct ServerPace: Sendable, Equatable {
     }
 
     /// How long a start at `now` must wait for the reset; nil: it may start.
-    func wait(at now: ContinuousClock.Instant) -> Duration? {
+    package func wait(at now: ContinuousClock.Instant) -> Duration? {
         guard let resetAt, let budget, now < resetAt, budget == 0 else { return nil }
         return resetAt - now
     }
 
     /// Counts a start at `now` (one that ``wait(at:)`` allowed); past the reset, the quota is
     /// unknown again.
-    mutating func start(at now: ContinuousClock.Instant) {
+    package mutating func start(at now: ContinuousClock.Instant) {
         guard let resetAt, let budget else { return }
         if now >= resetAt {
             self = ServerPace()
@@ -49,7 +49,7 @@ struct ServerPace: Sendable, Equatable {
     }
 
     /// Forgets the quota (a reset too far away to wait for).
-    mutating func forget() {
+    package mutating func forget() {
         self = ServerPace()
     }
 }

@@ -1,6 +1,5 @@
 import BatchFetchFiles
 import BatchFetchNetwork
-import BatchFetchObjectStore
 import BatchFetchSpec
 
 /// Where an archive entry goes inside the tree, or why it must not be written: the pure rules

@@ -1,5 +1,4 @@
 import BatchFetchFiles
-import BatchFetchNetwork
 import BatchFetchObjectStore
 import BatchFetchSpec
 

@@ -1,6 +1,5 @@
 import BatchFetchFiles
 import BatchFetchNetwork
-import BatchFetchObjectStore
 import Foundation
 
 /// A moment as UTC calendar fields (proleptic Gregorian), computed without Foundation's

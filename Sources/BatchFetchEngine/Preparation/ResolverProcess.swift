@@ -1,6 +1,5 @@
 import BatchFetchFiles
 import BatchFetchNetwork
-import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
 import NIOConcurrencyHelpers

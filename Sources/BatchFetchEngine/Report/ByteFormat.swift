@@ -1,6 +1,5 @@
 import BatchFetchFiles
 import BatchFetchNetwork
-import BatchFetchObjectStore
 import Foundation
 
 /// Human-readable byte counts (binary units) and durations, for the per-job lines and the

@@ -1,6 +1,4 @@
-import BatchFetchFiles
 import BatchFetchNetwork
-import BatchFetchObjectStore
 import Dispatch
 
 extension DispatchTime {

@@ -1,6 +1,5 @@
 import BatchFetchFiles
 import BatchFetchNetwork
-import BatchFetchObjectStore
 import NIOConcurrencyHelpers
 
 /// How far one running job is, updated from the transport's queue and read by the progress

@@ -1,6 +1,4 @@
-import BatchFetchFiles
 import BatchFetchNetwork
-import BatchFetchObjectStore
 import Foundation
 
 /// A run in progress (``Runner/start()``): its events as they happen, a switch to interrupt it,

@@ -1,6 +1,5 @@
 import BatchFetchFiles
 import BatchFetchNetwork
-import BatchFetchObjectStore
 import BatchFetchSpec
 
 /// The run's scheduling as a value: events in (a job finished, the run was stopped), actions out

@@ -1,6 +1,5 @@
 import BatchFetchFiles
 import BatchFetchNetwork
-import BatchFetchObjectStore
 import Foundation
 
 /// The decisions of a segmented download, as a pure state machine: which byte range each

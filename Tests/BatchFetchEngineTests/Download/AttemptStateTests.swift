@@ -1,7 +1,5 @@
 @testable import BatchFetchEngine
-@testable import BatchFetchFiles
 @testable import BatchFetchNetwork
-@testable import BatchFetchObjectStore
 import Testing
 
 /// The per-request rules: what the transport's end of a request means, given what we asked of

@@ -1,7 +1,4 @@
 @testable import BatchFetchEngine
-@testable import BatchFetchFiles
-@testable import BatchFetchNetwork
-@testable import BatchFetchObjectStore
 import Testing
 
 /// Where a job's content comes from, and in which order, decided without I/O.

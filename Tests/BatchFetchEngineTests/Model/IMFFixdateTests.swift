@@ -1,7 +1,6 @@
 @testable import BatchFetchEngine
 @testable import BatchFetchFiles
 @testable import BatchFetchNetwork
-@testable import BatchFetchObjectStore
 import Foundation
 import Testing
 

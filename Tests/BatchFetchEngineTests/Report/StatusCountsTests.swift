@@ -1,7 +1,6 @@
 @testable import BatchFetchEngine
 @testable import BatchFetchFiles
 @testable import BatchFetchNetwork
-@testable import BatchFetchObjectStore
 import Testing
 
 /// The one list of statuses, in order, that every count of a report iterates.

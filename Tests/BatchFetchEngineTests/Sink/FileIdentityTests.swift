@@ -1,6 +1,5 @@
 @testable import BatchFetchEngine
 @testable import BatchFetchFiles
-@testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
 import Testing
 

@@ -1,6 +1,4 @@
-@testable import BatchFetchFiles
 @testable import BatchFetchNetwork
-@testable import BatchFetchObjectStore
 import Foundation
 
 /// Waits for an event of another process or server (a request at the origin, bytes on disk):

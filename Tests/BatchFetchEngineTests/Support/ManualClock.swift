@@ -1,7 +1,6 @@
 @testable import BatchFetchEngine
 @testable import BatchFetchFiles
 @testable import BatchFetchNetwork
-@testable import BatchFetchObjectStore
 import NIOConcurrencyHelpers
 
 /// Time that moves only when a test says so (as swift-nio's `EmbeddedEventLoop.advanceTime`):

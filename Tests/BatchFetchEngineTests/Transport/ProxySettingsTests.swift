@@ -1,5 +1,4 @@
 @testable import BatchFetchEngine
-@testable import BatchFetchFiles
 @testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
 import Foundation

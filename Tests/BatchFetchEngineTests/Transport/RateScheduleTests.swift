@@ -1,7 +1,5 @@
 @testable import BatchFetchEngine
-@testable import BatchFetchFiles
 @testable import BatchFetchNetwork
-@testable import BatchFetchObjectStore
 import Testing
 
 /// The rate limit's timetable, on a clock the test holds.

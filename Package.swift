@@ -101,8 +101,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The state store (SQLite through GRDB; Docs/StateStore.md): each dest's identity,
+        // digests and validators, extracted trees, multipart uploads. Over the file floor only:
+        // it records what the floors above decide.
+        .target(
+            name: "BatchFetchState",
+            dependencies: [
+                "BatchFetchSpec",
+                "BatchFetchFiles",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         // Downloads (state machine, segments, the sink's driver), archives, the cache, uploads,
-        // the state store, the runner, reports, check/pin/verify: everything above the floors.
+        // the runner, reports, check/pin/verify: everything above the floors.
         .target(
             name: "BatchFetchEngine",
             dependencies: [
@@ -110,6 +123,7 @@ let package = Package(
                 "BatchFetchFiles",
                 "BatchFetchObjectStore",
                 "BatchFetchNetwork",
+                "BatchFetchState",
                 "CArchive",
                 "CBatchFetchSystem",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -157,7 +171,8 @@ let package = Package(
         .testTarget(name: "BatchFetchSpecTests", dependencies: ["BatchFetchSpec", "TestOrigin"], swiftSettings: strict),
         .testTarget(
             name: "BatchFetchEngineTests",
-            dependencies: ["BatchFetchEngine", "BatchFetchFiles", "BatchFetchObjectStore", "BatchFetchNetwork", "TestOrigin",
+            dependencies: ["BatchFetchEngine", "BatchFetchFiles", "BatchFetchObjectStore", "BatchFetchNetwork", "BatchFetchState",
+                           "TestOrigin",
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),

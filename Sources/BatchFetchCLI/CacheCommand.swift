@@ -1,5 +1,6 @@
 import ArgumentParser
 import BatchFetchEngine
+import BatchFetchFiles
 import BatchFetchSpec
 import Foundation
 

@@ -2,6 +2,7 @@ import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchObjectStore
 import BatchFetchSpec
+import BatchFetchState
 import Foundation
 
 /// Makes a download job's `extract.into` the tree of its verified archive, atomically and

@@ -2,6 +2,7 @@ import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchObjectStore
 import BatchFetchSpec
+import BatchFetchState
 import Foundation
 
 /// Writes an archive's entries beneath a fresh directory (the tree's temporary sibling),

@@ -2,6 +2,7 @@ import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchObjectStore
 import BatchFetchSpec
+import BatchFetchState
 import Foundation
 
 /// `batchfetch verify`: checks every dest on disk against the manifest's size and checksums and

@@ -2,6 +2,7 @@ import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchObjectStore
 import BatchFetchSpec
+import BatchFetchState
 
 extension JobDownloader {
     /// What every job of a run shares: the output directory, the transport and its limits, the

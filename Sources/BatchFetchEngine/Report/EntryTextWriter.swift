@@ -1,6 +1,7 @@
 import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchObjectStore
+import BatchFetchState
 import Foundation
 
 /// An object of a stable JSON file written directly, byte for byte what `JSONEncoder` with

@@ -1,6 +1,7 @@
 import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchSpec
+import BatchFetchState
 import Foundation
 
 /// Combines the reports of a split manifest's shards into one report v1 (`merge-reports`,

@@ -2,6 +2,7 @@ import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchObjectStore
 import BatchFetchSpec
+import BatchFetchState
 import Foundation
 
 /// Report v1 (Docs/Contracts.md §2, `schemas/report.schema.json`): what a run did, per job.

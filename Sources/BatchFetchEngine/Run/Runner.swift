@@ -2,6 +2,7 @@ import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchObjectStore
 import BatchFetchSpec
+import BatchFetchState
 #if os(Linux)
 import CBatchFetchSystem
 #endif

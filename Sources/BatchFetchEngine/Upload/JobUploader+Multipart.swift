@@ -2,6 +2,7 @@ import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchObjectStore
 import BatchFetchSpec
+import BatchFetchState
 import Foundation
 
 /// S3's multipart upload, for a file above ``threshold`` sent to an `s3://` target

@@ -1,5 +1,7 @@
 @testable import BatchFetchEngine
+@testable import BatchFetchFiles
 @testable import BatchFetchNetwork
+@testable import BatchFetchState
 import Foundation
 import TestOrigin
 import Testing

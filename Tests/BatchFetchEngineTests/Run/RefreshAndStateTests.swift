@@ -2,6 +2,7 @@
 @testable import BatchFetchFiles
 @testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
+@testable import BatchFetchState
 import Foundation
 import TestOrigin
 import Testing

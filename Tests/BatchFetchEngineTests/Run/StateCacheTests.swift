@@ -3,6 +3,7 @@
 @testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
 import BatchFetchSpec
+@testable import BatchFetchState
 import Foundation
 import GRDB
 import TestOrigin

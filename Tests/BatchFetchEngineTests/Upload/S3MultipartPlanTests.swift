@@ -2,6 +2,7 @@
 @testable import BatchFetchFiles
 @testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
+@testable import BatchFetchState
 import Testing
 
 /// The multipart upload's decisions without a store: take up an earlier upload, abort it, or

@@ -1,6 +1,4 @@
 import BatchFetchFiles
-import BatchFetchNetwork
-import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
 import GRDB
@@ -37,19 +35,19 @@ package final class StateCache: Sendable {
         package var etag: String?
         package var lastModified: String?
 
-        enum CodingKeys: String, CodingKey {
+        package enum CodingKeys: String, CodingKey {
             case device, inode, size, mtimeNanoseconds = "mtime_ns", digests, urlSHA256 = "url_sha256", etag
             case lastModified = "last_modified"
         }
 
         /// The file's identity as recorded (no ctime: the store does not keep it).
-        var identity: FileIdentity {
+        package var identity: FileIdentity {
             FileIdentity(device: device, inode: inode, size: size, mtimeNanoseconds: mtimeNanoseconds)
         }
 
         /// Whether `other` describes the same, unchanged file (``FileIdentity/Comparison/content``:
         /// the device is recorded but not compared).
-        func sameFile(as other: Entry) -> Bool {
+        package func sameFile(as other: Entry) -> Bool {
             identity.matches(other.identity, by: .content)
         }
     }
@@ -68,25 +66,25 @@ package final class StateCache: Sendable {
     }
 
     /// Rows written per transaction.
-    static let batchSize = 1024
+    package static let batchSize = 1024
     /// `PRAGMA application_id` of a batchfetch store ("bfst"), and `PRAGMA user_version`.
-    static let applicationID: Int32 = 0x6266_7374
+    package static let applicationID: Int32 = 0x6266_7374
     /// 2 added the `trees` table (`extract:`), 3 its entries as rows (`tree_entries`) and the
     /// object stores' unfinished multipart uploads (`multipart_uploads`); a store of version 1 or
     /// 2 gains them in place (version 2's tree records are dropped: those trees
     /// are unpacked again once).
-    static let schemaVersion = 3
+    package static let schemaVersion = 3
 
     private struct Rows {
         /// Recorded and not yet written, by dest.
-        var pending: [String: Entry] = [:]
+        package var pending: [String: Entry] = [:]
         /// Being written now (still answered from memory until the transaction commits).
-        var writing: [String: Entry] = [:]
+        package var writing: [String: Entry] = [:]
     }
 
     /// Nil when there is no output directory or no store could be opened there: entries then
     /// live only in memory, for this run (and extracted trees are not recorded).
-    let database: DatabaseQueue?
+    package let database: DatabaseQueue?
     /// The rows as the store held them when it was opened, read in one scan: the lookups of a
     /// run. A row recorded since is in `rows` until it is written, and then only in the
     /// database — where no lookup of this run needs it (each job looks its dest up before it
@@ -132,19 +130,19 @@ package final class StateCache: Sendable {
 
     /// The entry for `dest` (relative to the output directory) if the file, whose `lstat` is
     /// `status`, is still the one it describes.
-    func entry(for dest: String, status: stat?) -> Entry? {
+    package func entry(for dest: String, status: stat?) -> Entry? {
         guard let identity = status.map(Self.identity), let entry = recorded(dest), entry.sameFile(as: identity) else { return nil }
         return entry
     }
 
     /// What is recorded for `dest`, whatever the file is now: recorded in this run and not yet
     /// written, else as the store held it when opened.
-    func recorded(_ dest: String) -> Entry? {
+    package func recorded(_ dest: String) -> Entry? {
         rows.withLockedValue { $0.pending[dest] ?? $0.writing[dest] } ?? loaded[dest]?.entry
     }
 
     /// Records a verified file; `digests` must cover it as it is now (`status`).
-    func record(_ dest: String, status: stat?, digests: [String: String], urlSHA256: String?,
+    package func record(_ dest: String, status: stat?, digests: [String: String], urlSHA256: String?,
                 etag: String?, lastModified: String?) {
         guard var entry = status.map(Self.identity) else { return }
         entry.digests = digests
@@ -155,7 +153,7 @@ package final class StateCache: Sendable {
     }
 
     /// Records `entry` for `dest`; a full batch is written.
-    func record(_ dest: String, _ entry: Entry) {
+    package func record(_ dest: String, _ entry: Entry) {
         let full = rows.withLockedValue { rows -> Bool in
             rows.pending[dest] = entry
             return rows.pending.count >= Self.batchSize
@@ -201,11 +199,11 @@ package final class StateCache: Sendable {
         private var slots: [String: Int32] = [:]
         private var rows: [StateRow] = []
 
-        init() {}
+        package init() {}
 
         /// The rows of `dests` and every upload record (keys starting with "/"); every row when
         /// `dests` is nil.
-        init(_ database: DatabaseQueue, dests: [String]?) {
+        package init(_ database: DatabaseQueue, dests: [String]?) {
             if let dests {
                 slots.reserveCapacity(dests.count)
                 for dest in dests { slots[dest] = -1 }
@@ -226,7 +224,7 @@ package final class StateCache: Sendable {
             }
         }
 
-        subscript(dest: String) -> StateRow? {
+        package subscript(dest: String) -> StateRow? {
             guard let slot = slots[dest], slot >= 0 else { return nil }
             return rows[Int(slot)]
         }
@@ -411,7 +409,7 @@ package final class StateCache: Sendable {
     // MARK: - Identity
 
     /// Whether two `stat`s are of the same, unchanged file (as the store compares them).
-    static func sameFile(_ a: stat, _ b: stat) -> Bool {
+    package static func sameFile(_ a: stat, _ b: stat) -> Bool {
         identity(a).sameFile(as: identity(b))
     }
 

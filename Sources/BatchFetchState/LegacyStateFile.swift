@@ -1,6 +1,4 @@
 import BatchFetchFiles
-import BatchFetchNetwork
-import BatchFetchObjectStore
 import Foundation
 
 /// Reads the JSON state cache of batchfetch before the SQLite store
@@ -8,15 +6,15 @@ import Foundation
 /// migrate it (``StateCache``). A file in the layout those versions wrote (one `"dest" : {` line
 /// per entry, its object ending on a line `    }`) is read an entry at a time, so a large one is
 /// never decoded whole; any other valid layout (a file edited by hand) is decoded whole.
-enum LegacyStateFile {
+package enum LegacyStateFile {
     private struct Stored: Decodable {
-        var version: Int
-        var files: [String: StateCache.Entry]
+        package var version: Int
+        package var files: [String: StateCache.Entry]
     }
 
     /// Calls `each` for every entry whose dest `keep` accepts; false when the text is not a
     /// version 1 cache (nothing is migrated then).
-    static func read(_ text: Data, keeping keep: (String) -> Bool, _ each: (String, StateCache.Entry) -> Void) -> Bool {
+    package static func read(_ text: Data, keeping keep: (String) -> Bool, _ each: (String, StateCache.Entry) -> Void) -> Bool {
         if readEntries(text, keeping: keep, each) { return true }
         guard let whole = try? JSONDecoder().decode(Stored.self, from: text), whole.version == 1 else { return false }
         for (dest, entry) in whole.files.sorted(by: { $0.key < $1.key }) where keep(dest) { each(dest, entry) }

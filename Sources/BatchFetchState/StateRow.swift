@@ -1,6 +1,4 @@
 import BatchFetchFiles
-import BatchFetchNetwork
-import BatchFetchObjectStore
 import BatchFetchSpec
 import GRDB
 
@@ -13,7 +11,7 @@ import GRDB
 /// hex of its algorithm's length as text), `Last-Modified` as a time when it is an IMF-fixdate
 /// that reads back to the same text (``IMFFixdate``). ``entry`` gives the full entry back (hex
 /// digits in lowercase, as batchfetch writes them).
-struct StateRow: Sendable {
+package struct StateRow: Sendable {
     private let device: UInt64
     private let inode: UInt64
     private let size: Int64
@@ -33,7 +31,7 @@ struct StateRow: Sendable {
     }
 
     /// A row of the store's `files` table, its columns in ``StateCache``'s `selectRows` order.
-    init(_ row: Row) {
+    package init(_ row: Row) {
         device = UInt64(bitPattern: row[0])
         inode = UInt64(bitPattern: row[1])
         size = row[2]
@@ -54,7 +52,7 @@ struct StateRow: Sendable {
     }
 
     /// The entry the row was made from.
-    var entry: StateCache.Entry {
+    package var entry: StateCache.Entry {
         var digests: [String: String] = [:]
         if let sha256 { digests["sha256"] = sha256.hex }
         for digest in otherDigests { digests[digest.algorithm.rawValue] = digest.hex }

@@ -1,6 +1,4 @@
 import BatchFetchFiles
-import BatchFetchNetwork
-import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
 
@@ -15,24 +13,24 @@ import Foundation
 /// This value is the tree's header; its entries are rows of the store
 /// (``StateCache/forEachEntry(of:_:)``), never all in memory: a million-entry archive held
 /// them as 850 MB of values and JSON (Docs/StateStore.md).
-struct ExtractedTree: Codable, Sendable, Equatable {
-    enum Kind: String, Codable, Sendable {
+package struct ExtractedTree: Codable, Sendable, Equatable {
+    package enum Kind: String, Codable, Sendable {
         case file = "f", directory = "d", symlink = "l"
     }
 
-    struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// Relative to the tree; "" for a single decompressed file (the tree is that file).
-        var path: String
-        var kind: Kind
+        package var path: String
+        package var kind: Kind
         /// What the entry was when written (its device is not recorded: 0); a directory's is
         /// all 0, a symlink's only its inode.
-        var identity: FileIdentity
-        var size: Int64 { identity.size }
-        var inode: UInt64 { identity.inode }
-        var mtimeNanoseconds: Int64 { identity.mtimeNanoseconds }
-        var ctimeNanoseconds: Int64 { identity.ctimeNanoseconds }
+        package var identity: FileIdentity
+        package var size: Int64 { identity.size }
+        package var inode: UInt64 { identity.inode }
+        package var mtimeNanoseconds: Int64 { identity.mtimeNanoseconds }
+        package var ctimeNanoseconds: Int64 { identity.ctimeNanoseconds }
 
-        init(path: String, kind: Kind, size: Int64, inode: UInt64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64) {
+        package init(path: String, kind: Kind, size: Int64, inode: UInt64, mtimeNanoseconds: Int64, ctimeNanoseconds: Int64) {
             self.path = path
             self.kind = kind
             identity = FileIdentity(device: 0, inode: inode, size: size, mtimeNanoseconds: mtimeNanoseconds,
@@ -40,7 +38,7 @@ struct ExtractedTree: Codable, Sendable, Equatable {
         }
 
         /// An entry for what `status` (an `lstat`) describes at `path`.
-        init(path: String, kind: Kind, status: stat) {
+        package init(path: String, kind: Kind, status: stat) {
             self.init(path: path, kind: kind, size: kind == .file ? Int64(status.st_size) : 0,
                       inode: kind == .directory ? 0 : UInt64(status.st_ino),
                       mtimeNanoseconds: kind == .file ? status.mtimeNanoseconds : 0,
@@ -48,7 +46,7 @@ struct ExtractedTree: Codable, Sendable, Equatable {
         }
 
         /// The kind an `lstat` describes; nil for what an extraction never makes.
-        static func kind(of status: stat) -> Kind? {
+        package static func kind(of status: stat) -> Kind? {
             switch status.st_mode & S_IFMT {
             case S_IFREG: .file
             case S_IFDIR: .directory
@@ -59,7 +57,7 @@ struct ExtractedTree: Codable, Sendable, Equatable {
 
         /// Why the entry is not as recorded, given what is there now (nil: `lstat` found
         /// nothing); nil when it is.
-        func difference(from status: stat?) -> String? {
+        package func difference(from status: stat?) -> String? {
             guard let status else { return "missing" }
             switch kind {
             case .directory:
@@ -74,27 +72,27 @@ struct ExtractedTree: Codable, Sendable, Equatable {
     }
 
     /// The sha256 of the archive it came from.
-    var archiveSHA256: String
+    package var archiveSHA256: String
     /// ``Extract/settingsKey`` when it was made: other settings make another tree.
-    var settings: String
+    package var settings: String
     /// The format found (`tar.gz`, `zip`, …).
-    var format: String
+    package var format: String
     /// The sha256 of the URL the archive came from (``MirrorURL/identity``): with `keep_archive:
     /// false` and no pinned checksum, a rerun knows the tree is this URL's without the archive.
-    var urlSHA256: String?
+    package var urlSHA256: String?
     /// Regular files written, and their bytes: the report's `files` and `bytes`.
-    var files = 0
-    var bytes: Int64 = 0
+    package var files = 0
+    package var bytes: Int64 = 0
     /// Entries recorded (files, directories and links): a record missing rows is not trusted.
-    var entries = 0
+    package var entries = 0
     /// The store's key for the entries' rows; 0 while not recorded.
-    var generation: Int64 = 0
+    package var generation: Int64 = 0
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case archiveSHA256 = "archive_sha256", settings, format, urlSHA256 = "url_sha256", files, bytes, entries, generation
     }
 
-    init(archiveSHA256: String, settings: String, format: String, urlSHA256: String?) {
+    package init(archiveSHA256: String, settings: String, format: String, urlSHA256: String?) {
         self.archiveSHA256 = archiveSHA256
         self.settings = settings
         self.format = format
@@ -102,7 +100,7 @@ struct ExtractedTree: Codable, Sendable, Equatable {
     }
 
     /// Counts `entry` in the header.
-    mutating func count(_ entry: Entry) {
+    package mutating func count(_ entry: Entry) {
         entries += 1
         if entry.kind == .file {
             files += 1
@@ -114,7 +112,7 @@ struct ExtractedTree: Codable, Sendable, Equatable {
     /// how many entries are not as recorded, and the first `naming` of them with why
     /// (``Entry/difference(from:)``). `stopEarly` ends at the first difference. A record whose
     /// rows cannot all be read counts as one difference: it is not trusted.
-    func differences(in root: SafeDirectory, into: String, state: StateCache, naming: Int = 5,
+    package func differences(in root: SafeDirectory, into: String, state: StateCache, naming: Int = 5,
                      stopEarly: Bool = false) -> (count: Int, named: [(path: String, why: String)]) {
         var count = 0
         var named: [(path: String, why: String)] = []
@@ -138,7 +136,7 @@ struct ExtractedTree: Codable, Sendable, Equatable {
     /// Calls `body` with an entry for everything beneath `directory`, depth first, never
     /// following a link, reading each directory as it goes (a million names in one directory are
     /// not listed first). `prefix` is the path of `directory` within the tree.
-    static func walk(_ directory: SafeDirectory, prefix: String = "", _ body: (Entry) -> Void) {
+    package static func walk(_ directory: SafeDirectory, prefix: String = "", _ body: (Entry) -> Void) {
         directory.forEachStatus { name, status in
             guard let kind = Entry.kind(of: status) else { return }
             let path = prefix.isEmpty ? name : prefix + "/" + name

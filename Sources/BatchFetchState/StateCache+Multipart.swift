@@ -1,6 +1,4 @@
 import BatchFetchFiles
-import BatchFetchNetwork
-import BatchFetchObjectStore
 import Foundation
 import GRDB
 
@@ -20,15 +18,22 @@ extension StateCache {
         ) WITHOUT ROWID;
         """
 
-    struct MultipartRecord: Sendable, Equatable {
-        var uploadID: String
-        var sha256: String
-        var size: Int64
-        var partSize: Int64
+    package struct MultipartRecord: Sendable, Equatable {
+        package var uploadID: String
+        package var sha256: String
+        package var size: Int64
+        package var partSize: Int64
+
+        package init(uploadID: String, sha256: String, size: Int64, partSize: Int64) {
+            self.uploadID = uploadID
+            self.sha256 = sha256
+            self.size = size
+            self.partSize = partSize
+        }
     }
 
     /// The multipart upload begun for `target` (an upload's state key), if one is recorded.
-    func multipartUpload(_ target: String) -> MultipartRecord? {
+    package func multipartUpload(_ target: String) -> MultipartRecord? {
         try? database?.read { db in
             try Row.fetchOne(db, sql: "SELECT upload_id, sha256, size, part_size FROM multipart_uploads WHERE target = ?",
                              arguments: [target]).map { MultipartRecord(uploadID: $0[0], sha256: $0[1], size: $0[2], partSize: $0[3]) }
@@ -37,7 +42,7 @@ extension StateCache {
 
     /// Records (or, with nil, forgets) the multipart upload of `target`, at once: a kill right
     /// after the store made it must not lose its id.
-    func recordMultipartUpload(_ target: String, _ record: MultipartRecord?) {
+    package func recordMultipartUpload(_ target: String, _ record: MultipartRecord?) {
         _ = try? database?.write { db in
             if let record {
                 try db.execute(sql: "INSERT OR REPLACE INTO multipart_uploads (target, upload_id, sha256, size, part_size) VALUES (?, ?, ?, ?, ?)",

@@ -1,5 +1,3 @@
-import BatchFetchFiles
-import BatchFetchNetwork
 import Foundation
 
 /// A moment as UTC calendar fields (proleptic Gregorian), computed without Foundation's
@@ -92,7 +90,7 @@ package struct UTCTime: Equatable, Sendable {
     }
 
     /// `value` in decimal with leading zeros to `width` digits.
-    static func padded(_ value: Int64, _ width: Int) -> String {
+    package static func padded(_ value: Int64, _ width: Int) -> String {
         let digits = String(value)
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }

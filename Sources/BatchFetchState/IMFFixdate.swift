@@ -1,3 +1,5 @@
+import BatchFetchFiles
+
 /// HTTP's preferred date form, IMF-fixdate (RFC 9110 §5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`), as
 /// seconds since the epoch and back, by hand on the bytes, with ``UTCTime``'s calendar.
 ///
@@ -5,13 +7,13 @@
 /// text (a string's heap a row otherwise, at a million rows); Foundation's `DateFormatter` is
 /// too slow for a rerun's load of a million rows (bench/results/profile.md, "Choices the code cites"). Text in any other form (the
 /// obsolete RFC 850 and asctime forms, or a wrong day name) is kept as text by the caller.
-enum IMFFixdate {
+package enum IMFFixdate {
     private static let days: StaticString = "SunMonTueWedThuFriSat"  // UTCTime.weekday's order
     private static let months: StaticString = "JanFebMarAprMayJunJulAugSepOctNovDec"
 
     /// The time `text` names, if it is an IMF-fixdate that ``format(_:)`` spells back exactly
     /// (a real date, its own day name, two-digit fields).
-    static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         var text = text
         return text.withUTF8 { bytes -> Int64? in
             guard bytes.count == 29, bytes[3] == 0x2C, bytes[4] == 0x20, bytes[7] == 0x20, bytes[11] == 0x20,
@@ -42,7 +44,7 @@ enum IMFFixdate {
     }
 
     /// `seconds` since the epoch (years 0 to 9999) as an IMF-fixdate.
-    static func format(_ seconds: Int64) -> String {
+    package static func format(_ seconds: Int64) -> String {
         let time = UTCTime(secondsSince1970: seconds)
         return String(unsafeUninitializedCapacity: 29) { buffer in
             func put(_ names: StaticString, _ index: Int, at offset: Int) {

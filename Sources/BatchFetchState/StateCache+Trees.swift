@@ -1,6 +1,4 @@
 import BatchFetchFiles
-import BatchFetchNetwork
-import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
 import GRDB
@@ -35,10 +33,10 @@ extension StateCache {
         """
 
     /// Entries written per transaction while a tree is recorded.
-    static let treeBatchSize = 4096
+    package static let treeBatchSize = 4096
 
     /// The tree last installed at `into` (relative to the output directory), if one is recorded.
-    func tree(at into: String) -> ExtractedTree? {
+    package func tree(at into: String) -> ExtractedTree? {
         guard let data = try? database?.read({ db in
             try Data.fetchOne(db, sql: "SELECT record FROM trees WHERE path = ?", arguments: [into])
         }) else { return nil }
@@ -47,7 +45,7 @@ extension StateCache {
 
     /// Calls `body` with each recorded entry of `tree`, in path order, until it returns false.
     /// False when the rows could not be read (then nothing of the tree is to be trusted).
-    func forEachEntry(of tree: ExtractedTree, _ body: (ExtractedTree.Entry) -> Bool) -> Bool {
+    package func forEachEntry(of tree: ExtractedTree, _ body: (ExtractedTree.Entry) -> Bool) -> Bool {
         guard let database, tree.generation != 0 else { return false }
         do {
             try database.read { db in
@@ -74,16 +72,16 @@ extension StateCache {
     /// A tree being recorded: entries are counted into its header and written in batches under
     /// its own generation. Without a store it only counts (the tree is then not recorded, and
     /// a rerun unpacks it again).
-    struct TreeRecording {
+    package struct TreeRecording {
         private let state: StateCache
-        private(set) var tree: ExtractedTree
+        package private(set) var tree: ExtractedTree
         private var batch: [ExtractedTree.Entry] = []
         /// False once a write failed: the tree is then not installed as recorded.
         private var written = true
 
         /// Starts recording a tree of `format` unpacked with `settings` (``Extract/settingsKey``)
         /// under a new generation.
-        init(format: Extract.Format, settings: String, in state: StateCache) {
+        package init(format: Extract.Format, settings: String, in state: StateCache) {
             self.state = state
             tree = ExtractedTree(archiveSHA256: "", settings: settings, format: format.rawValue, urlSHA256: nil)
             tree.generation = (try? state.database?.write { db -> Int64 in
@@ -93,7 +91,7 @@ extension StateCache {
             batch.reserveCapacity(StateCache.treeBatchSize)
         }
 
-        mutating func add(_ entry: ExtractedTree.Entry) {
+        package mutating func add(_ entry: ExtractedTree.Entry) {
             tree.count(entry)
             guard tree.generation != 0 else { return }
             batch.append(entry)
@@ -101,7 +99,7 @@ extension StateCache {
         }
 
         /// Writes the entries not yet written.
-        mutating func flush() {
+        package mutating func flush() {
             guard let database = state.database, tree.generation != 0, !batch.isEmpty else { return }
             let entries = batch
             let generation = tree.generation
@@ -126,7 +124,7 @@ extension StateCache {
         /// URL `urlSHA256` — the one at `into`, the rows of the tree it replaces removed;
         /// the header as installed. A recording that could not be written removes the record
         /// of `into` instead: the tree there is then unknown, and unpacked again by a rerun.
-        mutating func install(at into: String, archiveSHA256: String, urlSHA256: String?) -> ExtractedTree {
+        package mutating func install(at into: String, archiveSHA256: String, urlSHA256: String?) -> ExtractedTree {
             flush()
             tree.archiveSHA256 = archiveSHA256
             tree.urlSHA256 = urlSHA256
@@ -152,7 +150,7 @@ extension StateCache {
         }
 
         /// Removes what was recorded of a tree that is not installed.
-        func discard() {
+        package func discard() {
             guard tree.generation != 0 else { return }
             _ = try? state.database?.write { db in
                 try StateCache.removeGeneration(tree.generation, db)
@@ -161,7 +159,7 @@ extension StateCache {
     }
 
     /// Removes the rows of the trees a killed run was recording (listed in `tree_writes`).
-    static func removeUnfinishedTrees(_ db: Database) throws {
+    package static func removeUnfinishedTrees(_ db: Database) throws {
         let unfinished = try Int64.fetchAll(db, sql: "SELECT tree FROM tree_writes")
         guard !unfinished.isEmpty else { return }
         try db.inTransaction {

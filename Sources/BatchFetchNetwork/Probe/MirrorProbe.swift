@@ -1,5 +1,4 @@
 import BatchFetchFiles
-import BatchFetchNetwork
 import BatchFetchObjectStore
 import BatchFetchSpec
 import Foundation
@@ -14,22 +13,22 @@ import NIOConcurrencyHelpers
 /// policy (nothing secret to another origin), the same retry policy (connection, timeout, 408,
 /// 429, 5xx retried with backoff and a capped Retry-After; TLS failures and refused redirects
 /// not retried), and messages through the job's redactor.
-struct MirrorProbe: Sendable {
-    var network: JobNetwork
-    var hosts: HostLimiter
-    var timeout: Double
+package struct MirrorProbe: Sendable {
+    package var network: JobNetwork
+    package var hosts: HostLimiter
+    package var timeout: Double
     /// Bytes per range when hashing with --deep (bounded memory).
-    var rangeSize: Int64 = 8 << 20
+    package var rangeSize: Int64 = 8 << 20
 
     /// A probe with the job's network rules and idle timeout.
-    init(job: Job, network: JobNetwork, hosts: HostLimiter) {
+    package init(job: Job, network: JobNetwork, hosts: HostLimiter) {
         self.network = network
         self.hosts = hosts
         timeout = job.settings.timeout
     }
 
     /// What mirror `mirrorIndex` of the job serves.
-    func observe(mirror mirrorIndex: Int, deep: Bool) async -> MirrorObservation {
+    package func observe(mirror mirrorIndex: Int, deep: Bool) async -> MirrorObservation {
         guard network.mirrors.indices.contains(mirrorIndex), let url = network.mirrors[mirrorIndex]?.url else {
             return MirrorObservation(outcome: .unreachable("invalid URL"), httpStatus: nil, method: deep ? "GET" : "HEAD")
         }
@@ -156,20 +155,20 @@ struct MirrorProbe: Sendable {
 
     /// A 416 with `Content-Range: bytes */0` to a request for the first bytes: the file is empty
     /// (caddy and twisted.web answer an empty file's `Range: bytes=0-` so, as RFC 9110 says).
-    static func isEmptyRepresentation(_ head: TransportResponseHead) -> Bool {
+    package static func isEmptyRepresentation(_ head: TransportResponseHead) -> Bool {
         head.status == 416 && ResponseHeaders.contentRange(head.header("content-range"))?.total == 0
     }
 
     /// A small file's whole body (a sum file for `checksums_from`, a page of a bucket's listing
     /// at `url`, asked on behalf of the mirror), following the job's rules; a failure saying why
     /// when it cannot be had or is larger than `limit`.
-    func fetch(mirror: Int, limit: Int, url: URL? = nil) async -> Result<Data, BatchFetchError> {
+    package func fetch(mirror: Int, limit: Int, url: URL? = nil) async -> Result<Data, BatchFetchError> {
         await fetchResponse(mirror: mirror, limit: limit, url: url).map(\.data)
     }
 
     /// ``fetch(mirror:limit:url:)`` with the head of the answer that gave the body (a paginated
     /// API's `Link` header is in it).
-    func fetchResponse(mirror: Int, limit: Int, url: URL? = nil)
+    package func fetchResponse(mirror: Int, limit: Int, url: URL? = nil)
         async -> Result<(data: Data, head: TransportResponseHead?), BatchFetchError> {
         guard network.mirrors.indices.contains(mirror), let url = url ?? network.mirrors[mirror]?.url else {
             return .failure(BatchFetchError(.connection, "invalid URL"))
@@ -217,11 +216,11 @@ struct MirrorProbe: Sendable {
 
     /// How one request ended, redirects followed.
     private struct Reply {
-        var head: TransportResponseHead?
+        package var head: TransportResponseHead?
         /// The attempt's end when it got no usable head: retry or not.
-        var failed: Attempt?
+        package var failed: Attempt?
         /// Body bytes received (fed to the digest when one was given).
-        var received: Int64 = 0
+        package var received: Int64 = 0
     }
 
     /// One request, following redirects as the job's redirect policy allows; the body is read
@@ -261,7 +260,7 @@ struct MirrorProbe: Sendable {
     }
 
     /// The hex sha256 in an RFC 9530 `Repr-Digest`/`Content-Digest` value (`sha-256=:<base64>:`).
-    static func sha256(_ value: String?) -> String? {
+    package static func sha256(_ value: String?) -> String? {
         guard let value else { return nil }
         for member in value.split(separator: ",") {
             let parts = member.split(separator: "=", maxSplits: 1)
@@ -275,73 +274,73 @@ struct MirrorProbe: Sendable {
 }
 
 /// Where a probe's response body goes, fed from the transport's queue.
-protocol ProbeBody: AnyObject, Sendable {
+package protocol ProbeBody: AnyObject, Sendable {
     func update(_ data: Data)
 }
 
 /// A running sha256 of a body.
-final class DigestBox: ProbeBody, Sendable {
+package final class DigestBox: ProbeBody, Sendable {
     private let digester = NIOLockedValueBox(Digester())
 
-    var state: Digester {
+    package var state: Digester {
         get { digester.withLockedValue { $0 } }
         set { digester.withLockedValue { $0 = newValue } }
     }
 
-    func update(_ data: Data) {
+    package func update(_ data: Data) {
         digester.withLockedValue { $0.update(data) }
     }
 
-    func finalize() -> String? {
+    package func finalize() -> String? {
         digester.withLockedValue { $0.finalize()["sha256"] }
     }
 }
 
 /// A small body kept in memory (a sum file), up to `limit` bytes; past it, `overflowed`.
-final class DataBox: ProbeBody, Sendable {
+package final class DataBox: ProbeBody, Sendable {
     private let limit: Int
     private let stored = NIOLockedValueBox((data: Data(), tooLong: false))
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
-    func update(_ data: Data) {
+    package func update(_ data: Data) {
         stored.withLockedValue {
             if $0.data.count + data.count > limit { $0.tooLong = true } else { $0.data.append(data) }
         }
     }
 
-    var data: Data { stored.withLockedValue { $0.data } }
-    var overflowed: Bool { stored.withLockedValue { $0.tooLong } }
+    package var data: Data { stored.withLockedValue { $0.data } }
+    package var overflowed: Bool { stored.withLockedValue { $0.tooLong } }
 }
 
 /// The transport handler of one probe request: the head, and the body when one is wanted.
 private final class ProbeHandler: WatchedHandler, Sendable {
-    typealias Outcome = (head: TransportResponseHead?, failure: TransportFailure?, received: Int64)
+    package typealias Outcome = (head: TransportResponseHead?, failure: TransportFailure?, received: Int64)
 
-    let watch = RequestWatch<Outcome>()
+    package let watch = RequestWatch<Outcome>()
     private let body: (any ProbeBody)?
     private let seen = NIOLockedValueBox((head: TransportResponseHead?.none, received: Int64(0)))
 
-    init(body: (any ProbeBody)?) {
+    package init(body: (any ProbeBody)?) {
         self.body = body
     }
 
-    func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+    package func didReceiveHead(_ head: TransportResponseHead) -> Bool {
         seen.withLockedValue { $0.head = head }
         watch.touch()
         // Read a body only to hash it, and only a successful one.
         return body != nil && (200...299).contains(head.status)
     }
 
-    func didReceiveBody(_ data: Data) {
+    package func didReceiveBody(_ data: Data) {
         body?.update(data)
         seen.withLockedValue { $0.received += Int64(data.count) }
         watch.touch()
     }
 
-    func didComplete(_ failure: TransportFailure?) {
+    package func didComplete(_ failure: TransportFailure?) {
         watch.complete { expired in
             seen.withLockedValue { seen in
                 // A HEAD's transfer is cancelled once its head is in: that is no failure.
@@ -352,8 +351,8 @@ private final class ProbeHandler: WatchedHandler, Sendable {
     }
 
     /// `check` and `pin` are not interrupted request by request.
-    func interrupt() {}
+    package func interrupt() {}
 
     /// Probes never need shedding: a HEAD has no body and --deep ranges are bounded.
-    var allowsShedding: Bool { false }
+    package var allowsShedding: Bool { false }
 }

@@ -59,24 +59,11 @@ struct JobDownloader: Sendable {
     }
 
     mutating func run() async -> JobResult {
-        var result: JobResult
-        if let extract = job.extract, !extract.keepArchive, let kept = treeWithoutArchive(extract) {
-            result = kept
-        } else {
-            switch destination.verdict() {
-            case .upToDate(let upToDate):
-                files.removePartLinkedToDest()
-                result = upToDate
-            case .revalidate(let local, let etag, let lastModified):
-                result = await fetch(revalidating: (local, etag, lastModified))
-            case .fetch:
-                result = await fetch(revalidating: nil)
-            }
-            if let extract = job.extract, result.status == .downloaded || result.status == .upToDate {
-                result = await unpack(result, extract)
-            } else if let streaming {
-                await streaming.cancel()
-            }
+        var (source, result) = await fetch()
+        if source != .keptTree, let extract = job.extract, result.status == .downloaded || result.status == .upToDate {
+            result = await unpack(result, extract)
+        } else if let streaming {
+            await streaming.cancel()
         }
         result.duration = DispatchTime.now().seconds(since: started)
         return result
@@ -95,7 +82,7 @@ struct JobDownloader: Sendable {
     /// changed tree). `refresh: if-changed` cannot ask the server without the archive's
     /// validators at hand and counts as `never` here (Docs/Archives.md).
     private mutating func treeWithoutArchive(_ extract: Extract) -> JobResult? {
-        guard job.settings.refresh != .always, files.destStatus() == nil else { return nil }
+        guard !extract.keepArchive, job.settings.refresh != .always, files.destStatus() == nil else { return nil }
         let pinned = job.checksums.first { $0.algorithm == .sha256 }?.hex
         let url = pinned == nil ? network.mirrors.first.flatMap { $0?.identity } : nil
         let extraction = extraction(extract)
@@ -167,17 +154,28 @@ struct JobDownloader: Sendable {
         (try? Digester.digests(ofDescriptor: descriptor))?.digests["sha256"]
     }
 
-    /// Fetches the file (conditionally, when `revalidating` the one at `dest`), or takes a twin
-    /// job's. Validation refuses a URL that does not parse; a library caller that built the job
-    /// by hand may not have, and the machine's mirrors are only those that parse (a file already
-    /// up to date needed no URL).
-    private mutating func fetch(revalidating: (local: JobResult, etag: String?, lastModified: String?)?) async -> JobResult {
-        if let invalid = zip(job.urls, network.mirrors).first(where: { $0.1 == nil })?.0 {
-            return JobResult(failed: job, BatchFetchError(.connection, "invalid URL \(invalid.redacted)"))
+    /// Gathers what ``ContentSourcing`` decides from — the tree kept without its archive, the
+    /// file at `dest`, a twin, the sha256 the cache or hash mirrors may know — and takes the
+    /// sources it names in order: the first that gives a result ends the job (returned with
+    /// it). Validation
+    /// refuses a URL that does not parse; a library caller that built the job by hand may not
+    /// have, and the machine's mirrors are only those that parse (a file already up to date
+    /// needed no URL).
+    private mutating func fetch() async -> (ContentSourcing.Source, JobResult) {
+        let keptTree = job.extract.flatMap { treeWithoutArchive($0) }
+        let verdict = keptTree == nil ? destination.verdict() : .fetch
+        var facts = ContentSourcing.Facts(keptTree: keptTree != nil, twin: copyFrom != nil, cache: context.cache != nil,
+                                          hashMirrors: !context.hashMirrors.isEmpty)
+        switch verdict {
+        case .upToDate: facts.destination = .upToDate
+        case .revalidate: facts.destination = .revalidate
+        case .fetch: facts.destination = .fetch
         }
-        var facts = ContentSourcing.Facts(revalidating: revalidating != nil, twin: copyFrom != nil,
-                                          cache: context.cache != nil, hashMirrors: !context.hashMirrors.isEmpty)
-        if revalidating == nil, copyFrom == nil {
+        if !facts.keptTree, facts.destination != .upToDate,
+           let invalid = zip(job.urls, network.mirrors).first(where: { $0.1 == nil })?.0 {
+            return (.origins, JobResult(failed: job, BatchFetchError(.connection, "invalid URL \(invalid.redacted)")))
+        }
+        if ContentSourcing.asksByContent(facts) {
             // Pinned, or known to the cache through another pinned algorithm (then only a hint:
             // the copy is hashed and held to the job's own checksums).
             facts.sha256 = context.cache?.sha256(of: job) ?? job.checksums.first { $0.algorithm == .sha256 }?.hex
@@ -185,23 +183,29 @@ struct JobDownloader: Sendable {
         }
         for source in ContentSourcing.sources(facts) {
             switch source {
+            case .keptTree:
+                if let keptTree { return (source, keptTree) }
+            case .destination:
+                guard case .upToDate(let upToDate) = verdict else { continue }
+                files.removePartLinkedToDest()
+                return (source, upToDate)
             case .revalidate:
-                guard let revalidating else { continue }
-                self.revalidating = revalidating.local
-                machine.withLockedValue { $0.revalidate(etag: revalidating.etag, lastModified: revalidating.lastModified) }
-                return await download()
+                guard case .revalidate(let local, let etag, let lastModified) = verdict else { continue }
+                revalidating = local
+                machine.withLockedValue { $0.revalidate(etag: etag, lastModified: lastModified) }
+                return (source, await download())
             case .twin:
                 guard let copyFrom else { continue }
-                return copy(from: copyFrom)
+                return (source, copy(from: copyFrom))
             case .cache(let sha256):
-                if let cache = context.cache, let result = publish(fromCache: cache, sha256: sha256) { return result }
+                if let cache = context.cache, let result = publish(fromCache: cache, sha256: sha256) { return (source, result) }
             case .hashMirrors(let sha256):
-                if let result = await fetchFromHashMirrors(sha256: sha256) { return result }
+                if let result = await fetchFromHashMirrors(sha256: sha256) { return (source, result) }
             case .origins:
-                return await download()
+                return (source, await download())
             }
         }
-        return await download()
+        return (.origins, await download())
     }
 
     // MARK: - Hash mirrors

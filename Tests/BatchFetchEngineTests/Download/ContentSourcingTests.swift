@@ -20,6 +20,33 @@ import Testing
 
     @Test func aTwinOrARevalidationIsTheOnlySource() {
         #expect(ContentSourcing.sources(Facts(twin: true, sha256: "ab", cache: true)) == [.twin])
-        #expect(ContentSourcing.sources(Facts(revalidating: true, twin: true, sha256: "ab", cache: true)) == [.revalidate])
+        #expect(ContentSourcing.sources(Facts(destination: .revalidate, twin: true, sha256: "ab", cache: true)) == [.revalidate])
+    }
+
+    /// The file at `dest`, or the tree an earlier run unpacked from an archive not kept, comes
+    /// before anything that asks anyone; neither looks the content up by its sha256.
+    @Test func whatIsOnDiskComesFirst() {
+        let everything = Facts(twin: true, sha256: "ab", cache: true, hashMirrors: true)
+        var upToDate = everything
+        upToDate.destination = .upToDate
+        #expect(ContentSourcing.sources(upToDate) == [.destination])
+        #expect(!ContentSourcing.asksByContent(upToDate))
+        var kept = everything
+        kept.keptTree = true
+        #expect(ContentSourcing.sources(kept) == [.keptTree])
+        #expect(!ContentSourcing.asksByContent(kept))
+        // A kept tree answers whatever the destination says (its archive is gone).
+        kept.destination = .revalidate
+        #expect(ContentSourcing.sources(kept) == [.keptTree])
+    }
+
+    /// The sha256 (a cache lookup) is asked for only when the cache or a hash mirror could use
+    /// it: a fetch, no twin, and a cache or hash mirrors.
+    @Test func theContentKeyIsLookedUpOnlyWhenItCanBeUsed() {
+        #expect(ContentSourcing.asksByContent(Facts(cache: true)))
+        #expect(ContentSourcing.asksByContent(Facts(hashMirrors: true)))
+        #expect(!ContentSourcing.asksByContent(Facts()))
+        #expect(!ContentSourcing.asksByContent(Facts(twin: true, cache: true)))
+        #expect(!ContentSourcing.asksByContent(Facts(destination: .revalidate, cache: true)))
     }
 }

@@ -165,16 +165,22 @@ public final class Runner: Sendable {
         let jobs = manifest.jobs
         var journal = ReportJournal(count: jobs.count, directory: context.root)
         let indexByID = graph.indexByID
-        let sumFiles = jobs.map { job in
-            job.checksumsFrom.flatMap { indexByID[$0] }
-                .map { (job: jobs[$0], path: jobs[$0].destination(in: manifest.outputDirectory)) }
+        let outputDirectory = manifest.outputDirectory
+        /// The published sum file a job's `checksums_from` names (made when the job starts: a
+        /// table of them for a million jobs would hold a million `Job` copies).
+        let sumFile = { (index: Int) in
+            jobs[index].checksumsFrom.flatMap { indexByID[$0] }
+                .map { (job: jobs[$0], path: jobs[$0].destination(in: outputDirectory)) }
         }
         let executors = context.transport.jobExecutors
         let options = options
         var schedule = RunSchedule(
             graph: graph, limit: options.concurrency ?? manifest.concurrency, failFast: options.failFast,
             executors: executors.count,
-            mayRunOnExecutor: { Self.runsOnExecutor(jobs[$0], options: options, copying: $1, sumFile: sumFiles[$0] != nil) })
+            mayRunOnExecutor: { index, copying in
+                Self.runsOnExecutor(jobs[index], options: options, copying: copying,
+                                    sumFile: jobs[index].checksumsFrom.flatMap { indexByID[$0] } != nil)
+            })
         await withTaskGroup(of: (Int, JobResult, ReportJournal.Encoded).self) { group in
             func perform(_ actions: [RunSchedule.Action]) {
                 for action in actions {
@@ -198,7 +204,7 @@ public final class Runner: Sendable {
                 let progress = JobProgress(total: job.size)
                 let startedAfter = active.add(index, id: job.id, progress: progress, expected: job.size)
                 emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? ""))
-                let sumFile = sumFiles[index]
+                let sumFile = sumFile(index)
                 let onLoop = executor != nil
                 group.addTask(executorPreference: executor) {
                     var result: JobResult

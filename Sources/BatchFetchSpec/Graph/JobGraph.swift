@@ -3,25 +3,25 @@
 /// Level 0 holds jobs without dependencies; a job's level is one more than its deepest
 /// dependency, so every level can run in parallel once the previous ones are done. ``order``
 /// sorts by level, then manifest position: the same manifest always plans the same way.
-package struct JobGraph: Sendable {
-    package let jobs: [Job]
+public struct JobGraph: Sendable {
+    public let jobs: [Job]
     /// For each job, the indices of the jobs it waits for.
-    package let dependencies: [[Int]]
+    public let dependencies: [[Int]]
     /// For each job, the indices of the jobs that wait for it.
-    package let dependents: [[Int]]
+    public let dependents: [[Int]]
     /// For each job, its level.
-    package let levels: [Int]
+    public let levels: [Int]
     /// Job indices in execution order.
-    package let order: [Int]
+    public let order: [Int]
     /// The index of each job another job names (in `depends_on` or `checksums_from`), by its id:
     /// only those, because a table of every id cost a million-job list 50 bytes a job for lookups
     /// no one makes.
-    package let indexByID: [String: Int]
+    public let indexByID: [String: Int]
 
-    package var levelCount: Int { (levels.max() ?? -1) + 1 }
+    public var levelCount: Int { (levels.max() ?? -1) + 1 }
 
     /// Builds the graph; the manifest must have passed validation (known ids, no cycles).
-    package init(manifest: Manifest) {
+    public init(manifest: Manifest) {
         let jobs = manifest.jobs
         self.jobs = jobs
         var named = Set<String>()
@@ -64,7 +64,7 @@ package struct JobGraph: Sendable {
 
     /// Every dependency cycle, one concrete cycle per strongly connected component, each starting
     /// at its earliest job in manifest order. `edges[i]` lists the jobs job `i` depends on.
-    package static func cycles(edges: [[Int]]) -> [[Int]] {
+    public static func cycles(edges: [[Int]]) -> [[Int]] {
         let components = stronglyConnectedComponents(edges: edges)
         var result: [[Int]] = []
         for component in components {

@@ -5,7 +5,7 @@ DESTDIR ?=
 ## `make install CONFIGURATION=debug` installs the debug build (CI checks the install with it).
 CONFIGURATION ?= release
 
-.PHONY: deps build release test slurm-test fuzz demo bench schemas help-goldens install
+.PHONY: deps build release test slurm-test fuzz demo bench schemas help-goldens install dist dist-check
 
 deps:
 	@scripts/install-deps.sh
@@ -33,6 +33,17 @@ install: deps
 	$(SWIFT) build -c $(CONFIGURATION) --product batchfetch
 	$(SWIFT) build -c $(CONFIGURATION) --product generate-manual
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh --binary .build/$(CONFIGURATION)/batchfetch
+
+## The release files in dist/: a static, stripped binary as a tarball and a .deb, and SHA256SUMS
+## (scripts/dist.sh; Docs/Releases.md). Byte-identical for one commit.
+dist: deps
+	@scripts/install-deps.sh --dist
+	scripts/dist.sh
+
+## Proves dist/ in a minimal Debian 12 without Swift (root; scripts/dist-check.sh): install,
+## --version, a real run, man page, completion. Not part of `make test`.
+dist-check: dist
+	scripts/dist-check.sh
 
 ## Sharded runs on a real single-node Slurm cluster (root; part of `make test`).
 slurm-test: deps

@@ -35,6 +35,16 @@ command -v promtool >/dev/null || missing_apt+=(prometheus)
 command -v man >/dev/null || missing_apt+=(man-db)
 # Headless Chromium loads `batchfetch report --format html` pages in the report tests.
 command -v chromium-headless-shell >/dev/null || command -v chromium >/dev/null || missing_apt+=(chromium-headless-shell)
+if [ "${1:-}" = "--dist" ]; then
+  # `make dist`: the static Foundation links libcurl and libxml2 (their .so links), and
+  # dpkg-shlibdeps and dpkg-deb make the package; `make dist-check`: debootstrap, GNU time.
+  [ -e "$(gcc -print-file-name=libcurl.so 2>/dev/null)" ] && [ "$(gcc -print-file-name=libcurl.so)" != libcurl.so ] \
+    || missing_apt+=(libcurl4-openssl-dev)
+  pkg-config --exists libxml-2.0 2>/dev/null || missing_apt+=(libxml2-dev)
+  command -v dpkg-shlibdeps >/dev/null || missing_apt+=(dpkg-dev)
+  command -v debootstrap >/dev/null || missing_apt+=(debootstrap)
+  [ -x /usr/bin/time ] || missing_apt+=(time)
+fi
 if [ "${1:-}" = "--bench" ]; then
   command -v curl >/dev/null || missing_apt+=(curl)
   command -v wget >/dev/null || missing_apt+=(wget)

@@ -16,7 +16,7 @@ public struct BatchFetchCommand: AsyncParsableCommand {
             Exit codes: 0 success, 1 jobs failed, 2 usage error or invalid manifest, 3 drift or lock
             mismatch, 4 another run holds the run lock, 130/143 interrupted.
             """),
-        version: ToolVersion.current,
+        version: ToolVersion.description,
         subcommands: [RunCommand.self, ValidateCommand.self, PlanCommand.self, CheckCommand.self, PinCommand.self,
                       ImportCommand.self, AddCommand.self,
                       VerifyCommand.self, MergeReportsCommand.self, ReportCommand.self, SchemaCommand.self, CacheCommand.self]

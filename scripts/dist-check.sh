@@ -64,7 +64,16 @@ fresh_root() {
   echo "$root"
 }
 
-in_root() { chroot "$1" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "${@:2}"; }
+# A clean environment inside; apt and debconf ask nothing and say nothing.
+in_root() {
+  chroot "$1" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
+    DEBIAN_FRONTEND=noninteractive "${@:2}"
+}
+# apt-get inside, its chatter kept in a log that is shown when it fails.
+apt_in() {
+  in_root "$1" apt-get -y -qq -o Dpkg::Use-Pty=0 "${@:2}" >"$work/apt.log" 2>&1 \
+    || { cat "$work/apt.log" >&2; return 1; }
+}
 
 # What the installed binary must do, in `root`; `label` names the check in the figures.
 exercise() {
@@ -94,18 +103,18 @@ MANIFEST
     || { echo "dist-check: $label: the run did not fetch the file" >&2; cat "$root/work/run.err" >&2; exit 1; }
   in_root "$root" bash -c 'source /usr/share/bash-completion/completions/batchfetch && complete -p batchfetch' >/dev/null \
     || { echo "dist-check: $label: bash does not load the completion" >&2; exit 1; }
-  DEBIAN_FRONTEND=noninteractive in_root "$root" apt-get install -y -qq --no-install-recommends man-db >/dev/null
-  in_root "$root" man -P cat batchfetch-run 2>/dev/null | grep -q "batchfetch" \
-    || { echo "dist-check: $label: man batchfetch-run shows nothing" >&2; exit 1; }
+  apt_in "$root" install --no-install-recommends man-db
+  in_root "$root" man -P cat batchfetch.run 2>/dev/null | grep -q "batchfetch" \
+    || { echo "dist-check: $label: man batchfetch.run shows nothing" >&2; exit 1; }
   echo "$label: --version ${best} ms (fastest of 5); a 1 MiB run: peak RSS ${rss} KiB"
 }
 
 # The package: its declared dependencies and what they need, nothing else.
 root="$(fresh_root deb)"
-DEBIAN_FRONTEND=noninteractive in_root "$root" apt-get update -qq >/dev/null
+apt_in "$root" update
 before="$(in_root "$root" dpkg-query -W -f '${Package}\n' | sort)"
 cp "$deb" "$root/tmp/"
-DEBIAN_FRONTEND=noninteractive in_root "$root" apt-get install -y -qq --no-install-recommends "/tmp/$(basename "$deb")" >/dev/null
+apt_in "$root" install --no-install-recommends "/tmp/$(basename "$deb")"
 after="$(in_root "$root" dpkg-query -W -f '${Package}\n' | sort)"
 added="$(comm -13 <(echo "$before") <(echo "$after") | grep -v '^batchfetch$' || true)"
 declared="$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed -e 's/^ *//' -e 's/ .*//' | sort -u)"
@@ -122,9 +131,8 @@ exercise "$root" deb
 # The tarball, after what DEPENDENCIES lists.
 root="$(fresh_root tar)"
 tar -xzf "$tarball" -C "$root/opt"
-DEBIAN_FRONTEND=noninteractive in_root "$root" apt-get update -qq >/dev/null
-DEBIAN_FRONTEND=noninteractive in_root "$root" apt-get install -y -qq --no-install-recommends \
-  $(cat "$root/opt/batchfetch-$version/DEPENDENCIES") bash-completion >/dev/null
+apt_in "$root" update
+apt_in "$root" install --no-install-recommends $(cat "$root/opt/batchfetch-$version/DEPENDENCIES")
 ln -s "/opt/batchfetch-$version/bin/batchfetch" "$root/usr/local/bin/batchfetch"
 mkdir -p "$root/usr/share/bash-completion/completions" "$root/usr/local/share/man/man1"
 cp "$root/opt/batchfetch-$version/share/bash-completion/completions/batchfetch" "$root/usr/share/bash-completion/completions/"
@@ -133,7 +141,7 @@ exercise "$root" tarball
 echo "sizes: $(stat -c '%n %s bytes' "$tarball" "$deb" | tr '\n' ';')"
 
 # The same run by the dynamic release build on this machine, for the memory goal.
-dynamic="${DYNAMIC_BINARY:-.build/release/batchfetch}"
+dynamic="${DYNAMIC_BINARY:-.build-release/release/batchfetch}"
 if [ -x "$dynamic" ]; then
   mkdir -p "$work/dynamic"
   sed "s#/work/out#$work/dynamic/out#" "$root/work/m.yaml" > "$work/dynamic/m.yaml"

@@ -76,7 +76,8 @@ tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owne
 # The Debian package.
 mkdir -p "$stage/DEBIAN" "$stage/usr/share/doc/batchfetch"
 cp LICENSE "$stage/usr/share/doc/batchfetch/copyright"
-size_kib="$(du -sk --exclude=DEBIAN "$stage" | cut -f1)"
+# Apparent sizes: allocated blocks vary with when the kernel writes the file back.
+size_kib="$(du -sk --apparent-size --exclude=DEBIAN "$stage" | cut -f1)"
 cat > "$stage/DEBIAN/control" <<CONTROL
 Package: batchfetch
 Version: $version-1

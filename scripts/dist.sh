@@ -45,6 +45,12 @@ if ldd "$binary" | grep -q -e swift -e "not found"; then
   ldd "$binary" >&2
   exit 1
 fi
+# Its RUNPATH may name the binary's own directory and nothing else (never the toolchain's).
+if readelf -d "$binary" | grep -E "RUNPATH|RPATH" | grep -v -q -F '[$ORIGIN]'; then
+  echo "dist: the binary's RUNPATH names more than \$ORIGIN:" >&2
+  readelf -d "$binary" | grep -E "RUNPATH|RPATH" >&2
+  exit 1
+fi
 strip --strip-all -o "$work/batchfetch" "$binary"
 
 # The tree both archives hold, laid out as `make install` lays it out.

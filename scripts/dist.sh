@@ -7,8 +7,9 @@
 #                                         DEPENDENCIES (the Debian packages it needs, one a line)
 #   batchfetch_VERSION-1_ARCH.deb         the same files under /usr; Depends: from dpkg-shlibdeps
 #   SHA256SUMS                            of both
-# Two runs of one commit write byte-identical files: every timestamp is the commit's
-# (SOURCE_DATE_EPOCH), owners are root, entries are sorted, gzip stores no name or time.
+# Two runs of one commit in one checkout write byte-identical files: every timestamp is the
+# commit's (SOURCE_DATE_EPOCH), owners are root, entries are sorted, gzip stores no name or time
+# (the binary holds its source paths: another checkout path, another binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -35,7 +35,7 @@ install: deps
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh --binary .build/$(CONFIGURATION)/batchfetch
 
 ## The release files in dist/: a static, stripped binary as a tarball and a .deb, and SHA256SUMS
-## (scripts/dist.sh; Docs/Releases.md). Byte-identical for one commit.
+## (scripts/dist.sh; Docs/Releases.md). Byte-identical for one commit in one checkout.
 dist: deps
 	@scripts/install-deps.sh --dist
 	scripts/dist.sh

@@ -33,7 +33,10 @@ trap restore EXIT
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then commit="$commit-modified"; fi
 printf '// Written by scripts/dist.sh for a release build; restored afterwards.\n// Keep it one line.\nlet buildCommit: String? = "%s"\n' "$commit" > "$commit_file"
 
-swift build -c release --product batchfetch --static-swift-stdlib --scratch-path "$scratch"
+# Source paths compiled in (#filePath, __FILE__) are mapped to /batchfetch, so that where the
+# checkout lies does not change the binary.
+swift build -c release --product batchfetch --static-swift-stdlib --scratch-path "$scratch" \
+  -Xswiftc -file-prefix-map -Xswiftc "$PWD=/batchfetch" -Xcc "-ffile-prefix-map=$PWD=/batchfetch"
 binary="$scratch/release/batchfetch"
 cp "$work/BuildCommit.swift" "$commit_file"
 # generate-manual runs here only (it writes the man pages): a debug build is enough.

@@ -8,8 +8,8 @@
 #   batchfetch_VERSION-1_ARCH.deb         the same files under /usr; Depends: from dpkg-shlibdeps
 #   SHA256SUMS                            of both
 # Two runs of one commit in one checkout write byte-identical files: every timestamp is the
-# commit's (SOURCE_DATE_EPOCH), owners are root, entries are sorted, gzip stores no name or time
-# (the binary holds its source paths: another checkout path, another binary).
+# commit's (SOURCE_DATE_EPOCH), owners are root, entries are sorted, gzip stores no name or time;
+# the source paths compiled in are mapped to /batchfetch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

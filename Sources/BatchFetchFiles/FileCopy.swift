@@ -38,8 +38,8 @@ package enum FileCopy {
 
     #if os(Linux)
     private struct Devices: Hashable {
-        package var from: UInt64
-        package var to: UInt64
+        var from: UInt64
+        var to: UInt64
     }
 
     /// Pairs of devices (file systems) where a reflink was refused: a copy from the cache to

@@ -312,9 +312,9 @@ package final class FileSink: @unchecked Sendable {
     /// What the writer does next: prepare the part for a new body, write a chunk at `offset`, or
     /// both.
     private struct Work {
-        package var start: Start?
-        package var chunk: ChunkBuffer?
-        package var offset: Int64 = 0
+        var start: Start?
+        var chunk: ChunkBuffer?
+        var offset: Int64 = 0
     }
 
     /// Moves the buffer to the writer queue (``takeWork(minimumCapacity:)``); an empty buffer,

@@ -49,16 +49,16 @@ package final class PartialFiles: Sendable {
 
     /// What the job holds of its files, changed as it opens, names and releases them.
     private struct Held {
-        package var directory: SafeDirectory?
+        var directory: SafeDirectory?
         /// The part, open and locked, while the job owns it.
-        package var part: Int32 = -1
+        var part: Int32 = -1
         /// The open part is a file without a name (``SafeDirectory/openUnnamed()``), not `partName`.
-        package var unnamed = false
+        var unnamed = false
         /// False once ``local()`` found no sidecar while the part was locked, until one is
         /// written: no other process makes one without the lock, so publishing need not unlink
         /// it (an `unlinkat` takes the directory's lock even for a missing name, in contention
         /// with the other jobs' creates; bench/results/profile.md, "Choices the code cites").
-        package var sidecarMayExist = true
+        var sidecarMayExist = true
     }
 
     private let held = NIOLockedValueBox(Held())

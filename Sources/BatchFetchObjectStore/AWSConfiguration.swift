@@ -34,9 +34,9 @@ package struct AWSConfiguration: Sendable, Equatable {
 
     /// Jobs share their settings: the files are read once per process for each.
     private struct CacheKey: Hashable {
-        package var scheme: String
-        package var settings: S3Settings
-        package var environment: [String: String]
+        var scheme: String
+        var settings: S3Settings
+        var environment: [String: String]
     }
 
     private static let cache = NIOLockedValueBox([CacheKey: AWSConfiguration]())

@@ -8,8 +8,8 @@ import Foundation
 /// never decoded whole; any other valid layout (a file edited by hand) is decoded whole.
 package enum LegacyStateFile {
     private struct Stored: Decodable {
-        package var version: Int
-        package var files: [String: StateCache.Entry]
+        var version: Int
+        var files: [String: StateCache.Entry]
     }
 
     /// Calls `each` for every entry whose dest `keep` accepts; false when the text is not a

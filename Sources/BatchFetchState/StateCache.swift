@@ -77,9 +77,9 @@ package final class StateCache: Sendable {
 
     private struct Rows {
         /// Recorded and not yet written, by dest.
-        package var pending: [String: Entry] = [:]
+        var pending: [String: Entry] = [:]
         /// Being written now (still answered from memory until the transaction commits).
-        package var writing: [String: Entry] = [:]
+        var writing: [String: Entry] = [:]
     }
 
     /// Nil when there is no output directory or no store could be opened there: entries then
@@ -199,11 +199,11 @@ package final class StateCache: Sendable {
         private var slots: [String: Int32] = [:]
         private var rows: [StateRow] = []
 
-        package init() {}
+        init() {}
 
         /// The rows of `dests` and every upload record (keys starting with "/"); every row when
         /// `dests` is nil.
-        package init(_ database: DatabaseQueue, dests: [String]?) {
+        init(_ database: DatabaseQueue, dests: [String]?) {
             if let dests {
                 slots.reserveCapacity(dests.count)
                 for dest in dests { slots[dest] = -1 }
@@ -224,7 +224,7 @@ package final class StateCache: Sendable {
             }
         }
 
-        package subscript(dest: String) -> StateRow? {
+        subscript(dest: String) -> StateRow? {
             guard let slot = slots[dest], slot >= 0 else { return nil }
             return rows[Int(slot)]
         }

@@ -166,11 +166,12 @@ public final class Runner: Sendable {
         var journal = ReportJournal(count: jobs.count, directory: context.root)
         let indexByID = graph.indexByID
         let outputDirectory = manifest.outputDirectory
-        /// The published sum file a job's `checksums_from` names (made when the job starts: a
-        /// table of them for a million jobs would hold a million `Job` copies).
+        /// The job whose published sum file a job's `checksums_from` names.
+        let sumFileJob = { (index: Int) in jobs[index].checksumsFrom.flatMap { indexByID[$0] } }
+        /// That sum file, made when the job starts (a table of them for a million jobs would hold
+        /// a million `Job` copies).
         let sumFile = { (index: Int) in
-            jobs[index].checksumsFrom.flatMap { indexByID[$0] }
-                .map { (job: jobs[$0], path: jobs[$0].destination(in: outputDirectory)) }
+            sumFileJob(index).map { (job: jobs[$0], path: jobs[$0].destination(in: outputDirectory)) }
         }
         let executors = context.transport.jobExecutors
         let options = options
@@ -178,8 +179,7 @@ public final class Runner: Sendable {
             graph: graph, limit: options.concurrency ?? manifest.concurrency, failFast: options.failFast,
             executors: executors.count,
             mayRunOnExecutor: { index, copying in
-                Self.runsOnExecutor(jobs[index], options: options, copying: copying,
-                                    sumFile: jobs[index].checksumsFrom.flatMap { indexByID[$0] } != nil)
+                Self.runsOnExecutor(jobs[index], options: options, copying: copying, sumFile: sumFileJob(index) != nil)
             })
         await withTaskGroup(of: (Int, JobResult, ReportJournal.Encoded).self) { group in
             func perform(_ actions: [RunSchedule.Action]) {

@@ -216,11 +216,11 @@ package struct MirrorProbe: Sendable {
 
     /// How one request ended, redirects followed.
     private struct Reply {
-        package var head: TransportResponseHead?
+        var head: TransportResponseHead?
         /// The attempt's end when it got no usable head: retry or not.
-        package var failed: Attempt?
+        var failed: Attempt?
         /// Body bytes received (fed to the digest when one was given).
-        package var received: Int64 = 0
+        var received: Int64 = 0
     }
 
     /// One request, following redirects as the job's redirect policy allows; the body is read
@@ -317,30 +317,30 @@ package final class DataBox: ProbeBody, Sendable {
 
 /// The transport handler of one probe request: the head, and the body when one is wanted.
 private final class ProbeHandler: WatchedHandler, Sendable {
-    package typealias Outcome = (head: TransportResponseHead?, failure: TransportFailure?, received: Int64)
+    typealias Outcome = (head: TransportResponseHead?, failure: TransportFailure?, received: Int64)
 
-    package let watch = RequestWatch<Outcome>()
+    let watch = RequestWatch<Outcome>()
     private let body: (any ProbeBody)?
     private let seen = NIOLockedValueBox((head: TransportResponseHead?.none, received: Int64(0)))
 
-    package init(body: (any ProbeBody)?) {
+    init(body: (any ProbeBody)?) {
         self.body = body
     }
 
-    package func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+    func didReceiveHead(_ head: TransportResponseHead) -> Bool {
         seen.withLockedValue { $0.head = head }
         watch.touch()
         // Read a body only to hash it, and only a successful one.
         return body != nil && (200...299).contains(head.status)
     }
 
-    package func didReceiveBody(_ data: Data) {
+    func didReceiveBody(_ data: Data) {
         body?.update(data)
         seen.withLockedValue { $0.received += Int64(data.count) }
         watch.touch()
     }
 
-    package func didComplete(_ failure: TransportFailure?) {
+    func didComplete(_ failure: TransportFailure?) {
         watch.complete { expired in
             seen.withLockedValue { seen in
                 // A HEAD's transfer is cancelled once its head is in: that is no failure.
@@ -351,8 +351,8 @@ private final class ProbeHandler: WatchedHandler, Sendable {
     }
 
     /// `check` and `pin` are not interrupted request by request.
-    package func interrupt() {}
+    func interrupt() {}
 
     /// Probes never need shedding: a HEAD has no body and --deep ranges are bounded.
-    package var allowsShedding: Bool { false }
+    var allowsShedding: Bool { false }
 }

@@ -42,13 +42,13 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     private let lanes = EventLoopTaskExecutor.all
 
     private struct ClientKey: Hashable {
-        package var proxy: ProxySettings.Proxy?
-        package var lane: Int
+        var proxy: ProxySettings.Proxy?
+        var lane: Int
     }
 
     private struct Key: Hashable {
-        package var perHost: Int
-        package var tls: TLSOptions?
+        var perHost: Int
+        var tls: TLSOptions?
     }
 
     /// The process's transports, by `per_host` and TLS options.
@@ -197,16 +197,16 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     }
 
     private struct Task: TransportTask {
-        package let task: HTTPClient.Task<Void>?
+        let task: HTTPClient.Task<Void>?
 
-        package func cancel() {
+        func cancel() {
             task?.cancel()
         }
     }
 
     /// Forwards one response to the engine's handler, exactly one completion per request.
     private final class Delegate: HTTPClientResponseDelegate, Sendable {
-        package typealias Response = Void
+        typealias Response = Void
 
         private let handler: any TransportResponseHandler
         /// Gives the request's lane back, before the handler hears of the end.
@@ -214,12 +214,12 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
         /// Whether the end was reported, and whether the head's body is wanted.
         private let state = NIOLockedValueBox((completed: false, accepted: true))
 
-        package init(handler: any TransportResponseHandler, ended: @escaping @Sendable () -> Void) {
+        init(handler: any TransportResponseHandler, ended: @escaping @Sendable () -> Void) {
             self.handler = handler
             self.ended = ended
         }
 
-        package func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
             var headers = [String: String](minimumCapacity: head.headers.count)
             for header in head.headers {
                 let name = header.name.lowercased()
@@ -232,22 +232,22 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
             return task.eventLoop.makeSucceededVoidFuture()
         }
 
-        package func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
             guard state.withLockedValue({ $0.accepted }) else { return task.eventLoop.makeSucceededVoidFuture() }
             let promise = task.eventLoop.makePromise(of: Void.self)
             handler.didReceiveBody(Data(buffer.readableBytesView)) { promise.succeed(()) }
             return promise.futureResult
         }
 
-        package func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        func didFinishRequest(task: HTTPClient.Task<Void>) throws {
             complete(nil)
         }
 
-        package func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
             complete(Self.failure(error))
         }
 
-        package func complete(_ failure: TransportFailure?) {
+        func complete(_ failure: TransportFailure?) {
             let first = state.withLockedValue { state in
                 defer { state.completed = true }
                 return !state.completed
@@ -258,7 +258,7 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
             }
         }
 
-        package static func failure(_ error: any Error) -> TransportFailure {
+        static func failure(_ error: any Error) -> TransportFailure {
             if let tls = tlsFailure(error) { return .tls(tls) }
             if let error = error as? HTTPClientError {
                 switch error {
@@ -272,7 +272,7 @@ package final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
         }
 
         /// A message for a failed TLS handshake or certificate check, nil for other errors.
-        package static func tlsFailure(_ error: any Error) -> String? {
+        static func tlsFailure(_ error: any Error) -> String? {
             switch error {
             case let error as NIOSSLExtraError where error == .failedToValidateHostname:
                 return "the server's certificate does not match the host name"

@@ -59,21 +59,21 @@ private final class QuotaReader: TransportResponseHandler {
     private let host: String
     private let hosts: HostLimiter
 
-    package init(_ handler: any TransportResponseHandler, host: String, hosts: HostLimiter) {
+    init(_ handler: any TransportResponseHandler, host: String, hosts: HostLimiter) {
         self.handler = handler
         self.host = host
         self.hosts = hosts
     }
 
-    package func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+    func didReceiveHead(_ head: TransportResponseHead) -> Bool {
         if let hint = RateLimitHint(head, now: Date()) { hosts.observe(hint, from: host) }
         return handler.didReceiveHead(head)
     }
 
-    package func didReceiveBody(_ data: Data) { handler.didReceiveBody(data) }
-    package func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) { handler.didReceiveBody(data, ready: ready) }
-    package func didComplete(_ failure: TransportFailure?) { handler.didComplete(failure) }
-    package var allowsShedding: Bool { handler.allowsShedding }
+    func didReceiveBody(_ data: Data) { handler.didReceiveBody(data) }
+    func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) { handler.didReceiveBody(data, ready: ready) }
+    func didComplete(_ failure: TransportFailure?) { handler.didComplete(failure) }
+    var allowsShedding: Bool { handler.allowsShedding }
 }
 
 /// The life of one request, shared by its handler and its waiter: the transport task (to
@@ -82,17 +82,17 @@ private final class QuotaReader: TransportResponseHandler {
 /// Both read the same ``TimeSource``: tests advance a manual one.
 package final class RequestWatch<Outcome: Sendable>: Watched {
     private struct State {
-        package var task: (any TransportTask)?
-        package var lastActivity: ContinuousClock.Instant
+        var task: (any TransportTask)?
+        var lastActivity: ContinuousClock.Instant
         /// What the watchdog enforces while ``outcome(idleTimeout:deadline:)`` waits.
-        package var idleTimeout: Duration?
-        package var deadline: ContinuousClock.Instant?
+        var idleTimeout: Duration?
+        var deadline: ContinuousClock.Instant?
         /// The watchdog cancelled the transfer (idle or deadline).
-        package var expired = false
-        package var outcome: Outcome?
-        package var waiter: CheckedContinuation<Outcome, Never>?
+        var expired = false
+        var outcome: Outcome?
+        var waiter: CheckedContinuation<Outcome, Never>?
         /// Ends the request when the transport never reports the end of a cancelled transfer.
-        package var lost: (@Sendable () -> Void)?
+        var lost: (@Sendable () -> Void)?
     }
 
     /// How long after a cancel the transport has to report the end before ``whenLost(_:)``'s

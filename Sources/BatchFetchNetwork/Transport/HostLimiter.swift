@@ -15,11 +15,11 @@ import NIOConcurrencyHelpers
 /// back; only a request that finds every slot taken waits now.
 package final class HostLimiter: Sendable {
     private struct State {
-        package var inUse: [String: Int] = [:]
-        package var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+        var inUse: [String: Int] = [:]
+        var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
 
         /// Takes a free slot for `host`; false when all are taken.
-        package mutating func take(_ host: String, limit: Int) -> Bool {
+        mutating func take(_ host: String, limit: Int) -> Bool {
             guard inUse[host, default: 0] < limit else { return false }
             inUse[host, default: 0] += 1
             return true
@@ -31,8 +31,8 @@ package final class HostLimiter: Sendable {
     /// Each host's recent starts, for `requests_per_second`, and what its quota allows.
     private let pacing = NIOLockedValueBox([String: Pacing]())
     private struct Pacing {
-        package var window = StartWindow()
-        package var server = ServerPace()
+        var window = StartWindow()
+        var server = ServerPace()
     }
     private let time: any TimeSource
 

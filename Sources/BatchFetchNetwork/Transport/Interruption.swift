@@ -8,8 +8,8 @@ import NIOConcurrencyHelpers
 /// through the handlers registered here, keeping their partials and sidecars for a rerun.
 package final class Interruption: Sendable {
     private struct State {
-        package var interrupted = false
-        package var handlers: [ObjectIdentifier: any WatchedHandler] = [:]
+        var interrupted = false
+        var handlers: [ObjectIdentifier: any WatchedHandler] = [:]
     }
 
     private let state = NIOLockedValueBox(State())

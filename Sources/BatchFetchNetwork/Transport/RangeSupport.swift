@@ -56,35 +56,35 @@ package final class RangeSupport: Sendable {
 
     /// Relays every call to the engine's handler, learning from the head on the way.
     private final class Learner: TransportResponseHandler, Sendable {
-        package let support: RangeSupport
-        package let url: URL
-        package let askedRange: Bool
-        package let handler: any TransportResponseHandler
+        let support: RangeSupport
+        let url: URL
+        let askedRange: Bool
+        let handler: any TransportResponseHandler
 
-        package init(support: RangeSupport, url: URL, askedRange: Bool, handler: any TransportResponseHandler) {
+        init(support: RangeSupport, url: URL, askedRange: Bool, handler: any TransportResponseHandler) {
             self.support = support
             self.url = url
             self.askedRange = askedRange
             self.handler = handler
         }
 
-        package func didReceiveHead(_ head: TransportResponseHead) -> Bool {
+        func didReceiveHead(_ head: TransportResponseHead) -> Bool {
             support.learn(from: head, url: url, askedRange: askedRange)
             return handler.didReceiveHead(head)
         }
 
-        package func didReceiveBody(_ data: Data) {
+        func didReceiveBody(_ data: Data) {
             handler.didReceiveBody(data)
         }
 
-        package func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
+        func didReceiveBody(_ data: Data, ready: @escaping @Sendable () -> Void) {
             handler.didReceiveBody(data, ready: ready)
         }
 
-        package func didComplete(_ failure: TransportFailure?) {
+        func didComplete(_ failure: TransportFailure?) {
             handler.didComplete(failure)
         }
 
-        package var allowsShedding: Bool { handler.allowsShedding }
+        var allowsShedding: Bool { handler.allowsShedding }
     }
 }

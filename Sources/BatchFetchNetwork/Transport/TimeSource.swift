@@ -46,13 +46,13 @@ package struct SystemTime: TimeSource {
         private let tick: @Sendable () -> Void
         private let stopped = NIOLockedValueBox(false)
 
-        package init(interval: Duration, tick: @escaping @Sendable () -> Void) {
+        init(interval: Duration, tick: @escaping @Sendable () -> Void) {
             let (seconds, attoseconds) = interval.components
             self.interval = .nanoseconds(Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
             self.tick = tick
         }
 
-        package func arm() {
+        func arm() {
             SystemTime.queue.asyncAfter(deadline: .now() + interval) { [self] in
                 guard !stopped.withLockedValue({ $0 }) else { return }
                 tick()
@@ -60,7 +60,7 @@ package struct SystemTime: TimeSource {
             }
         }
 
-        package func stop() {
+        func stop() {
             stopped.withLockedValue { $0 = true }
         }
     }

@@ -127,9 +127,9 @@ package final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     }
 
     private struct DataTask: TransportTask {
-        package let task: URLSessionDataTask
+        let task: URLSessionDataTask
 
-        package func cancel() {
+        func cancel() {
             task.cancel()
         }
     }
@@ -164,9 +164,9 @@ package final class CurrentTask: TransportTask, Sendable {
 
 /// What the delegate knows of one URLSession task.
 private struct Registration {
-    package var handler: any TransportResponseHandler
-    package var request: TransportRequest
-    package var current: CurrentTask
+    var handler: any TransportResponseHandler
+    var request: TransportRequest
+    var current: CurrentTask
 }
 
 /// Routes URLSession's delegate calls to each task's handler.
@@ -176,15 +176,15 @@ private struct Registration {
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// The tasks the delegate knows, by task identifier.
     private struct Tasks {
-        package var registrations: [Int: Registration] = [:]
+        var registrations: [Int: Registration] = [:]
         /// Tasks whose body is flowing, and those cancelled to shed load.
-        package var receiving: [Int: URLSessionDataTask] = [:]
-        package var shed: Set<Int> = []
+        var receiving: [Int: URLSessionDataTask] = [:]
+        var shed: Set<Int> = []
         /// Tasks whose head the handler refused: their body is never delivered. A `.cancel`
         /// disposition does not stop what libcurl already read, and FoundationNetworking
         /// delivered a refused 416's 33-byte error text (caddy's answer for an empty file), which
         /// `check --deep` hashed as the file and `run` counted as transferred.
-        package var refused: Set<Int> = []
+        var refused: Set<Int> = []
     }
 
     private let tasks = NIOLockedValueBox(Tasks())

@@ -30,10 +30,10 @@ public final class UploadBody: Sendable {
     private let state = NIOLockedValueBox(State())
 
     private struct State {
-        package var started = false
-        package var digester = Digester()
-        package var fileBytes: Int64 = 0
-        package var bytesSent: Int64 = 0
+        var started = false
+        var digester = Digester()
+        var fileBytes: Int64 = 0
+        var bytesSent: Int64 = 0
     }
 
     /// `descriptor` stays open and owned by the caller for as long as the request runs.

@@ -20,9 +20,9 @@ package final class Watchdog: Sendable {
     package static let shared = Watchdog(time: SystemTime())
 
     private struct State {
-        package var watched: [ObjectIdentifier: (item: any Watched, interval: Duration)] = [:]
-        package var ticker: (any Ticker)?
-        package var interval: Duration?
+        var watched: [ObjectIdentifier: (item: any Watched, interval: Duration)] = [:]
+        var ticker: (any Ticker)?
+        var interval: Duration?
     }
 
     package let time: any TimeSource

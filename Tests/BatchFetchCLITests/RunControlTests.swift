@@ -76,6 +76,39 @@ import TestOrigin
         #expect((resumed?["resumed_from"] as? Int64 ?? 0) >= 2 << 20)
     }
 
+    /// A signal ends the run promptly whatever its transfer is doing: a small file (one request,
+    /// no segments) and a larger one (segments), each stalled at half by a gate that never
+    /// opens, with an idle timeout of an hour so that only the signal can end them.
+    @Test(arguments: [Int64(1 << 20), Int64(6 << 20)])
+    func aSignalEndsAStalledTransferAtOnceWhateverItsSize(size: Int64) async throws {
+        let origin = try await TestOrigin.start()
+        var file = OriginFile.generated(size: size, seed: 5)
+        file.pauseAfterServed = size / 2
+        file.paused = true
+        origin.serve("/stalled.bin", file)
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            defaults: {timeout: 1h, segments: 4}
+            jobs:
+              - {id: stalled, url: "\(origin.url("/stalled.bin"))"}
+            """)
+        let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
+        let held = await BinaryRunner.signal(SIGTERM, to: process) { origin.bytesServed("/stalled.bin") >= size / 2 }
+        #expect(held, "the transfer never reached the gate")
+        // Far less than the hour of idle timeout, far more than any loaded machine needs.
+        let ended = await BinaryRunner.wait(timeout: 20) { !process.isRunning }
+        if !ended { kill(process.processIdentifier, SIGKILL) }
+        await BinaryRunner.exit(of: process)
+        let ranges = origin.requests("/stalled.bin").map { $0.header("Range") ?? "whole" }
+        try await origin.shutdown()
+        #expect(ended, "the run went on after SIGTERM: \(ranges)")
+        let log = try stderr(directory)
+        #expect(process.terminationStatus == 143, "\(log)")
+        #expect(try report(directory)["status"] as? String == "interrupted")
+    }
+
     /// `timeout` signals the child and its process group: one request arrives twice. The same
     /// signal again within a moment still stops the run cleanly, with its report.
     @Test func theSameSignalTwiceInAMomentIsOneRequest() async throws {

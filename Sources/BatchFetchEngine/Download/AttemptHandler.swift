@@ -100,14 +100,29 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, Sendable {
         return result
     }
 
-    /// Cancels the transfer for an interrupted run, unless its body is within 1 MiB of its end
-    /// (then it finishes: see ``allowsShedding`` on the cancel-versus-completion trap). The bytes
-    /// written so far are kept.
+    /// Cancels the transfer for an interrupted run. One whose body is within 1 MiB of its end
+    /// gets ``finishGrace`` to finish (see ``allowsShedding`` on the cancel-versus-completion
+    /// trap) and is cancelled if it has not: a transfer stalled in its last MiB held the exit
+    /// for the whole idle timeout. A transfer whose transport has not reported its end
+    /// ``abandonAfter`` later is ended here: FoundationNetworking was seen to lose the end of a
+    /// cancelled range request stalled by its server (its socket source spinning), which held
+    /// the exit forever. The bytes written so far are kept.
     func interrupt() {
         guard let task = watch.runningTask else { return }
         let started = state.withLockedValue { $0.decision != nil }
-        if !started || (sink.remainingBodyBytes.map { $0 > 1 << 20 } ?? true) { cancelOffQueue(task) }
+        if !started || (sink.remainingBodyBytes.map { $0 > 1 << 20 } ?? true) {
+            cancelOffQueue(task)
+        } else {
+            watch.cancel(unlessEndedWithin: Self.finishGrace)
+        }
+        watch.abandon(after: Self.abandonAfter) { [weak self] in self?.didComplete(.cancelled) }
     }
+
+    /// How long an interrupted transfer within its last MiB may take to finish, and how long an
+    /// interrupted transfer's end may take to arrive: both well inside the second
+    /// Docs/Contracts.md gives a signal to end a run.
+    static var finishGrace: Duration { .milliseconds(250) }
+    static var abandonAfter: Duration { .milliseconds(600) }
 
     var allowsShedding: Bool {
         sink.remainingBodyBytes.map { $0 > finishWithin } ?? true

@@ -30,6 +30,8 @@ package enum Exchange {
             if proceed() {
                 let paced = QuotaReader(handler, host: host, hosts: hosts)
                 handler.watch.attach(transport.start(signed(request), handler: paced))
+                // An interrupt between `register` and `attach` found no transfer to cancel.
+                if interruption?.isInterrupted == true { handler.interrupt() }
                 outcome = await handler.watch.outcome(idleTimeout: idleTimeout, deadline: deadline)
             }
             interruption?.unregister(handler)
@@ -143,6 +145,28 @@ package final class RequestWatch<Outcome: Sendable>: Watched {
             await time.sleep(for: Self.lostAfter)
             let lost = state.withLockedValue { $0.outcome == nil ? $0.lost : nil }
             lost?()
+        }
+    }
+
+    /// Cancels the transfer `grace` from now unless it has ended by then: an interrupted
+    /// transfer close to its end may finish, but one that stalled there must not hold the run
+    /// (it held the exit for the whole idle timeout). Returns the task that waits, which tests
+    /// await.
+    @discardableResult
+    package func cancel(unlessEndedWithin grace: Duration) -> Task<Void, Never> {
+        Task { [time] in
+            await time.sleep(for: grace)
+            if runningTask != nil { _ = cancel() }
+        }
+    }
+
+    /// Runs `end` `after` from now unless the transport has reported the end by then: for a
+    /// request the run no longer waits for (interrupted), whose transport may never report it.
+    @discardableResult
+    package func abandon(after delay: Duration, _ end: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        Task { [state, time] in
+            await time.sleep(for: delay)
+            if state.withLockedValue({ $0.outcome == nil }) { end() }
         }
     }
 

@@ -207,10 +207,17 @@ enum EmbeddedSchemas {
               "$ref": "#/$defs/duration"
             },
             "requests_per_second": {
-              "description": "At most this many requests to the job's host start in any one-second window (shared by every job to that host).",
+              "description": "Requests to the job's host start one every 1/N second, spaced evenly (shared by every job to that host).",
               "type": "integer",
               "minimum": 1,
               "maximum": 100000
+            },
+            "burst": {
+              "description": "With requests_per_second: how many starts may go at once after a quiet spell (1: none).",
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 100000,
+              "default": 1
             },
             "segments": {
               "description": "Parallel range requests for one file: 1..16, or auto.",

@@ -24,6 +24,7 @@ package struct JobNetwork: Sendable {
     package let timeout: Double
     /// The job's `requests_per_second`, carried by every request it makes.
     package let requestsPerSecond: Int?
+    package let requestBurst: Int
     /// The job's `retry_after_max`: also the longest wait for a host's quota to reset.
     package let longestPace: Double
 
@@ -69,6 +70,7 @@ package struct JobNetwork: Sendable {
         body = job.body.map { Data($0.resolved.utf8) }
         timeout = job.settings.timeout
         requestsPerSecond = job.settings.requestsPerSecond
+        requestBurst = job.settings.requestBurst
         longestPace = job.settings.retryAfterMax
     }
 
@@ -123,6 +125,7 @@ package struct JobNetwork: Sendable {
         let (url, headers) = credentials.request(to: target, forMirror: mirror?.url)
         var request = TransportRequest(url: url, method: method, headers: headers + extra, body: body, timeout: timeout + 30)
         request.requestsPerSecond = requestsPerSecond
+        request.requestBurst = requestBurst
         request.longestPace = longestPace
         // Signed only where the signature is meant for: the store's endpoint, or AWS's endpoint
         // of the same bucket in the region a 301 named (signed for that region). A redirect

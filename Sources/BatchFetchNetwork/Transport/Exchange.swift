@@ -24,7 +24,8 @@ package enum Exchange {
         interruption: Interruption?, idleTimeout: Duration, deadline: ContinuousClock.Instant? = nil, proceed: () -> Bool = { true }
     ) async -> Handler.Outcome? {
         let host = request.url.host ?? ""
-        await hosts.acquire(host, requestsPerSecond: request.requestsPerSecond, longestWait: request.longestPace)
+        await hosts.acquire(host, requestsPerSecond: request.requestsPerSecond, burst: request.requestBurst,
+                            longestWait: request.longestPace)
         var outcome: Handler.Outcome?
         if interruption?.register(handler) ?? true {
             if proceed() {

@@ -14,10 +14,11 @@ public struct TransportRequest: Sendable {
     public var upload: UploadBody?
     /// The transport's own timeout, a safety net behind the engine's idle watchdog.
     public var timeout: TimeInterval
-    /// At most this many requests to the host start in any one-second window (the job's
-    /// `requests_per_second`): the engine waits before starting it (``HostLimiter``); transports
-    /// ignore it.
+    /// Requests to the host start one every 1/N second (the job's `requests_per_second`): the
+    /// engine waits before starting it (``HostLimiter``); transports ignore it.
     public var requestsPerSecond: Int?
+    /// Starts that may go at once under ``requestsPerSecond`` (the job's `burst`).
+    public var requestBurst = 1
     /// The longest wait, in seconds, for a host's quota to reset (rate-limit headers,
     /// ``ServerPace``) before the request starts anyway: the job's `retry_after_max`.
     public var longestPace = JobSettings().retryAfterMax

@@ -3,7 +3,7 @@ import BatchFetchObjectStore
 import NIOConcurrencyHelpers
 
 /// Keeps the requests in flight to one host at or below `per_host`, across all jobs, and paces
-/// their starts when a job asks for it (`requests_per_second`, ``StartWindow``) and when the
+/// their starts when a job asks for it (`requests_per_second`, ``StartPace``) and when the
 /// host's answers say its quota is spent (rate-limit headers, ``ServerPace``).
 ///
 /// URLSession would queue extra tasks itself, but queued tasks plus redirects can trap in
@@ -31,7 +31,7 @@ package final class HostLimiter: Sendable {
     /// Each host's recent starts, for `requests_per_second`, and what its quota allows.
     private let pacing = NIOLockedValueBox([String: Pacing]())
     private struct Pacing {
-        var window = StartWindow()
+        var pace = StartPace()
         var server = ServerPace()
     }
     private let time: any TimeSource
@@ -46,12 +46,12 @@ package final class HostLimiter: Sendable {
         self.time = time
     }
 
-    /// Takes a slot for `host` and waits until a start fits in the host's one-second window
-    /// (with `requestsPerSecond`) and in its quota (after an answer with rate-limit headers): the
+    /// Takes a slot for `host` and waits until a start fits the host's pace (with
+    /// `requestsPerSecond`, ``StartPace``) and its quota (after an answer with rate-limit headers): the
     /// request may start when this returns. A quota reset further away than `longestWait`
     /// seconds is not waited for: the request starts, and the retry policy deals with the 429
     /// as with any `Retry-After` beyond `retry_after_max`.
-    package func acquire(_ host: String, requestsPerSecond: Int?, longestWait: Double = .infinity) async {
+    package func acquire(_ host: String, requestsPerSecond: Int?, burst: Int = 1, longestWait: Double = .infinity) async {
         await acquire(host)
         while let wait = pacing.withLockedValue({ pacing -> Duration? in
             // A host that never sent a quota, for a job without `requests_per_second`: nothing
@@ -63,7 +63,7 @@ package final class HostLimiter: Sendable {
                 guard wait > .seconds(min(longestWait, 1e9)) else { return wait }
                 entry.server.forget()  // not worth waiting for: unknown until the next answer
             }
-            if let requestsPerSecond, let wait = entry.window.admit(at: now, limit: requestsPerSecond) { return wait }
+            if let requestsPerSecond, let wait = entry.pace.admit(at: now, perSecond: requestsPerSecond, burst: burst) { return wait }
             entry.server.start(at: now)
             return nil
         }) {

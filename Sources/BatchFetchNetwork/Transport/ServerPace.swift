@@ -1,6 +1,6 @@
 /// When the next request to one host may start, given what the host's last answer said about
 /// its quota (``RateLimitHint``). A pure value (`ServerPaceTests`); ``HostLimiter`` keeps one per
-/// host beside its ``StartWindow``.
+/// host beside its ``StartPace``.
 ///
 /// Spend, then wait: after an answer that leaves `remaining` requests, that many more may start
 /// (less the requests already on their way, which the server may not have counted yet); once

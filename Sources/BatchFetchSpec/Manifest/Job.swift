@@ -344,6 +344,7 @@ package struct JobSettings: Sendable, Equatable, CustomReflectable {
         var tls = TLSSettings()
         var s3 = S3Settings()
         var requestsPerSecond: Int?
+        var requestBurst = 1
         var acceptHTML = false
         var repositories = RepositoryEndpoints()
     }
@@ -431,11 +432,17 @@ package struct JobSettings: Sendable, Equatable, CustomReflectable {
         get { box.values.crossOriginHeaders }
         set { values.crossOriginHeaders = newValue }
     }
-    /// At most this many requests to the job's host start in any one-second window (all jobs
-    /// to that host share the window); nil: no pacing beyond `per_host`.
+    /// Requests to the job's host start one every 1/N second (all jobs to that host share the
+    /// pace); nil: no pacing beyond `per_host`.
     package var requestsPerSecond: Int? {
         get { box.values.requestsPerSecond }
         set { values.requestsPerSecond = newValue }
+    }
+    /// How many starts under `requests_per_second` may go at once after a quiet spell (`burst`,
+    /// as nginx's `limit_req` counts it; 1: none).
+    package var requestBurst: Int {
+        get { box.values.requestBurst }
+        set { values.requestBurst = newValue }
     }
     /// Look up Basic credentials for the mirrors' hosts in `.netrc` (`NETRC`, else `~/.netrc`).
     package var netrc: Bool {

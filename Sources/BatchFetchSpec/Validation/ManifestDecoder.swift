@@ -13,7 +13,7 @@ struct ManifestDecoder {
     static let listKeys = ["file", "format", "id_prefix", "dest"]
     static let settingKeys = [
         "retries", "backoff", "backoff_max", "retry_after_max", "timeout", "deadline", "segments", "refresh",
-        "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls", "requests_per_second", "s3",
+        "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls", "requests_per_second", "burst", "s3",
         "accept_html", "hf", "zenodo", "figshare",
     ]
     static let resolverKeys = ["command", "timeout"]
@@ -903,6 +903,9 @@ struct ManifestDecoder {
         }
         if let entry = fields["requests_per_second"], let value = integer(entry, context: context, range: 1...100_000) {
             settings.requestsPerSecond = value
+        }
+        if let entry = fields["burst"], let value = integer(entry, context: context, range: 1...100_000) {
+            settings.requestBurst = value
         }
         if let entry = fields["tls"] {
             decodeTLS(entry, into: &settings.tls, context: context)

@@ -8,7 +8,7 @@ import Testing
 
 /// `requests_per_second` on a real run: every job is fetched, and five requests at two per
 /// second take at least two seconds (a lower bound, which no load can break; the window's
-/// exact rule is `StartWindowTests`).
+/// exact rule is `StartPaceTests`).
 @Suite struct PacingTests {
     @Test func requestsToAHostArePacedAcrossJobs() async throws {
         let world = try await Harness()

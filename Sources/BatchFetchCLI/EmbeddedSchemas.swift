@@ -49,6 +49,19 @@ enum EmbeddedSchemas {
           "description": "Overall transfer cap, e.g. 50MB/s or 2MiB/s.",
           "$ref": "#/$defs/rate"
         },
+        "max_duration": {
+          "description": "Start no job after this long from the moment the run lock is held; jobs not finished are deferred and the run exits 5 (--max-duration overrides it).",
+          "$ref": "#/$defs/duration"
+        },
+        "max_bytes": {
+          "description": "Start no job once the run has received this many bytes (--max-bytes overrides it).",
+          "$ref": "#/$defs/size"
+        },
+        "cutoff": {
+          "description": "What a spent budget does to running jobs: soft (they finish) or hard (they are interrupted, their partials kept).",
+          "enum": ["soft", "hard"],
+          "default": "soft"
+        },
         "shard_count": {
           "description": "Shards that --shard auto splits the manifest into when the environment gives only an index (Kubernetes JOB_COMPLETION_INDEX); --shard-count overrides it.",
           "type": "integer",
@@ -519,10 +532,12 @@ enum EmbeddedSchemas {
           "minimum": 0
         },
         "status": {
+          "description": "interrupted (a signal), else failed (a job failed or was skipped), else deferred (a budget stopped jobs; exit 5), else succeeded.",
           "enum": [
             "succeeded",
             "failed",
-            "interrupted"
+            "interrupted",
+            "deferred"
           ]
         },
         "summary": {
@@ -555,6 +570,10 @@ enum EmbeddedSchemas {
             },
             "interrupted": {
               "$ref": "#/$defs/count"
+            },
+            "deferred": {
+              "$ref": "#/$defs/count",
+              "description": "Present when a budget (max_duration, max_bytes) deferred jobs."
             },
             "bytes_transferred": {
               "$ref": "#/$defs/count"
@@ -723,7 +742,7 @@ enum EmbeddedSchemas {
               "pattern": "^[^\\u0000-\\u001f\\u007f]+$"
             },
             "status": {
-              "description": "run: downloaded, uploaded, up_to_date, failed, skipped or interrupted. check (the worst mirror verdict) and verify: ok, drift, missing, or (check) unreachable.",
+              "description": "run: downloaded, uploaded, up_to_date, failed, skipped, interrupted or deferred. check (the worst mirror verdict) and verify: ok, drift, missing, or (check) unreachable.",
               "enum": [
                 "downloaded",
                 "uploaded",
@@ -731,6 +750,7 @@ enum EmbeddedSchemas {
                 "failed",
                 "skipped",
                 "interrupted",
+                "deferred",
                 "ok",
                 "drift",
                 "missing",
@@ -836,6 +856,13 @@ enum EmbeddedSchemas {
             },
             "skipped_because": {
               "type": "string"
+            },
+            "deferred_because": {
+              "description": "The budget a deferred job was stopped by; the next run continues it.",
+              "enum": [
+                "max_duration",
+                "max_bytes"
+              ]
             },
             "copied_from": {
               "type": "string",
@@ -957,6 +984,20 @@ enum EmbeddedSchemas {
               "then": {
                 "required": [
                   "skipped_because"
+                ]
+              }
+            },
+            {
+              "if": {
+                "properties": {
+                  "status": {
+                    "const": "deferred"
+                  }
+                }
+              },
+              "then": {
+                "required": [
+                  "deferred_because"
                 ]
               }
             }

@@ -13,6 +13,9 @@ public enum ExitStatus: Int32, Sendable {
     case drift = 3
     /// Another run holds the run lock.
     case locked = 4
+    /// The run stopped at its budget (`max_duration`, `max_bytes`) with nothing failed: some
+    /// jobs are `deferred`, and the next run continues them.
+    case deferred = 5
 
 }
 
@@ -59,7 +62,7 @@ extension ExitStatus {
                 job.error.map { $0.code == .lockMismatch || ($0.attempts ?? []).contains { $0.code == .lockMismatch } } ?? false
             }
             if lockMismatch { return .drift }
-            return report.status == .succeeded ? nil : .jobsFailed
+            return report.status == .deferred ? .deferred : .jobsFailed
         case .check:
             if (report.summary.drift ?? 0) + (report.summary.missing ?? 0) > 0 { return .drift }
             return (report.summary.unreachable ?? 0) > 0 ? .jobsFailed : nil

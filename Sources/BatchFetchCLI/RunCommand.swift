@@ -27,9 +27,15 @@ struct RunCommand: AsyncParsableCommand {
             that differs fails with lock_mismatch, and a lockfile whose jobs are not the
             manifest's is refused before any download.
 
+            A budget keeps a run to its window: past --max-duration (counted from the moment
+            the run lock is held) or --max-bytes no job starts; with --cutoff hard the running
+            ones are interrupted too, their partials kept. Jobs that did not finish are deferred
+            (and their dependents), and the run exits 5; the next run continues them.
+
             Exit status: 0 all jobs succeeded (downloaded or already up to date), 1 one or more
             failed or were skipped, 2 invalid manifest or usage, 3 lock mismatch (--locked), 4
-            another run holds the run lock, 130/143 interrupted.
+            another run holds the run lock, 5 stopped at its budget with nothing failed,
+            130/143 interrupted.
 
             With --shard K/N only the jobs of shard K run (jobs joined by dependencies stay in
             one shard; every machine computes the same split from the manifest), with the
@@ -46,6 +52,7 @@ struct RunCommand: AsyncParsableCommand {
               batchfetch run datasets.yaml --dry-run
               batchfetch run datasets.yaml --progress line --events events.ndjson --junit junit.xml
               batchfetch run datasets.yaml --locked
+              batchfetch run datasets.yaml --max-duration 6h --max-bytes 200GiB --cutoff hard
               batchfetch run datasets.yaml --report /var/log/batchfetch/last.json --durability strict
             """)
     )
@@ -90,6 +97,24 @@ struct RunCommand: AsyncParsableCommand {
             completion: .list(["batch", "strict", "none"]))
     var durability: DurabilityArgument = .batch
 
+    @Option(name: .customLong("max-duration"),
+            help: ArgumentHelp("Start no job after this long (overrides the manifest's max_duration); jobs not finished are deferred, exit 5.",
+                               valueName: "duration"))
+    var maxDuration: String?
+
+    @Option(name: .customLong("max-bytes"),
+            help: ArgumentHelp("Start no job once the run has received this much (overrides max_bytes).", valueName: "size"))
+    var maxBytes: String?
+
+    @Option(help: ArgumentHelp("What a spent budget does to running jobs: soft (they finish) or hard (they are interrupted, partials kept).",
+                               valueName: "soft|hard"),
+            completion: .list(["soft", "hard"]))
+    var cutoff: CutoffArgument?
+
+    enum CutoffArgument: String, ExpressibleByArgument, CaseIterable {
+        case soft, hard
+    }
+
     @Flag(help: "Wait for another run on the same output directory to finish instead of exiting 4.")
     var waitLock = false
 
@@ -118,6 +143,7 @@ struct RunCommand: AsyncParsableCommand {
     func validate() throws {
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if !only.isEmpty && shardOption.shard != nil { throw ValidationError("--only and --shard cannot be combined") }
+        _ = try budgetFlags()
     }
 
     func run() async throws {
@@ -132,6 +158,7 @@ struct RunCommand: AsyncParsableCommand {
                                                             only: only, transport: transportOption.kind)
         let loaded = prepared.manifest
         var options = try options()
+        options.budget = try budgetFlags().map { loaded.budget.overridden(by: $0, cutoffGiven: cutoff != nil) }
         (options.unexpanded, options.shard) = (prepared.failures, prepared.scope)
         options.lock = locked ? prepared.lock : nil
         options.cache = cacheOption.directory(for: loaded)
@@ -192,6 +219,26 @@ struct RunCommand: AsyncParsableCommand {
         if let exit = ExitStatus.of(result) { throw CommandFailure(exit) }
         // A run whose report (or JUnit file) is missing did not do its whole job.
         if !written { throw CommandFailure(.jobsFailed) }
+    }
+
+    /// The budget the flags give, over the manifest's (``RunOptions/budget``); nil when no flag
+    /// sets one. A zero or negative duration or size is a usage error.
+    private func budgetFlags() throws -> RunBudget? {
+        guard maxDuration != nil || maxBytes != nil || cutoff != nil else { return nil }
+        var flags = RunBudget(cutoff: cutoff.flatMap { RunBudget.Cutoff(rawValue: $0.rawValue) } ?? .soft)
+        if let maxDuration {
+            guard case .success(let seconds) = Quantity.seconds(maxDuration), seconds > 0 else {
+                throw ValidationError("--max-duration: '\(maxDuration)' is not a duration longer than zero such as 90m or 6h")
+            }
+            flags.maxDuration = seconds
+        }
+        if let maxBytes {
+            guard !maxBytes.hasPrefix("-"), case .success(let bytes) = Quantity.bytes(maxBytes), bytes > 0 else {
+                throw ValidationError("--max-bytes: '\(maxBytes)' is not a size greater than zero such as 500MiB or 2TB")
+            }
+            flags.maxBytes = bytes
+        }
+        return flags
     }
 
     private var progressMode: ProgressPrinter.Mode? {
@@ -255,6 +302,8 @@ enum JobLine {
             return "\(job.status == .failed ? "failed      " : "interrupted ")\(job.id)  \(failure)"
         case .run(.skipped):
             return "skipped     \(job.id)  \(job.skippedBecause ?? "")"
+        case .run(.deferred):
+            return "deferred    \(job.id)  \(job.deferredBecause?.rawValue ?? "budget") spent; the next run continues it"
         case .verdict:
             return CheckLine.describe(job)
         }

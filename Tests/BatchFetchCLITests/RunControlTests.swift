@@ -109,6 +109,40 @@ import TestOrigin
         #expect(try report(directory)["status"] as? String == "interrupted")
     }
 
+    /// A spent budget: the run exits 5, says which jobs were deferred and why, and its report
+    /// passes the schema; a budget of zero is a usage error.
+    @Test func aSpentBudgetExitsFiveWithAValidReport() async throws {
+        let origin = try await TestOrigin.start()
+        origin.serve("/a", .generated(size: 1000, seed: 1))
+        origin.serve("/b", .generated(size: 1000, seed: 2))
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            concurrency: 1
+            jobs:
+              - {id: a, url: "\(origin.url("/a"))"}
+              - {id: b, url: "\(origin.url("/b"))"}
+            """)
+        let spent = try BinaryRunner.run(["run", "m.yaml", "--max-bytes", "1", "--progress", "line", "--junit", "junit.xml"],
+                                         in: directory.url)
+        #expect(spent.status == 5, "\(spent.stderr)")
+        #expect(spent.stderr.contains("deferred    b  max_bytes spent"))
+        #expect(try report(directory)["status"] as? String == "deferred")
+        let (schemaStatus, schemaText) = try BinaryRunner.validateWithSchema(
+            ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-report.json").path])
+        #expect(schemaStatus == 0, "\(schemaText)")
+        let junit = try String(contentsOf: directory.url.appendingPathComponent("junit.xml"), encoding: .utf8)
+        #expect(junit.contains("<skipped message=\"deferred: max_bytes spent\"/>"))
+
+        let zero = try BinaryRunner.run(["run", "m.yaml", "--max-duration", "0s"], in: directory.url)
+        #expect(zero.status == 2 && zero.stderr.contains("--max-duration"), "\(zero.stderr)")
+        let rest = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        try await origin.shutdown()
+        #expect(rest.status == 0, "\(rest.stderr)")
+        #expect(origin.requests("/a").count == 1 && origin.requests("/b").count == 1)
+    }
+
     /// `timeout` signals the child and its process group: one request arrives twice. The same
     /// signal again within a moment still stops the run cleanly, with its report.
     @Test func theSameSignalTwiceInAMomentIsOneRequest() async throws {

@@ -14,6 +14,9 @@ public struct JobResult: Sendable {
         case failed
         case skipped
         case interrupted
+        /// Not finished when the run's budget (`max_duration`, `max_bytes`) was spent; the next
+        /// run continues it (its partial is kept).
+        case deferred
     }
 
     /// A job's status in a report: a run's outcome, or the verdict of `check` (its most serious
@@ -36,6 +39,7 @@ public struct JobResult: Sendable {
         public static let failed = Status.run(.failed)
         public static let skipped = Status.run(.skipped)
         public static let interrupted = Status.run(.interrupted)
+        public static let deferred = Status.run(.deferred)
         public static let ok = Status.verdict(.ok)
         public static let drift = Status.verdict(.drift)
         public static let missing = Status.verdict(.missing)
@@ -101,6 +105,8 @@ public struct JobResult: Sendable {
     public var startedAfter: Double?
     public var failure: BatchFetchError?
     public var skippedBecause: String?
+    /// Which budget a `deferred` job was stopped by (``RunBudget/Reason``).
+    public var deferredBecause: RunBudget.Reason?
     /// An upload job's result (`kind: upload` in the report).
     public var isUpload = false
     /// Why an upload job is up to date: what the target showed (``UploadRules/alreadyThere``).

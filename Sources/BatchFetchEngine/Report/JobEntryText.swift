@@ -26,6 +26,7 @@ enum JobEntryText {
         text.field("checksum_verified", job.checksumVerified)
         text.field("checksums", job.checksums)
         text.field("copied_from", job.copiedFrom)
+        text.field("deferred_because", job.deferredBecause)
         text.field("dest", job.dest)
         text.field("duration_seconds", job.durationSeconds)
         text.field("etag", job.etag)

@@ -6,16 +6,18 @@ import Foundation
 extension RunReport {
     /// The run as JUnit XML (`run --junit`), for CI systems that show test results: one
     /// testcase per job; failed and interrupted jobs carry a `<failure>` with the error code and
-    /// message, skipped ones a `<skipped>` with the reason. A report that lists only some jobs
+    /// message, skipped ones a `<skipped>` with the reason, deferred ones a `<skipped>` naming
+    /// the budget (they did not fail; the next run continues them). A report that lists only some jobs
     /// (`--report-jobs`) has a testcase for each of those, and `tests` counts them: CI viewers
     /// count the testcases they show.
     package func junitXML() -> String {
         let failures = summary.failed + summary.interrupted
         let tests = jobsReported == nil ? summary.jobs : jobs.count
+        let skipped = summary.skipped + (summary.deferred ?? 0)
         var xml = """
             <?xml version="1.0" encoding="UTF-8"?>
-            <testsuites name="batchfetch" tests="\(tests)" failures="\(failures)" skipped="\(summary.skipped)" time="\(durationSeconds)">
-              <testsuite name="\(Self.escape(manifest.path))" tests="\(tests)" failures="\(failures)" skipped="\(summary.skipped)" time="\(durationSeconds)" timestamp="\(startedAt)">
+            <testsuites name="batchfetch" tests="\(tests)" failures="\(failures)" skipped="\(skipped)" time="\(durationSeconds)">
+              <testsuite name="\(Self.escape(manifest.path))" tests="\(tests)" failures="\(failures)" skipped="\(skipped)" time="\(durationSeconds)" timestamp="\(startedAt)">
 
             """
         for job in jobs {
@@ -29,6 +31,8 @@ extension RunReport {
                 xml += open + ">\n      <failure type=\"\(code)\" message=\"\(Self.escape(message))\">\(Self.escape(job.dest)): \(code): \(Self.escape(message))</failure>\n    </testcase>\n"
             case .run(.skipped):
                 xml += open + ">\n      <skipped message=\"\(Self.escape(job.skippedBecause ?? "skipped"))\"/>\n    </testcase>\n"
+            case .run(.deferred):
+                xml += open + ">\n      <skipped message=\"deferred: \(job.deferredBecause ?? "budget") spent\"/>\n    </testcase>\n"
             }
         }
         return xml + "  </testsuite>\n</testsuites>\n"

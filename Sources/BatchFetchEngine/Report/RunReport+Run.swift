@@ -39,14 +39,16 @@ extension RunReport {
     }
 
     /// A report's status by precedence (Docs/Contracts.md §2): for `run`, interrupted, else
-    /// failed when any job failed or was skipped, else succeeded; for `check` and `verify`,
+    /// failed when any job failed or was skipped, else deferred when a budget stopped a job,
+    /// else succeeded; for `check` and `verify`,
     /// succeeded only when every verdict is ok.
     static func status(of summary: Summary, command: Command, interrupted: Bool) -> Status {
         guard command == .run else {
             return (summary.drift ?? 0) + (summary.missing ?? 0) + (summary.unreachable ?? 0) == 0 ? .succeeded : .failed
         }
         if interrupted || summary.interrupted > 0 { return .interrupted }
-        return summary.failed + summary.skipped > 0 ? .failed : .succeeded
+        if summary.failed + summary.skipped > 0 { return .failed }
+        return (summary.deferred ?? 0) > 0 ? .deferred : .succeeded
     }
 }
 
@@ -63,6 +65,7 @@ extension RunReport.Summary {
         total.failed += other.failed
         total.skipped += other.skipped
         total.interrupted += other.interrupted
+        total.deferred = sum(deferred, other.deferred)
         total.bytesTransferred += other.bytesTransferred
         total.bytesTotal += other.bytesTotal
         total.fromCache = sum(fromCache, other.fromCache)
@@ -105,6 +108,7 @@ extension RunReport.Summary {
         case .failed: failed += 1
         case .skipped: skipped += 1
         case .interrupted: interrupted += 1
+        case .deferred: deferred = (deferred ?? 0) + 1
         }
         bytesTransferred += job.bytesTransferred ?? 0
         if job.source == .cache { fromCache = (fromCache ?? 0) + 1 }

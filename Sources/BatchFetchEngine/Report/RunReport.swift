@@ -61,6 +61,8 @@ public struct RunReport: Codable, Sendable {
 
     public enum Status: String, Codable, Sendable {
         case succeeded, failed, interrupted
+        /// The run stopped at its budget with nothing failed: the next run continues.
+        case deferred
     }
 
     public struct Summary: Codable, Sendable {
@@ -72,6 +74,8 @@ public struct RunReport: Codable, Sendable {
         public var failed = 0
         public var skipped = 0
         public var interrupted = 0
+        /// Present when a job was deferred (a budget was spent).
+        public var deferred: Int?
         public var bytesTransferred: Int64 = 0
         public var bytesTotal: Int64 = 0
         /// Jobs published from the content cache, when any was.
@@ -85,7 +89,7 @@ public struct RunReport: Codable, Sendable {
         public init() {}
 
         enum CodingKeys: String, CodingKey {
-            case jobs, downloaded, uploaded, upToDate = "up_to_date", failed, skipped, interrupted
+            case jobs, downloaded, uploaded, upToDate = "up_to_date", failed, skipped, interrupted, deferred
             case bytesTransferred = "bytes_transferred", bytesTotal = "bytes_total", fromCache = "from_cache", ok, drift, missing
             case unreachable
         }
@@ -137,6 +141,8 @@ public struct RunReport: Codable, Sendable {
         public var startedSeconds: Double?
         public var error: JobError?
         public var skippedBecause: String?
+        /// Which budget stopped a `deferred` job: `max_duration` or `max_bytes`.
+        public var deferredBecause: String?
         public var copiedFrom: String?
         /// Where a downloaded job's bytes came from (``ContentSource``).
         public var source: ContentSource?
@@ -154,7 +160,7 @@ public struct RunReport: Codable, Sendable {
             case lastModified = "last_modified", attempts, resumedFrom = "resumed_from"
             case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds"
             case startedSeconds = "started_seconds", error
-            case skippedBecause = "skipped_because", copiedFrom = "copied_from", source, extracted, evidence, mirrors
+            case skippedBecause = "skipped_because", deferredBecause = "deferred_because", copiedFrom = "copied_from", source, extracted, evidence, mirrors
             case attemptLog = "attempt_log"
         }
     }
@@ -239,6 +245,7 @@ extension RunReport.Job {
         durationSeconds = (result.duration * 1000).rounded() / 1000
         startedSeconds = result.startedAfter.map { ($0 * 1000).rounded() / 1000 }
         skippedBecause = result.skippedBecause
+        deferredBecause = result.deferredBecause?.rawValue
         let attempts = result.attempts.map { attempt in
             RunReport.Attempt(
                 mirrorIndex: attempt.mirrorIndex,

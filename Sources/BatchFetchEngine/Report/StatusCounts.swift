@@ -6,8 +6,8 @@ package struct StatusCounts: Sendable, Sequence {
     package struct Entry: Sendable, Equatable {
         package let status: JobResult.Status
         package let count: Int
-        /// Whether the summary line shows it at zero (a run's uploads and interruptions are
-        /// shown only when there were some).
+        /// Whether the summary line shows it at zero (a run's uploads, interruptions and
+        /// deferrals are shown only when there were some).
         package let shownAtZero: Bool
 
         /// The status as people read it (`up to date`).
@@ -36,12 +36,13 @@ package struct StatusCounts: Sendable, Sequence {
             case .run(.failed): count = summary.failed
             case .run(.skipped): count = summary.skipped
             case .run(.interrupted): count = summary.interrupted
+            case .run(.deferred): count = summary.deferred ?? 0
             case .verdict(.ok): count = summary.ok ?? 0
             case .verdict(.drift): count = summary.drift ?? 0
             case .verdict(.missing): count = summary.missing ?? 0
             case .verdict(.unreachable): count = summary.unreachable ?? 0
             }
-            return Entry(status: status, count: count, shownAtZero: status != .run(.uploaded) && status != .run(.interrupted))
+            return Entry(status: status, count: count, shownAtZero: ![.run(.uploaded), .run(.interrupted), .run(.deferred)].contains(status))
         }
     }
 

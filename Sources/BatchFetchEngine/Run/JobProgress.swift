@@ -13,9 +13,12 @@ package final class JobProgress: Sendable {
     }
 
     private let state: NIOLockedValueBox<State>
+    /// The run's count of every job's bytes, for `max_bytes`.
+    private let run: RunBytes?
 
-    init(total: Int64?) {
+    init(total: Int64?, run: RunBytes? = nil) {
         state = NIOLockedValueBox(State(total: total))
+        self.run = run
     }
 
     /// Bytes of the file now in `.part` (or about to be): where a body starts writing.
@@ -32,6 +35,7 @@ package final class JobProgress: Sendable {
             $0.position += Int64(count)
             $0.transferred += Int64(count)
         }
+        run?.add(Int64(count))
     }
 
     /// The archive is being unpacked (`extract:`): entries read and bytes written so far.
@@ -43,5 +47,32 @@ package final class JobProgress: Sendable {
         state.withLockedValue { state in
             (state.total.map { min(state.position, $0) } ?? state.position, state.total, state.transferred, state.unpacking)
         }
+    }
+}
+
+/// Body bytes received by all of a run's jobs, for `max_bytes` (``RunBudget``): read when a job
+/// is about to start (a soft cutoff), and calling `reached` once, from the transport's queue, the
+/// moment the count reaches `limit` (a hard cutoff interrupts the run there, not at the next
+/// progress tick).
+package final class RunBytes: Sendable {
+    private let state = NIOLockedValueBox<(total: Int64, fired: Bool)>((0, false))
+    private let limit: Int64?
+    private let reached: @Sendable () -> Void
+
+    package init(limit: Int64? = nil, reached: @escaping @Sendable () -> Void = {}) {
+        self.limit = limit
+        self.reached = reached
+    }
+
+    package var total: Int64 { state.withLockedValue { $0.total } }
+
+    func add(_ count: Int64) {
+        let fire = state.withLockedValue { state -> Bool in
+            state.total += count
+            guard let limit, !state.fired, state.total >= limit else { return false }
+            state.fired = true
+            return true
+        }
+        if fire { reached() }
     }
 }

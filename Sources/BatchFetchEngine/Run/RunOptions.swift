@@ -1,6 +1,7 @@
 import BatchFetchFiles
 import BatchFetchNetwork
 import BatchFetchObjectStore
+import BatchFetchSpec
 import Foundation
 
 /// How a run behaves beyond what the manifest says.
@@ -44,6 +45,11 @@ public struct RunOptions: Sendable {
     package var reportJobs: RunReport.JobsReported?
     /// Where `SSL_CERT_FILE`, `SSL_CERT_DIR`, `CURL_CA_BUNDLE`, `NETRC` and `HOME` are read.
     package var environment = ProcessInfo.processInfo.environment
+    /// `--max-duration`, `--max-bytes`, `--cutoff` over the manifest's budget; nil: the
+    /// manifest's.
+    public var budget: RunBudget?
+    /// The clock budgets are counted on (tests advance a manual one).
+    package var time: any TimeSource = SystemTime()
     /// Jobs that fail before any request, by id: prefixes and sources whose listing failed and
     /// files whose path cannot be placed (``ListingExpansion/failures``).
     package var unexpanded: [String: BatchFetchError] = [:]

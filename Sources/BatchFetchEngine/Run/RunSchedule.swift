@@ -6,8 +6,9 @@ import BatchFetchSpec
 /// (start a job, skip one, or hold it behind its twin).
 ///
 /// Every rule of which job runs when lives here — the dependency graph, plan order, the
-/// concurrency limit, twins fetched once (``SameContent``), `--fail-fast`, interruption, the
-/// skips that follow a failure, and which of the transport's executors a small job runs on — so
+/// concurrency limit, twins fetched once (``SameContent``), `--fail-fast`, interruption, a spent
+/// budget (``RunBudget``) and the jobs it defers, the skips that follow a failure, and which of
+/// the transport's executors a small job runs on — so
 /// it is tested event by event without a socket, a task or a clock (the shape of
 /// async-http-client's connection-pool state machine). ``Runner`` only executes the actions:
 /// it starts the job's task, records a skip in the journal, and feeds each finish back.
@@ -22,6 +23,8 @@ struct RunSchedule {
         case `defer`(Int, behind: Int)
         /// `job` never runs; the reason goes into its report entry.
         case skip(Int, because: String)
+        /// `job` did not run because the run's budget was spent; the next run does it.
+        case postpone(Int, because: RunBudget.Reason)
     }
 
     /// Where each job is; a job moves only forward.
@@ -46,6 +49,8 @@ struct RunSchedule {
     private(set) var running = 0
     /// Why no more jobs start (interruption or `--fail-fast`), once that happens.
     private(set) var stopReason: String?
+    /// The budget that was spent, once one is: no more jobs start, and those left are deferred.
+    private(set) var budgetSpent: RunBudget.Reason?
 
     init(graph: JobGraph, limit: Int, failFast: Bool, executors: Int,
          mayRunOnExecutor: @escaping (_ job: Int, _ copying: Bool) -> Bool) {
@@ -70,16 +75,24 @@ struct RunSchedule {
         launch(interrupted: interrupted)
     }
 
+    /// The run's budget is spent: no job starts any more (those running finish, or are cut by
+    /// the driver for a hard cutoff), and every job not run is deferred at the ``end()``. A
+    /// budget spent after the run was stopped changes nothing: its jobs are skipped.
+    mutating func spend(_ reason: RunBudget.Reason) {
+        if budgetSpent == nil, stopReason == nil { budgetSpent = reason }
+    }
+
     /// `job` ended: its twins are handed back, its dependents become ready (or, after a failure,
-    /// are skipped with everything that depends on them), and more jobs start.
-    mutating func finished(_ job: Int, succeeded: Bool, interrupted: Bool = false) -> [Action] {
+    /// are skipped with everything that depends on them; after a deferral, they wait to be
+    /// deferred too), and more jobs start.
+    mutating func finished(_ job: Int, succeeded: Bool, deferred: Bool = false, interrupted: Bool = false) -> [Action] {
         precondition(phase[job] == .running, "job \(job) finished without running")
         phase[job] = .done
         running -= 1
         if let executor = placed.removeValue(forKey: job) { onExecutor[executor] -= 1 }
         var actions: [Action] = []
         for twin in sameContent.finished(job, succeeded: succeeded) { makeReady(twin) }
-        for dependent in graph.dependents[job] where phase[dependent] != .done {
+        for dependent in graph.dependents[job] where phase[dependent] != .done && !deferred {
             if succeeded {
                 waitingOn[dependent] -= 1
                 if waitingOn[dependent] == 0 { makeReady(dependent) }
@@ -93,14 +106,19 @@ struct RunSchedule {
         return actions + launch(interrupted: interrupted)
     }
 
-    /// The last job has finished: every job not run is skipped — its dependencies never
-    /// finished, or the run stopped early — in plan order, then any job outside the order
-    /// (only a manifest with a cycle has one).
+    /// The last job has finished: every job not run is deferred when the budget was spent, else
+    /// skipped — its dependencies never finished, or the run stopped early — in plan order, then
+    /// any job outside the order (only a manifest with a cycle has one).
     mutating func end() -> [Action] {
         precondition(running == 0, "the run ends with jobs running")
         var actions: [Action] = []
         for job in graph.order + graph.jobs.indices where phase[job] != .done {
-            actions += skip(job, because: stopReason ?? "not started")
+            if let budgetSpent {
+                phase[job] = .done
+                actions.append(.postpone(job, because: budgetSpent))
+            } else {
+                actions += skip(job, because: stopReason ?? "not started")
+            }
         }
         return actions
     }
@@ -119,7 +137,7 @@ struct RunSchedule {
     private mutating func launch(interrupted: Bool) -> [Action] {
         if interrupted { stop(because: "the run was interrupted") }
         var actions: [Action] = []
-        while stopReason == nil, running < limit, let next = ready.pop() {
+        while stopReason == nil, budgetSpent == nil, running < limit, let next = ready.pop() {
             guard phase[next] == .ready else { continue }
             switch sameContent.claim(next) {
             case .wait(let twin):

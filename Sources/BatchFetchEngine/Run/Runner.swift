@@ -115,6 +115,8 @@ public final class Runner: Sendable {
                          emit: @escaping @Sendable (RunEvent) -> Void) async -> RunReport {
         let startDate = Date()
         let started = DispatchTime.now()
+        let budget = BudgetWatch(options.budget ?? manifest.budget, time: options.time, interruption: interruption)
+        defer { budget.finish() }
         let active = ActiveJobs(jobs: manifest.jobs, started: started)
         let ticker = Task {
             while !Task.isCancelled {
@@ -142,7 +144,7 @@ public final class Runner: Sendable {
         defer { context.cache?.recordUses() }
         var journal = await schedule(
             context: context, active: active,
-            interruption: interruption,
+            interruption: interruption, budget: budget,
             emit: emit)
         ticker.cancel()
         // The state store's last batch is written while the file system syncs: the sync waits on
@@ -155,13 +157,14 @@ public final class Runner: Sendable {
         }
         return RunReport(command: .run, manifest: manifest, options: options, startDate: startDate, started: started,
                          jobs: ReportJobs(journal: journal.finished()), summary: journal.summary,
-                         interrupted: interruption.isInterrupted)
+                         interrupted: interruption.isInterrupted && budget.cut == nil)
     }
 
     /// Executes ``RunSchedule``'s actions: starts each job's task (on the executor it names),
-    /// records skips, and feeds every finish back.
+    /// records skips and deferrals, and feeds every finish back, telling the schedule first when
+    /// the budget is spent. A job a hard cutoff interrupted is `deferred`, not `interrupted`.
     private func schedule(context: JobDownloader.Context, active: ActiveJobs, interruption: Interruption,
-                          emit: @escaping @Sendable (RunEvent) -> Void) async -> ReportJournal {
+                          budget: BudgetWatch, emit: @escaping @Sendable (RunEvent) -> Void) async -> ReportJournal {
         let jobs = manifest.jobs
         var journal = ReportJournal(count: jobs.count, directory: context.root)
         let indexByID = graph.indexByID
@@ -190,18 +193,30 @@ public final class Runner: Sendable {
                     case .skip(let index, let reason):
                         var result = JobResult(id: jobs[index].id, status: .skipped, dest: jobs[index].dest.redacted)
                         result.skippedBecause = reason
-                        result.isUpload = jobs[index].isUpload
-                        journal.record(ReportJournal.Encoded(RunReport.Job(result), listing: options.reportJobs), at: index)
-                        active.skipped(expected: jobs[index].size)
-                        emit(.jobFinished(result))
+                        notRun(result, index)
+                    case .postpone(let index, let reason):
+                        var result = JobResult(id: jobs[index].id, status: .deferred, dest: jobs[index].dest.redacted)
+                        result.deferredBecause = reason
+                        notRun(result, index)
                     case .defer:
                         break  // started again when its twin finishes
                     }
                 }
             }
+            func notRun(_ result: JobResult, _ index: Int) {
+                var result = result
+                result.isUpload = jobs[index].isUpload
+                journal.record(ReportJournal.Encoded(RunReport.Job(result), listing: options.reportJobs), at: index)
+                active.skipped(expected: jobs[index].size)
+                emit(.jobFinished(result))
+            }
+            /// Tells the schedule the budget is spent, once it is, before it starts anything.
+            func checkBudget() {
+                if let spent = budget.check() { schedule.spend(spent) }
+            }
             func start(_ index: Int, copyFrom source: SameContent.Source?, on executor: (any TaskExecutor)?) {
                 let job = jobs[index]
-                let progress = JobProgress(total: job.size)
+                let progress = JobProgress(total: job.size, run: budget.bytes)
                 let startedAfter = active.add(index, id: job.id, progress: progress, expected: job.size)
                 emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? ""))
                 let sumFile = sumFile(index)
@@ -226,15 +241,25 @@ public final class Runner: Sendable {
                         }
                     }
                     result.startedAfter = startedAfter
+                    if result.status == .interrupted, let cut = budget.cut {
+                        result.status = .deferred
+                        result.deferredBecause = cut
+                        result.failure = nil
+                    }
                     return (index, result, ReportJournal.Encoded(RunReport.Job(result), listing: options.reportJobs))
                 }
             }
-            perform(schedule.begin(interrupted: interruption.isInterrupted))
+            /// Interrupted by a signal, not by a hard cutoff.
+            var signalled: Bool { interruption.isInterrupted && budget.cut == nil }
+            checkBudget()
+            perform(schedule.begin(interrupted: signalled))
             while let (index, result, entry) = await group.next() {
                 active.finished(index, result)
                 journal.record(entry, at: index)
                 emit(.jobFinished(result))
-                perform(schedule.finished(index, succeeded: result.status.succeeded, interrupted: interruption.isInterrupted))
+                checkBudget()
+                perform(schedule.finished(index, succeeded: result.status.succeeded, deferred: result.status == .deferred,
+                                          interrupted: signalled))
             }
             perform(schedule.end())
         }

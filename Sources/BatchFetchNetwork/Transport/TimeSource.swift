@@ -27,6 +27,8 @@ package protocol Ticker: Sendable {
 package struct SystemTime: TimeSource {
     private static let queue = DispatchQueue(label: "batchfetch.ticks")
 
+    package init() {}
+
     package var now: ContinuousClock.Instant { .now }
 
     package func repeating(every interval: Duration, _ tick: @escaping @Sendable () -> Void) -> any Ticker {

@@ -11,6 +11,8 @@ public struct Manifest: Sendable {
     public var perHost: Int
     /// Overall cap in bytes per second, if any.
     public var rateLimit: Int64?
+    /// `max_duration`, `max_bytes` and `cutoff`: when the run stops starting (or running) jobs.
+    public var budget = RunBudget()
     /// How many shards `--shard auto` splits the manifest into when the environment gives only
     /// an index (a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX`).
     public var shardCount: Int?

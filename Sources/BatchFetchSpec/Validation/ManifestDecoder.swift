@@ -8,6 +8,7 @@ import Foundation
 struct ManifestDecoder {
     static let topLevelKeys = [
         "version", "output_dir", "cache", "cache_link", "hash_mirrors", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
+        "max_duration", "max_bytes", "cutoff",
         "resolvers",
     ]
     static let listKeys = ["file", "format", "id_prefix", "dest"]
@@ -138,6 +139,7 @@ struct ManifestDecoder {
                 problems.error("'rate_limit': \(Self.describe(error, kind: .rate, text: text))", at: entry.value.location)
             }
         }
+        decodeBudget(fields, into: &manifest.budget)
 
         var defaults = JobDefaults()
         if let entry = fields["defaults"] {
@@ -1110,5 +1112,31 @@ struct ManifestDecoder {
             return " here: '\(key)' belongs to a job (an entry of 'jobs:')"
         }
         return nil
+    }
+
+    /// `max_duration`, `max_bytes` (a size) and `cutoff: soft|hard` at the top level.
+    private mutating func decodeBudget(_ fields: Fields, into budget: inout RunBudget) {
+        if let entry = fields["max_duration"], let seconds = duration(entry, context: "") {
+            if seconds > 0 {
+                budget.maxDuration = seconds
+            } else {
+                problems.error("'max_duration' must be longer than zero", at: entry.value.location)
+            }
+        }
+        if let entry = fields["max_bytes"], let text = scalarText(entry, context: "", expected: "a size such as 10GiB") {
+            switch Self.size(text) {
+            case .success(let bytes) where bytes > 0: budget.maxBytes = bytes
+            case .success: problems.error("'max_bytes' must be greater than zero", at: entry.value.location)
+            case .failure(let problem):
+                problems.error(problem.message.replacingOccurrences(of: "'size'", with: "'max_bytes'"), at: entry.value.location)
+            }
+        }
+        if let entry = fields["cutoff"], let text = string(entry, context: "") {
+            if let cutoff = RunBudget.Cutoff(rawValue: text) {
+                budget.cutoff = cutoff
+            } else {
+                problems.error("'cutoff' must be soft or hard, found '\(text)'", at: entry.value.location)
+            }
+        }
     }
 }

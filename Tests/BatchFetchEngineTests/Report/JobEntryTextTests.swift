@@ -56,6 +56,7 @@ import Testing
             result.bytesTransferred = int64()
             result.segments = maybe { _ in Int.random(in: 1...16) }
             result.skippedBecause = maybe { $0.string() }
+            result.deferredBecause = maybe { _ in Bool.random() ? .maxBytes : .maxDuration }
             result.copiedFrom = maybe { $0.string() }
             result.source = maybe { _ in ContentSource.allCases.randomElement()! }
             result.evidence = maybe { $0.string() }

@@ -69,6 +69,7 @@ import Testing
         result.duration = 0.25
         result.startedAfter = 1.5
         result.skippedBecause = "not really"
+        result.deferredBecause = .maxDuration
         result.copiedFrom = "twin"
         result.source = .link
         result.extracted = Extraction(into: "tree", format: "tar.gz", files: 3, bytes: 12, repaired: 1, streamed: true)
@@ -100,6 +101,7 @@ import Testing
         report.manifest.lists = [.init(path: "urls.csv", sha256: String(repeating: "c", count: 64))]
         report.summary.uploaded = 1
         report.summary.fromCache = 1
+        report.summary.deferred = 1
         report.summary.ok = 1
         report.summary.drift = 1
         report.summary.missing = 1

@@ -9,9 +9,12 @@ import Testing
         var summary = RunReport.Summary()
         (summary.downloaded, summary.upToDate, summary.failed, summary.interrupted) = (3, 2, 1, 1)
         let counts = StatusCounts(summary, command: .run)
-        #expect(counts.map(\.status.rawValue) == ["downloaded", "uploaded", "up_to_date", "failed", "skipped", "interrupted"])
-        #expect(counts.map(\.count) == [3, 0, 2, 1, 0, 1])
+        #expect(counts.map(\.status.rawValue) == ["downloaded", "uploaded", "up_to_date", "failed", "skipped", "interrupted", "deferred"])
+        #expect(counts.map(\.count) == [3, 0, 2, 1, 0, 1, 0])
         #expect(counts.filter { $0.count > 0 || $0.shownAtZero }.map(\.label) == ["downloaded", "up to date", "failed", "skipped", "interrupted"])
+        // Deferred jobs are shown when a budget deferred some.
+        summary.deferred = 2
+        #expect(StatusCounts(summary, command: .run).filter { $0.count > 0 || $0.shownAtZero }.map(\.label).last == "deferred")
         #expect(counts[.run(.upToDate)] == 2)
     }
 

@@ -129,4 +129,38 @@ import Testing
             == [.start(1, copyFrom: SameContent.Source(dest: "d0.bin", id: "j0"), executor: nil)])
         #expect(asked.map(\.0) == [0, 1] && asked.map(\.1) == [false, true])
     }
+
+    /// A spent budget starts nothing more; the jobs left are deferred at the end, in plan order,
+    /// the dependents of a deferred job too, while a failed job's dependents are still skipped.
+    @Test func aSpentBudgetDefersWhatIsLeftAndTheDependentsOfADeferredJob() throws {
+        // j1 needs j0; j3 needs j2; j4 stands alone.
+        var schedule = Self.schedule(
+            try Self.graph(["http://h/a", "http://h/b", "http://h/c", "http://h/d", "http://h/e"], dependsOn: [1: [0], 3: [2]]),
+            limit: 2)
+        #expect(schedule.begin() == [Self.fetch(0), Self.fetch(2)])
+        schedule.spend(.maxDuration)
+        // j0 failed: j1 is skipped as ever; nothing starts.
+        #expect(schedule.finished(0, succeeded: false) == [.skip(1, because: "dependency 'j0' failed")])
+        // j2 was cut (hard): deferred, and j3 waits to be deferred with it.
+        #expect(schedule.finished(2, succeeded: false, deferred: true) == [])
+        // In plan order (j4, ready from the start, comes before j3).
+        #expect(schedule.end() == [.postpone(4, because: .maxDuration), .postpone(3, because: .maxDuration)])
+    }
+
+    /// The first reason counts: a budget spent after an interruption defers nothing, and a
+    /// second budget does not rename the first.
+    @Test func theFirstStopCounts() throws {
+        var interrupted = Self.schedule(try Self.graph(["http://h/a", "http://h/b"]), limit: 1)
+        #expect(interrupted.begin() == [Self.fetch(0)])
+        #expect(interrupted.finished(0, succeeded: false, interrupted: true) == [])
+        interrupted.spend(.maxBytes)
+        #expect(interrupted.end() == [.skip(1, because: "the run was interrupted")])
+
+        var spent = Self.schedule(try Self.graph(["http://h/a", "http://h/b"]), limit: 1)
+        #expect(spent.begin() == [Self.fetch(0)])
+        spent.spend(.maxBytes)
+        spent.spend(.maxDuration)
+        #expect(spent.finished(0, succeeded: true) == [])
+        #expect(spent.end() == [.postpone(1, because: .maxBytes)])
+    }
 }

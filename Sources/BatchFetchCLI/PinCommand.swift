@@ -68,7 +68,8 @@ struct PinCommand: AsyncParsableCommand {
             await Pinner(manifest: loaded, options: runOptions(loaded)).run { await CommandRun.follow($0) }
         }
         guard var lock else {
-            throw CommandFailure(.jobsFailed, "pin: \(report.summary.failed + report.summary.skipped + report.summary.interrupted) jobs did not succeed; no lockfile written")
+            let unfinished = report.summary.failed + report.summary.skipped + report.summary.interrupted + (report.summary.deferred ?? 0)
+            throw CommandFailure(.jobsFailed, "pin: \(unfinished) jobs did not succeed; no lockfile written")
         }
         lock.sources = sources
         try write(lock)

@@ -45,7 +45,7 @@ final class BudgetWatch: Sendable {
         let elapsed = (time.now - start).inSeconds
         guard let reason = budget.spent(elapsed: elapsed, bytes: bytes.total) else { return nil }
         if Self.spend(reason, in: spentReason), budget.cutoff == .hard { interruption.interrupt() }
-        return check()
+        return spentReason.withLockedValue { $0 }
     }
 
     /// The budget that interrupted the run's transfers (a hard cutoff), if any: their

@@ -21,6 +21,17 @@ import Testing
         return world
     }
 
+    /// Starts the gated jobs under `header` on a manual clock and returns once the big file's
+    /// transfer is held at the gate.
+    private func startAtTheGate(_ world: Harness, _ header: String) async throws -> (RunHandle, ManualClock) {
+        let clock = ManualClock()
+        var options = RunOptions()
+        options.time = clock
+        let run = try world.start(header + Self.gatedJobs, options: options)
+        #expect(await eventually { world.origin.bytesServed("/big.bin") >= Self.half })
+        return (run, clock)
+    }
+
     private static let gatedJobs = """
         jobs:
           - {id: big, url: '{origin}/big.bin', dest: big.bin}
@@ -79,11 +90,7 @@ import Testing
     /// Hard `max_duration` on a manual clock: the run is cut when the clock passes the budget.
     @Test func aHardDurationBudgetCutsTheRunWhenTheClockPassesIt() async throws {
         let world = try await gatedWorld()
-        let clock = ManualClock()
-        var options = RunOptions()
-        options.time = clock
-        let run = try world.start("version: 1\nmax_duration: 10m\ncutoff: hard\n" + Self.gatedJobs, options: options)
-        #expect(await eventually { world.origin.bytesServed("/big.bin") >= Self.half })
+        let (run, clock) = try await startAtTheGate(world, "version: 1\nmax_duration: 10m\ncutoff: hard\n")
         #expect(await ManualClock.until { clock.sleepers == 1 })
         clock.advance(by: .seconds(599))
         #expect(clock.sleepers == 1, "cut before the budget was spent")
@@ -97,11 +104,7 @@ import Testing
     /// Soft `max_duration`: the running job finishes; nothing starts after the budget.
     @Test func aSoftDurationBudgetLetsTheRunningJobFinish() async throws {
         let world = try await gatedWorld()
-        let clock = ManualClock()
-        var options = RunOptions()
-        options.time = clock
-        let run = try world.start("version: 1\nmax_duration: 1h\n" + Self.gatedJobs, options: options)
-        #expect(await eventually { world.origin.bytesServed("/big.bin") >= Self.half })
+        let (run, clock) = try await startAtTheGate(world, "version: 1\nmax_duration: 1h\n")
         clock.advance(by: .seconds(3601))
         world.origin.update("/big.bin") { $0.paused = false }
         let report = await run.report

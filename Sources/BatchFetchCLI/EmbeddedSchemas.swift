@@ -62,6 +62,17 @@ enum EmbeddedSchemas {
           "enum": ["soft", "hard"],
           "default": "soft"
         },
+        "hooks": {
+          "description": "Actions fired when the run starts and ends (Docs/Hooks.md); a hook never changes the exit code.",
+          "type": "object",
+          "additionalProperties": false,
+          "properties": {
+            "on_start": { "$ref": "#/$defs/hookActions" },
+            "on_success": { "$ref": "#/$defs/hookActions" },
+            "on_failure": { "$ref": "#/$defs/hookActions" },
+            "on_finish": { "$ref": "#/$defs/hookActions" }
+          }
+        },
         "shard_count": {
           "description": "Shards that --shard auto splits the manifest into when the environment gives only an index (Kubernetes JOB_COMPLETION_INDEX); --shard-count overrides it.",
           "type": "integer",
@@ -131,6 +142,26 @@ enum EmbeddedSchemas {
         }
       },
       "$defs": {
+        "hookActions": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "additionalProperties": false,
+            "description": "Exactly one of command (no shell; a path relative to the manifest), url (POST of the run summary as JSON) and ping (healthchecks.io: URL/start, URL, URL/fail, URL/EXIT_CODE).",
+            "oneOf": [
+              { "required": ["command"] },
+              { "required": ["url"] },
+              { "required": ["ping"] }
+            ],
+            "properties": {
+              "command": { "type": "array", "minItems": 1, "items": { "type": "string" } },
+              "url": { "type": "string" },
+              "ping": { "type": "string" },
+              "headers": { "type": "object", "additionalProperties": { "type": "string" } },
+              "timeout": { "$ref": "#/$defs/duration" }
+            }
+          }
+        },
         "endpoint": {
           "type": "object",
           "additionalProperties": false,
@@ -644,6 +675,23 @@ enum EmbeddedSchemas {
             "changed",
             "failed"
           ]
+        },
+        "hooks": {
+          "description": "What the run's hooks did (Docs/Hooks.md), in the order they ran; absent when the manifest has none or with --no-hooks.",
+          "type": "array",
+          "items": {
+            "type": "object",
+            "required": ["event", "action", "ok"],
+            "additionalProperties": false,
+            "properties": {
+              "event": { "enum": ["on_start", "on_success", "on_failure", "on_finish"] },
+              "action": { "enum": ["command", "url", "ping"] },
+              "ok": { "type": "boolean" },
+              "status": { "type": "integer", "description": "The last HTTP status a url or ping action got." },
+              "exit_code": { "type": "integer", "description": "A command's exit code." },
+              "error": { "type": "string", "description": "Why it did not succeed (redacted)." }
+            }
+          }
         },
         "jobs": {
           "type": "array",

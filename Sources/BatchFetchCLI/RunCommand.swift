@@ -115,6 +115,9 @@ struct RunCommand: AsyncParsableCommand {
         case soft, hard
     }
 
+    @Flag(help: "Run none of the manifest's hooks (on_start, on_success, on_failure, on_finish).")
+    var noHooks = false
+
     @Flag(help: "Wait for another run on the same output directory to finish instead of exiting 4.")
     var waitLock = false
 
@@ -195,30 +198,56 @@ struct RunCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(.invalid, "batchfetch: error: cannot write events to \(events ?? ""): \(error.localizedDescription)")
         }
-        let (result, path, written, trap) = try await CommandRun.holdingLock(
+        let hooks = noHooks || loaded.hooks.isEmpty ? nil : HookRunner(
+            hooks: loaded.hooks, manifestPath: loaded.path,
+            manifestDirectory: URL(fileURLWithPath: loaded.path).standardizedFileURL.deletingLastPathComponent().path,
+            transport: options.httpTransport(perHost: loaded.perHost), environment: options.environment,
+            log: { Console.error($0) })
+        let (result, path, written, code) = try await CommandRun.holdingLock(
             loaded.outputDirectory, shard: options.shard?.shard, wait: waitLock
         ) {
+            let path = report ?? runner.defaultReportPath
+            // Hooks run only for a run that got past validation and the run lock.
+            var records = await hooks?.fire(.onStart, summary: .starting(manifest: loaded.path, report: path, at: Date())) ?? []
             let run = runner.start()
             let trap = SignalTrap { signal in
                 Console.error("batchfetch: \(signal == SIGINT ? "SIGINT" : "SIGTERM"): stopping; partials are kept for a rerun (again to exit now)")
                 run.interrupt()
             }
             await CommandRun.follow(run, mode: progressMode, listsUpToDate: verbose, writer: eventWriter)
-            let result = await run.report
-            let path = report ?? runner.defaultReportPath
+            var result = await run.report
             var written = ReportFile.write(result, to: path)
             if let junit, !ReportFile.writeJUnit(result, to: junit) { written = false }
-            return (result, path, written, trap)
+            let code = Self.exitCode(of: result, signal: trap.signal, written: written)
+            // The closing hooks see the report on disk; it is written again with what they did.
+            if let hooks {
+                let summary = RunSummary(result, manifest: loaded.path, exitCode: code, reportPath: path)
+                for event in HookPlan.closingEvents(exitCode: code) { records += await hooks.fire(event, summary: summary) }
+                result.hooks = records
+                if !records.isEmpty, written { written = ReportFile.write(result, to: path) }
+            }
+            withExtendedLifetime(trap) {}
+            return (result, path, written, code)
         }
         finished = result
         let summary = result.summary
         Console.error("\(result.status.rawValue): \(ReportFile.counts(result)); "
             + "\(ByteFormat.bytes(summary.bytesTransferred)) transferred in \(ByteFormat.seconds(result.durationSeconds))s; "
             + (written ? "report: \(path)" : "report NOT written"))
-        if let signal = trap.signal { throw ExitCode(128 + signal) }
-        if let exit = ExitStatus.of(result) { throw CommandFailure(exit) }
-        // A run whose report (or JUnit file) is missing did not do its whole job.
-        if !written { throw CommandFailure(.jobsFailed) }
+        if let status = ExitStatus(rawValue: code) {
+            if status != .success { throw CommandFailure(status) }
+        } else {
+            throw ExitCode(code)  // a signal's 128 + N
+        }
+    }
+
+    /// The exit code of a finished run (Docs/Contracts.md §1): a signal's 128 + N, else what the
+    /// report calls for, else 1 when the report (or JUnit file) could not be written — a run
+    /// whose report is missing did not do its whole job.
+    static func exitCode(of report: RunReport, signal: Int32?, written: Bool) -> Int32 {
+        if let signal { return 128 + signal }
+        if let exit = ExitStatus.of(report) { return exit.rawValue }
+        return written ? 0 : ExitStatus.jobsFailed.rawValue
     }
 
     /// The budget the flags give, over the manifest's (``RunOptions/budget``); nil when no flag

@@ -2,7 +2,8 @@
 #define BATCHFETCH_CSYSTEM_SHIM_H
 /* C calls Swift's Glibc module does not import: glibc declares syncfs(2) and
    copy_file_range(2) only under _GNU_SOURCE, which the module does not set, the module leaves
-   out malloc.h, and ioctl(2) is variadic. Each is
+   out malloc.h, ioctl(2) is variadic, and posix_spawn_file_actions_addchdir_np(3) is declared
+   only under _GNU_SOURCE. Each is
    wrapped in a function of our own, so the Swift side calls a declared C function instead of
    guessing a symbol's signature with @_silgen_name. */
 #ifdef __linux__
@@ -10,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include <malloc.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -37,6 +39,11 @@ static inline long batchfetch_copy_file_range(int source, long long *sourceOffse
    or kernel cannot. */
 static inline int batchfetch_exchange(int fromDirectory, const char *from, int toDirectory, const char *to) {
     return renameat2(fromDirectory, from, toDirectory, to, RENAME_EXCHANGE);
+}
+
+/* The spawned process starts in `path` (a hook command runs in the manifest's directory). */
+static inline int batchfetch_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
 }
 
 /* Bytes malloc has handed out and not taken back, over all arenas (mallinfo2(3)). */

@@ -208,12 +208,14 @@ public struct RunReport: Codable, Sendable {
     public var mergedFrom: [String]?
     /// Absent when `jobs` lists every job; else which ones it lists (``JobsReported``).
     public var jobsReported: JobsReported?
+    /// What the run's hooks did (Docs/Hooks.md); absent when the manifest has none.
+    public var hooks: [HookRecord]?
     public var jobs: ReportJobs
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version", tool, command, manifest, startedAt = "started_at"
         case finishedAt = "finished_at", durationSeconds = "duration_seconds", status, summary, shard
-        case mergedFrom = "merged_from", jobsReported = "jobs_reported", jobs
+        case mergedFrom = "merged_from", jobsReported = "jobs_reported", hooks, jobs
     }
 }
 

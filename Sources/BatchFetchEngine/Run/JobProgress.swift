@@ -50,7 +50,7 @@ package final class JobProgress: Sendable {
     }
 }
 
-/// Body bytes received by all of a run's jobs, for `max_bytes` (``RunBudget``): read when a job
+/// Bytes all of a run's jobs transferred (bodies received, files uploaded), for `max_bytes` (``RunBudget``): read when a job
 /// is about to start (a soft cutoff), and calling `reached` once, from the transport's queue, the
 /// moment the count reaches `limit` (a hard cutoff interrupts the run there, not at the next
 /// progress tick).

@@ -27,6 +27,20 @@ package struct MirrorProbe: Sendable {
         timeout = job.settings.timeout
     }
 
+    /// One request with a body to the job's first URL (a hook's `POST`), following redirects
+    /// by the job's policy: the answer's status, or why there was none. Tried once: the caller
+    /// decides on retries (a hook's are fewer and shorter than a download's).
+    package func send(method: String, extra: [(name: String, value: String)], body: Data) async -> (status: Int?, failure: BatchFetchError?) {
+        guard let url = network.mirrors.first??.url else { return (nil, BatchFetchError(.connection, "invalid URL")) }
+        let reply = await exchange(url, mirror: 0, method: method, extra: extra, body: DataBox(limit: 64 << 10), requestBody: body)
+        switch reply.failed {
+        case .fail(let failure, let status)?, .retry(let failure, let status, _)?: return (status, failure)
+        case .done(let observation)?: return (observation.httpStatus, nil)
+        case .headRefused?: return (nil, BatchFetchError(.connection, "no response"))
+        case nil: return reply.head.map { ($0.status, nil) } ?? (nil, BatchFetchError(.connection, "no response"))
+        }
+    }
+
     /// What mirror `mirrorIndex` of the job serves.
     package func observe(mirror mirrorIndex: Int, deep: Bool) async -> MirrorObservation {
         guard network.mirrors.indices.contains(mirrorIndex), let url = network.mirrors[mirrorIndex]?.url else {
@@ -226,11 +240,11 @@ package struct MirrorProbe: Sendable {
     /// One request, following redirects as the job's redirect policy allows; the body is read
     /// only when `body` is given.
     private func exchange(_ url: URL, mirror: Int, method: String, extra: [(name: String, value: String)],
-                          body: (any ProbeBody)?) async -> Reply {
+                          body: (any ProbeBody)?, requestBody: Data? = nil) async -> Reply {
         var current = url
         var followed = 0
         while true {
-            let request = network.request(current, mirrorIndex: mirror, method: method, extra: extra, timeout: timeout)
+            let request = network.request(current, mirrorIndex: mirror, method: method, extra: extra, body: requestBody, timeout: timeout)
             let handler = ProbeHandler(body: body)
             let (head, failure, received) = await Exchange.perform(
                 request, handler: handler, transport: network.transport, hosts: hosts, interruption: nil, idleTimeout: .seconds(timeout))!

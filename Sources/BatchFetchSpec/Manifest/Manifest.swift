@@ -11,6 +11,8 @@ public struct Manifest: Sendable {
     public var perHost: Int
     /// Overall cap in bytes per second, if any.
     public var rateLimit: Int64?
+    /// `hooks:`: commands, URLs and pings fired when the run starts and ends.
+    public var hooks = Hooks()
     /// `max_duration`, `max_bytes` and `cutoff`: when the run stops starting (or running) jobs.
     public var budget = RunBudget()
     /// How many shards `--shard auto` splits the manifest into when the environment gives only

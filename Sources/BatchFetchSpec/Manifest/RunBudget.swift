@@ -21,7 +21,7 @@ public struct RunBudget: Sendable, Equatable {
 
     /// Seconds from the moment the run lock is held.
     public var maxDuration: Double?
-    /// Body bytes received by the run's jobs.
+    /// Bytes the run's jobs transfer: bodies received, and files upload jobs send.
     public var maxBytes: Int64?
     public var cutoff = Cutoff.soft
 

@@ -88,6 +88,12 @@ public struct TemplatedString: Hashable, Sendable {
         self.templated = templated
     }
 
+    /// A value made from another by the same change to both its forms (a ping's URL with its
+    /// event's suffix): the secrets stay known, so the result is redacted as the original was.
+    package init(resolved: String, redacted: String, secrets: [Secret]) {
+        self.init(resolved: resolved, templated: secrets.isEmpty ? nil : Templated(redacted: redacted, secrets: secrets))
+    }
+
     public init(literal: String) {
         resolved = literal
         templated = nil

@@ -8,7 +8,7 @@ import Foundation
 struct ManifestDecoder {
     static let topLevelKeys = [
         "version", "output_dir", "cache", "cache_link", "hash_mirrors", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
-        "max_duration", "max_bytes", "cutoff",
+        "max_duration", "max_bytes", "cutoff", "hooks",
         "resolvers",
     ]
     static let listKeys = ["file", "format", "id_prefix", "dest"]
@@ -140,6 +140,7 @@ struct ManifestDecoder {
             }
         }
         decodeBudget(fields, into: &manifest.budget)
+        if let entry = fields["hooks"] { manifest.hooks = decodeHooks(entry, baseDirectory: baseDirectory) }
 
         var defaults = JobDefaults()
         if let entry = fields["defaults"] {
@@ -1138,5 +1139,78 @@ struct ManifestDecoder {
                 problems.error("'cutoff' must be soft or hard, found '\(text)'", at: entry.value.location)
             }
         }
+    }
+
+    /// `hooks: {on_start|on_success|on_failure|on_finish: [ACTION, …]}`, each action one of
+    /// `{command: [PROGRAM, ARG…]}`, `{url: URL, headers: {…}}` or `{ping: URL}`, with an
+    /// optional `timeout:`.
+    private mutating func decodeHooks(_ entry: YAMLMappingEntry, baseDirectory: String) -> Hooks {
+        var hooks = Hooks()
+        guard let mapping = entry.value.mapping else {
+            problems.error("'hooks' must be a mapping of on_start, on_success, on_failure, on_finish to lists of actions, found \(entry.value.kindDescription)",
+                           at: entry.value.location)
+            return hooks
+        }
+        checkKeys(mapping, allowed: Hooks.Event.allCases.map(\.rawValue), context: "hooks: ")
+        for item in mapping {
+            guard let event = Hooks.Event(rawValue: item.key) else { continue }
+            let context = ProblemContext(stringLiteral: "hooks: \(item.key): ")
+            guard let list = item.value.sequence else {
+                problems.error("\(context)must be a list of actions ({command: [...]}, {url: URL} or {ping: URL}), found \(item.value.kindDescription)",
+                               at: item.value.location)
+                continue
+            }
+            hooks.actions[event] = list.compactMap { decodeHookAction($0, context: context, baseDirectory: baseDirectory) }
+        }
+        return hooks
+    }
+
+    private mutating func decodeHookAction(_ node: YAMLNode, context: ProblemContext, baseDirectory: String) -> Hooks.Action? {
+        guard let mapping = node.mapping else {
+            problems.error("\(context)an action must be a mapping with command, url or ping, found \(node.kindDescription)", at: node.location)
+            return nil
+        }
+        checkKeys(mapping, allowed: ["command", "url", "ping", "headers", "timeout"], context: context)
+        let fields = Fields(mapping)
+        let kinds = ["command", "url", "ping"].filter { fields[$0] != nil }
+        guard kinds.count == 1 else {
+            problems.error("\(context)an action needs exactly one of command, url and ping, found \(kinds.isEmpty ? "none" : kinds.joined(separator: " and "))",
+                           at: node.location)
+            return nil
+        }
+        if let headers = fields["headers"], fields["url"] == nil {
+            problems.error("\(context)'headers' belongs to a url action", at: headers.keyLocation)
+        }
+        var timeout = Hooks.Action.defaultTimeout
+        if let entry = fields["timeout"], let seconds = duration(entry, context: context) {
+            if seconds >= 1 { timeout = seconds } else { problems.error("\(context)'timeout' must be at least 1s", at: entry.value.location) }
+        }
+        if let command = fields["command"] {
+            var words: [TemplatedString] = []
+            for (word, location) in stringList(command, context: context) {
+                if let value = templated(word, at: location, context: context, label: "'command'") { words.append(value) }
+            }
+            guard let program = words.first, !program.resolved.isEmpty else {
+                problems.error("\(context)'command' must name a program: [PROGRAM, ARG…]", at: command.value.location)
+                return nil
+            }
+            // A program with a path is the manifest's, wherever batchfetch runs from; a bare
+            // name is looked up in PATH.
+            if program.resolved.contains("/"), !program.resolved.hasPrefix("/") {
+                let absolute = URL(fileURLWithPath: program.resolved, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
+                    .standardizedFileURL.path
+                words[0] = TemplatedString(literal: absolute)
+            }
+            return Hooks.Action(kind: .command(words), timeout: timeout)
+        }
+        let key = kinds[0]
+        guard let entry = fields[key], let target = templated(entry, context: context) else { return nil }
+        guard let url = URL(string: target.resolved), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+            problems.error("\(context)'\(key)' must be an http or https URL, found '\(target.redacted)'", at: entry.value.location)
+            return nil
+        }
+        if key == "ping" { return Hooks.Action(kind: .ping(target), timeout: timeout) }
+        let headers = fields["headers"].map { decodeHeaders($0, context: context) } ?? []
+        return Hooks.Action(kind: .url(target, headers: headers), timeout: timeout)
     }
 }

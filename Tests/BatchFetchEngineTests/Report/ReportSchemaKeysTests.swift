@@ -102,6 +102,7 @@ import Testing
         report.summary.uploaded = 1
         report.summary.fromCache = 1
         report.summary.deferred = 1
+        report.hooks = [HookRecord(event: "on_failure", action: "url", ok: false, status: 500, exitCode: 3, error: "HTTP 500")]
         report.summary.ok = 1
         report.summary.drift = 1
         report.summary.missing = 1

@@ -49,6 +49,11 @@ enum EmbeddedSchemas {
           "description": "Overall transfer cap, e.g. 50MB/s or 2MiB/s.",
           "$ref": "#/$defs/rate"
         },
+        "bandwidth": {
+          "description": "The run's total download rate: a rate (10Mi; a bare number is KiB/s) or a timetable in local time as rclone writes it (\"08:00,512Ki 19:00,10Mi 23:00,off\", \"Mon-08:00,1Mi Sat-00:00,off\"). --bwlimit overrides it; rate_limit and the timetable combine, the lower wins.",
+          "type": "string",
+          "minLength": 1
+        },
         "max_duration": {
           "description": "Start no job after this long from the moment the run lock is held; jobs not finished are deferred and the run exits 5 (--max-duration overrides it).",
           "$ref": "#/$defs/duration"

@@ -106,6 +106,11 @@ struct RunCommand: AsyncParsableCommand {
             help: ArgumentHelp("Start no job once the run has received this much (overrides max_bytes).", valueName: "size"))
     var maxBytes: String?
 
+    @Option(help: ArgumentHelp("The run's total download rate: a rate (10Mi) or a timetable in local time, as rclone writes it "
+                               + "(\"08:00,512Ki 19:00,10Mi 23:00,off\"); overrides the manifest's bandwidth.",
+                               valueName: "rate|timetable"))
+    var bwlimit: String?
+
     @Option(help: ArgumentHelp("What a spent budget does to running jobs: soft (they finish) or hard (they are interrupted, partials kept).",
                                valueName: "soft|hard"),
             completion: .list(["soft", "hard"]))
@@ -147,6 +152,7 @@ struct RunCommand: AsyncParsableCommand {
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if !only.isEmpty && shardOption.shard != nil { throw ValidationError("--only and --shard cannot be combined") }
         _ = try budgetFlags()
+        _ = try bandwidthFlag()
     }
 
     func run() async throws {
@@ -162,6 +168,7 @@ struct RunCommand: AsyncParsableCommand {
         let loaded = prepared.manifest
         var options = try options()
         options.budget = try budgetFlags().map { loaded.budget.overridden(by: $0, cutoffGiven: cutoff != nil) }
+        options.bandwidth = try bandwidthFlag()
         (options.unexpanded, options.shard) = (prepared.failures, prepared.scope)
         options.lock = locked ? prepared.lock : nil
         options.cache = cacheOption.directory(for: loaded)
@@ -248,6 +255,16 @@ struct RunCommand: AsyncParsableCommand {
         if let signal { return 128 + signal }
         if let exit = ExitStatus.of(report) { return exit.rawValue }
         return written ? 0 : ExitStatus.jobsFailed.rawValue
+    }
+
+    /// `--bwlimit` parsed; a malformed one is a usage error.
+    private func bandwidthFlag() throws -> BandwidthTimetable? {
+        guard let bwlimit else { return nil }
+        do {
+            return try BandwidthTimetable(parsing: bwlimit)
+        } catch {
+            throw ValidationError("--bwlimit: \(error.message)")
+        }
     }
 
     /// The budget the flags give, over the manifest's (``RunOptions/budget``); nil when no flag

@@ -137,6 +137,8 @@ import TestOrigin
 
         let zero = try BinaryRunner.run(["run", "m.yaml", "--max-duration", "0s"], in: directory.url)
         #expect(zero.status == 2 && zero.stderr.contains("--max-duration"), "\(zero.stderr)")
+        let window = try BinaryRunner.run(["run", "m.yaml", "--bwlimit", "25:00,1M"], in: directory.url)
+        #expect(window.status == 2 && window.stderr.contains("--bwlimit: '25:00,1M': '25:00' is not a time of day HH:MM"), "\(window.stderr)")
         let rest = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(rest.status == 0, "\(rest.stderr)")

@@ -48,8 +48,12 @@ public struct RunOptions: Sendable {
     /// `--max-duration`, `--max-bytes`, `--cutoff` over the manifest's budget; nil: the
     /// manifest's.
     public var budget: RunBudget?
-    /// The clock budgets are counted on (tests advance a manual one).
+    /// `--bwlimit`: the run's download rate by time of day, over the manifest's `bandwidth`.
+    public var bandwidth: BandwidthTimetable?
+    /// The clock budgets and rate limits are counted on (tests advance a manual one).
     package var time: any TimeSource = SystemTime()
+    /// The wall-clock time a bandwidth timetable is read at (tests move it with ``time``).
+    package var date: @Sendable () -> Date = { Date() }
     /// Jobs that fail before any request, by id: prefixes and sources whose listing failed and
     /// files whose path cannot be placed (``ListingExpansion/failures``).
     package var unexpanded: [String: BatchFetchError] = [:]

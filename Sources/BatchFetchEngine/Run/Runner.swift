@@ -103,7 +103,9 @@ public final class Runner: Sendable {
                          state: StateCache) -> JobDownloader.Context {
         JobDownloader.Context(
             root: root, transport: transport, hosts: HostLimiter(limit: manifest.perHost),
-            rateLimiter: manifest.rateLimit.map(RateLimiter.init(bytesPerSecond:)), durability: options.durability,
+            rateLimiter: RateLimiter(limit: RunRateLimit(fixed: manifest.rateLimit, timetable: options.bandwidth ?? manifest.bandwidth),
+                                     time: options.time, date: options.date),
+            durability: options.durability,
             memoryCap: options.memoryCapPerJob, writeSize: options.writeSize, simulatedDiskRate: options.simulatedDiskRate,
             segmentRangeSize: options.segmentRangeSize,
             interruption: interruption, state: state,

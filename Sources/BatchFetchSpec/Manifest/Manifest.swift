@@ -11,6 +11,8 @@ public struct Manifest: Sendable {
     public var perHost: Int
     /// Overall cap in bytes per second, if any.
     public var rateLimit: Int64?
+    /// `bandwidth:`: the run's total download rate by time of day and week (rclone's syntax).
+    public var bandwidth: BandwidthTimetable?
     /// `hooks:`: commands, URLs and pings fired when the run starts and ends.
     public var hooks = Hooks()
     /// `max_duration`, `max_bytes` and `cutoff`: when the run stops starting (or running) jobs.

@@ -8,7 +8,7 @@ import Foundation
 struct ManifestDecoder {
     static let topLevelKeys = [
         "version", "output_dir", "cache", "cache_link", "hash_mirrors", "concurrency", "per_host", "rate_limit", "shard_count", "defaults", "jobs", "jobs_from",
-        "max_duration", "max_bytes", "cutoff", "hooks",
+        "max_duration", "max_bytes", "cutoff", "hooks", "bandwidth",
         "resolvers",
     ]
     static let listKeys = ["file", "format", "id_prefix", "dest"]
@@ -140,6 +140,13 @@ struct ManifestDecoder {
             }
         }
         decodeBudget(fields, into: &manifest.budget)
+        if let entry = fields["bandwidth"], let text = scalarText(entry, context: "", expected: "a rate or a timetable such as \"08:00,512Ki 19:00,10Mi 23:00,off\"") {
+            do {
+                manifest.bandwidth = try BandwidthTimetable(parsing: text)
+            } catch {
+                problems.error("'bandwidth': \(error.message)", at: entry.value.location)
+            }
+        }
         if let entry = fields["hooks"] { manifest.hooks = decodeHooks(entry, baseDirectory: baseDirectory) }
 
         var defaults = JobDefaults()

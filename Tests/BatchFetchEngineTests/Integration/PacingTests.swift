@@ -2,6 +2,7 @@
 @testable import BatchFetchFiles
 @testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
+import BatchFetchSpec
 import Foundation
 import TestOrigin
 import Testing
@@ -22,5 +23,22 @@ import Testing
         #expect(report.status == .succeeded && report.summary.downloaded == 5)
         #expect(requests == 5)
         #expect(elapsed >= .seconds(2), "\(elapsed)")
+    }
+
+    /// `--bwlimit` (here a timetable whose one entry holds all day, every day) paces a real run:
+    /// 512 KiB at 256 KiB/s, in ranges of a quarter second's worth, cannot take less than 1.75 s
+    /// (a lower bound, which no load can break; the timetable's rule is
+    /// `BandwidthTimetableTests`, its crossing `RateLimiterTimetableTests`).
+    @Test func theBandwidthTimetablePacesARealRun() async throws {
+        let world = try await Harness()
+        world.origin.serve("/big", .generated(size: 512 << 10, seed: 9))
+        var options = RunOptions()
+        options.bandwidth = try BandwidthTimetable(parsing: "00:00,256Ki")
+        let started = ContinuousClock.now
+        let report = try await world.run("version: 1\njobs:\n  - {id: b, url: '{origin}/big', size: 524288}\n", options: options)
+        let elapsed = ContinuousClock.now - started
+        await world.close()
+        #expect(report.status == .succeeded)
+        #expect(elapsed >= .milliseconds(1750), "\(elapsed)")
     }
 }

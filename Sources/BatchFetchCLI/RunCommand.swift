@@ -4,6 +4,7 @@ import BatchFetchNetwork
 import BatchFetchFiles
 import BatchFetchSpec
 import Foundation
+import NIOConcurrencyHelpers
 
 /// `batchfetch run`: downloads every job of a manifest and writes the report.
 struct RunCommand: AsyncParsableCommand {
@@ -103,7 +104,7 @@ struct RunCommand: AsyncParsableCommand {
     var maxDuration: String?
 
     @Option(name: .customLong("max-bytes"),
-            help: ArgumentHelp("Start no job once the run has received this much (overrides max_bytes).", valueName: "size"))
+            help: ArgumentHelp("Start no job once the run's jobs have transferred this much (overrides max_bytes).", valueName: "size"))
     var maxBytes: String?
 
     @Option(help: ArgumentHelp("The run's total download rate: a rate (10Mi) or a timetable in local time, as rclone writes it "
@@ -214,13 +215,21 @@ struct RunCommand: AsyncParsableCommand {
             loaded.outputDirectory, shard: options.shard?.shard, wait: waitLock
         ) {
             let path = report ?? runner.defaultReportPath
-            // Hooks run only for a run that got past validation and the run lock.
-            var records = await hooks?.fire(.onStart, summary: .starting(manifest: loaded.path, report: path, at: Date())) ?? []
-            let run = runner.start()
+            // A signal stops the on_start hooks (their commands killed, their requests cancelled)
+            // and the run, once it has started; the run then ends at once, as interrupted.
+            let startHooks = Interruption()
+            let running = NIOLockedValueBox<RunHandle?>(nil)
             let trap = SignalTrap { signal in
                 Console.error("batchfetch: \(signal == SIGINT ? "SIGINT" : "SIGTERM"): stopping; partials are kept for a rerun (again to exit now)")
-                run.interrupt()
+                startHooks.interrupt()
+                running.withLockedValue { $0 }?.interrupt()
             }
+            // Hooks run only for a run that got past validation and the run lock.
+            var records = await hooks?.fire(.onStart, summary: .starting(manifest: loaded.path, report: path, at: Date()),
+                                            interruption: startHooks) ?? []
+            let run = runner.start()
+            running.withLockedValue { $0 = run }
+            if trap.signal != nil { run.interrupt() }
             await CommandRun.follow(run, mode: progressMode, listsUpToDate: verbose, writer: eventWriter)
             var result = await run.report
             var written = ReportFile.write(result, to: path)

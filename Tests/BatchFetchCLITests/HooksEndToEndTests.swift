@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import TestOrigin
 
@@ -138,5 +141,33 @@ import TestOrigin
         #expect(stopped.status == 5, "\(stopped.stderr)")
         #expect(origin.uploads("/hc").isEmpty && origin.uploads("/hc/fail").isEmpty)
         #expect(origin.uploads("/hc/5").count == 1)
+    }
+
+    /// SIGTERM while an on_start hook runs: the hook's process group is killed at once (not at
+    /// its hour of timeout), the run ends as interrupted without a request, and on_failure still
+    /// reports it.
+    @Test func aSignalDuringAStartHookStopsItAndTheRun() async throws {
+        let (origin, directory) = try await world(hooks: """
+              on_start: [{command: [sh, -c, "touch started; exec sleep 600"], timeout: 1h}]
+              on_failure: [{ping: "{origin}/hc"}]
+            """)
+        let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
+        let started = directory.url.appendingPathComponent("started").path
+        let sent = await BinaryRunner.signal(SIGTERM, to: process) { FileManager.default.fileExists(atPath: started) }
+        #expect(sent, "the hook never started")
+        // Far less than the hook's hour, far more than any loaded machine needs.
+        let ended = await BinaryRunner.wait(timeout: 30) { !process.isRunning }
+        if !ended { kill(process.processIdentifier, SIGKILL) }
+        await BinaryRunner.exit(of: process)
+        try await origin.shutdown()
+        #expect(ended, "the run waited for its hook after SIGTERM")
+        #expect(process.terminationStatus == 143)
+        let written = try report(directory)
+        #expect(written["status"] as? String == "interrupted")
+        let hooks = written["hooks"] as? [[String: Any]] ?? []
+        #expect(hooks.map { "\($0["event"]!) \($0["action"]!) \($0["ok"]!)" } == ["on_start command 0", "on_failure ping 1"])
+        #expect((hooks.first?["error"] as? String)?.contains("was stopped: the run was interrupted") == true)
+        #expect(origin.uploads("/hc/fail").count == 1)
+        #expect(origin.requests("/a.bin").isEmpty)
     }
 }

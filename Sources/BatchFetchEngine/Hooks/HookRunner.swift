@@ -37,11 +37,14 @@ package struct HookRunner: Sendable {
         self.log = log
     }
 
-    /// Runs `event`'s actions in list order.
-    package func fire(_ event: Hooks.Event, summary: RunSummary) async -> [HookRecord] {
+    /// Runs `event`'s actions in list order. Once `interruption` is set (a signal while
+    /// `on_start`'s hooks run), the action running is stopped — its command's process group
+    /// killed, its request cancelled — and the rest are not run.
+    package func fire(_ event: Hooks.Event, summary: RunSummary, interruption: Interruption? = nil) async -> [HookRecord] {
         var records: [HookRecord] = []
         for action in hooks.actions[event] ?? [] {
-            var record = await perform(action, event: event, summary: summary)
+            if interruption?.isInterrupted == true { break }
+            var record = await perform(action, event: event, summary: summary, interruption: interruption)
             record.event = event.rawValue
             if !record.ok { log("batchfetch: warning: hook \(event.rawValue) \(action.name): \(record.error ?? "failed")") }
             records.append(record)
@@ -49,26 +52,29 @@ package struct HookRunner: Sendable {
         return records
     }
 
-    private func perform(_ action: Hooks.Action, event: Hooks.Event, summary: RunSummary) async -> HookRecord {
+    private func perform(_ action: Hooks.Action, event: Hooks.Event, summary: RunSummary, interruption: Interruption?) async -> HookRecord {
         switch action.kind {
         case .command(let words):
-            return await command(words, timeout: action.timeout, event: event, summary: summary)
+            return await command(words, timeout: action.timeout, event: event, summary: summary, interruption: interruption)
         case .url(let target, let headers):
             return await post(target, headers: headers + [Job.Header(name: "Content-Type", value: TemplatedString(literal: "application/json"))],
-                              body: summary.json, timeout: action.timeout, kind: "url")
+                              body: summary.json, timeout: action.timeout, kind: "url", interruption: interruption)
         case .ping(let base):
             let target = TemplatedString(resolved: HookPlan.pingURL(base.resolved, event: event, exitCode: summary.exitCode),
                                          redacted: HookPlan.pingURL(base.redacted, event: event, exitCode: summary.exitCode),
                                          secrets: base.secrets)
             return await post(target, headers: [Job.Header(name: "Content-Type", value: TemplatedString(literal: "text/plain; charset=utf-8"))],
-                              body: Data(summary.text.utf8), timeout: action.timeout, kind: "ping")
+                              body: Data(summary.text.utf8), timeout: action.timeout, kind: "ping", interruption: interruption)
         }
     }
 
-    private func command(_ words: [TemplatedString], timeout: Double, event: Hooks.Event, summary: RunSummary) async -> HookRecord {
+    private func command(_ words: [TemplatedString], timeout: Double, event: Hooks.Event, summary: RunSummary,
+                         interruption: Interruption?) async -> HookRecord {
         let variables = environment.merging(HookPlan.environment(event, summary: summary, manifestPath: manifestPath)) { $1 }
+        var stopWhen: (@Sendable () -> Bool)?
+        if let interruption { stopWhen = { interruption.isInterrupted } }
         let ended = await ChildProcess.run(words.map(\.resolved), timeout: timeout, environment: variables,
-                                           directory: manifestDirectory, outputLimit: 1 << 20)
+                                           directory: manifestDirectory, outputLimit: 1 << 20, stopWhen: stopWhen)
         let redactor = Redactor(words)
         for stream in [ended.stdout ?? Data(), ended.stderr] {
             for line in String(decoding: stream, as: UTF8.self).split(whereSeparator: \.isNewline) {
@@ -79,6 +85,9 @@ package struct HookRunner: Sendable {
         let program = words.first?.redacted ?? ""
         if let notStarted = ended.notStarted {
             record.error = redactor.redact(notStarted)
+        } else if ended.stopped {
+            record.exitCode = nil
+            record.error = "\(program) was stopped: the run was interrupted"
         } else if ended.timedOut {
             record.exitCode = nil
             record.error = "\(program) did not finish within \(ByteFormat.seconds(timeout)) s (killed)"
@@ -94,7 +103,8 @@ package struct HookRunner: Sendable {
 
     /// A `POST` of `body`, tried up to three times as ``HookPlan/retry(after:status:failure:)``
     /// says.
-    private func post(_ target: TemplatedString, headers: [Job.Header], body: Data, timeout: Double, kind: String) async -> HookRecord {
+    private func post(_ target: TemplatedString, headers: [Job.Header], body: Data, timeout: Double, kind: String,
+                      interruption: Interruption?) async -> HookRecord {
         var settings = JobSettings()
         settings.timeout = timeout
         let job = Job(id: "hook", urls: [target], dest: TemplatedString(literal: "hook"), method: .post, headers: headers,
@@ -104,9 +114,9 @@ package struct HookRunner: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let (status, failure) = await probe.send(method: "POST", extra: [], body: body)
+            let (status, failure) = await probe.send(method: "POST", extra: [], body: body, interruption: interruption)
             if let status, (200...299).contains(status) { return HookRecord(event: "", action: kind, ok: true, status: status) }
-            if let delay = HookPlan.retry(after: attempt, status: status, failure: failure) {
+            if interruption?.isInterrupted != true, let delay = HookPlan.retry(after: attempt, status: status, failure: failure) {
                 await sleep(delay)
                 continue
             }

@@ -28,6 +28,8 @@ enum ChildProcess {
         var signal: Int32?
         /// It did not finish within the timeout and was killed.
         var timedOut = false
+        /// It was killed because `stopWhen` said so (the run was interrupted).
+        var stopped = false
         /// It could not be started, and why.
         var notStarted: String?
 
@@ -38,19 +40,20 @@ enum ChildProcess {
     }
 
     /// Runs `command` with `environment` (nil: batchfetch's own) in `directory` (nil:
-    /// batchfetch's working directory), killing its process group after `timeout` seconds.
+    /// batchfetch's working directory), killing its process group after `timeout` seconds, or as
+    /// soon as `stopWhen` (asked every 100 ms) says so.
     static func run(_ command: [String], timeout: Double, environment: [String: String]? = nil, directory: String? = nil,
-                    outputLimit: Int) async -> Ended {
+                    outputLimit: Int, stopWhen: (@Sendable () -> Bool)? = nil) async -> Ended {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(returning: runBlocking(command, timeout: timeout, environment: environment, directory: directory,
-                                                           outputLimit: outputLimit))
+                                                           outputLimit: outputLimit, stopWhen: stopWhen))
             }
         }
     }
 
     private static func runBlocking(_ command: [String], timeout: Double, environment: [String: String]?, directory: String?,
-                                    outputLimit: Int) -> Ended {
+                                    outputLimit: Int, stopWhen: (@Sendable () -> Bool)?) -> Ended {
         var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
         guard pipe(&output) == 0 else { return Ended(stderr: Data(), notStarted: "pipe: \(String(cString: strerror(errno)))") }
         guard pipe(&errors) == 0 else {
@@ -106,6 +109,18 @@ enum ChildProcess {
             kill(-pid, SIGKILL)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+        let stopped = NIOLockedValueBox(false)
+        let watcher = stopWhen.map { stopWhen in
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now(), repeating: .milliseconds(100))
+            timer.setEventHandler {
+                guard stopWhen(), !stopped.withLockedValue({ $0 }) else { return }
+                stopped.withLockedValue { $0 = true }
+                kill(-pid, SIGKILL)
+            }
+            timer.resume()
+            return timer
+        }
         let stderrText = NIOLockedValueBox(Data?.none)
         let reading = DispatchGroup()
         let errorDescriptor = errors[0]
@@ -115,10 +130,12 @@ enum ChildProcess {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         killer.cancel()
+        watcher?.cancel()
         close(output[0])
         close(errors[0])
         var ended = Ended(stdout: stdoutData, stderr: stderrText.withLockedValue { $0 } ?? Data())
         ended.timedOut = fired.withLockedValue { $0 }
+        ended.stopped = stopped.withLockedValue { $0 }
         if isKilled(status) { ended.signal = status & 0x7F } else { ended.exitCode = (status >> 8) & 0xFF }
         return ended
     }

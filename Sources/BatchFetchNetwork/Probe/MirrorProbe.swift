@@ -30,9 +30,11 @@ package struct MirrorProbe: Sendable {
     /// One request with a body to the job's first URL (a hook's `POST`), following redirects
     /// by the job's policy: the answer's status, or why there was none. Tried once: the caller
     /// decides on retries (a hook's are fewer and shorter than a download's).
-    package func send(method: String, extra: [(name: String, value: String)], body: Data) async -> (status: Int?, failure: BatchFetchError?) {
+    package func send(method: String, extra: [(name: String, value: String)], body: Data,
+                      interruption: Interruption? = nil) async -> (status: Int?, failure: BatchFetchError?) {
         guard let url = network.mirrors.first??.url else { return (nil, BatchFetchError(.connection, "invalid URL")) }
-        let reply = await exchange(url, mirror: 0, method: method, extra: extra, body: DataBox(limit: 64 << 10), requestBody: body)
+        let reply = await exchange(url, mirror: 0, method: method, extra: extra, body: DataBox(limit: 64 << 10), requestBody: body,
+                                   interruption: interruption)
         switch reply.failed {
         case .fail(let failure, let status)?, .retry(let failure, let status, _)?: return (status, failure)
         case .done(let observation)?: return (observation.httpStatus, nil)
@@ -240,14 +242,17 @@ package struct MirrorProbe: Sendable {
     /// One request, following redirects as the job's redirect policy allows; the body is read
     /// only when `body` is given.
     private func exchange(_ url: URL, mirror: Int, method: String, extra: [(name: String, value: String)],
-                          body: (any ProbeBody)?, requestBody: Data? = nil) async -> Reply {
+                          body: (any ProbeBody)?, requestBody: Data? = nil, interruption: Interruption? = nil) async -> Reply {
         var current = url
         var followed = 0
         while true {
             let request = network.request(current, mirrorIndex: mirror, method: method, extra: extra, body: requestBody, timeout: timeout)
             let handler = ProbeHandler(body: body)
-            let (head, failure, received) = await Exchange.perform(
-                request, handler: handler, transport: network.transport, hosts: hosts, interruption: nil, idleTimeout: .seconds(timeout))!
+            guard let (head, failure, received) = await Exchange.perform(
+                request, handler: handler, transport: network.transport, hosts: hosts, interruption: interruption,
+                idleTimeout: .seconds(timeout)) else {
+                return Reply(head: nil, failed: .fail(BatchFetchError(.interrupted, "interrupted"), status: nil))
+            }
             if let head, ResponseClass(status: head.status) == .redirect {
                 switch network.redirect.decide(status: head.status, location: head.header("location"), from: current, followed: followed,
                                                bucketRegion: head.header("x-amz-bucket-region")) {
@@ -364,8 +369,10 @@ private final class ProbeHandler: WatchedHandler, Sendable {
         }
     }
 
-    /// `check` and `pin` are not interrupted request by request.
-    func interrupt() {}
+    /// `check` and `pin` probe without an interruption; a hook's `POST` is cancelled by a signal.
+    func interrupt() {
+        watch.cancel()
+    }
 
     /// Probes never need shedding: a HEAD has no body and --deep ranges are bounded.
     var allowsShedding: Bool { false }

@@ -3,7 +3,10 @@
 /* C calls Swift's Glibc module does not import: glibc declares syncfs(2) and
    copy_file_range(2) only under _GNU_SOURCE, which the module does not set, the module leaves
    out malloc.h, ioctl(2) is variadic, and posix_spawn_file_actions_addchdir_np(3) is declared
-   only under _GNU_SOURCE. Each is
+   only under _GNU_SOURCE — and spawn.h cannot be included here: under _GNU_SOURCE it brings
+   in sys/select.h, whose fd_set then differs from the one the Dispatch module saw (a clean build
+   fails on `__fds_bits`), so that one function is declared by hand, its first argument as the
+   pointer it is. Each is
    wrapped in a function of our own, so the Swift side calls a declared C function instead of
    guessing a symbol's signature with @_silgen_name. */
 #ifdef __linux__
@@ -11,7 +14,6 @@
 #define _GNU_SOURCE
 #endif
 #include <malloc.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -41,8 +43,10 @@ static inline int batchfetch_exchange(int fromDirectory, const char *from, int t
     return renameat2(fromDirectory, from, toDirectory, to, RENAME_EXCHANGE);
 }
 
-/* The spawned process starts in `path` (a hook command runs in the manifest's directory). */
-static inline int batchfetch_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path) {
+/* The spawned process starts in `path` (a hook command runs in the manifest's directory);
+   `actions` is a posix_spawn_file_actions_t (glibc 2.29 and later). */
+extern int posix_spawn_file_actions_addchdir_np(void *actions, const char *path);
+static inline int batchfetch_spawn_chdir(void *actions, const char *path) {
     return posix_spawn_file_actions_addchdir_np(actions, path);
 }
 

@@ -74,8 +74,9 @@ package struct RunSummary: Encodable, Sendable, Equatable {
     package var text: String {
         var lines = ["batchfetch \(command) \(manifest): \(status ?? "started")" + (exitCode.map { " (exit \($0))" } ?? "")]
         if let counts {
-            let shown = StatusCounts.statuses(of: .run).map(\.rawValue).compactMap { status in
-                counts[status].flatMap { $0 > 0 || ["downloaded", "up_to_date", "failed", "skipped"].contains(status) ? "\($0) \(status.replacingOccurrences(of: "_", with: " "))" : nil }
+            let shown = StatusCounts.statuses(of: .run).compactMap { status -> String? in
+                let count = counts[status.rawValue] ?? 0
+                return count > 0 || StatusCounts.shownAtZero(status) ? "\(count) \(status.rawValue.replacingOccurrences(of: "_", with: " "))" : nil
             }
             lines.append(shown.joined(separator: ", ") + "; \(ByteFormat.bytes(bytesTransferred ?? 0)) transferred"
                 + (durationSeconds.map { " in \(ByteFormat.seconds($0))s" } ?? ""))

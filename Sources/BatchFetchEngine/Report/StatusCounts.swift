@@ -42,8 +42,14 @@ package struct StatusCounts: Sendable, Sequence {
             case .verdict(.missing): count = summary.missing ?? 0
             case .verdict(.unreachable): count = summary.unreachable ?? 0
             }
-            return Entry(status: status, count: count, shownAtZero: ![.run(.uploaded), .run(.interrupted), .run(.deferred)].contains(status))
+            return Entry(status: status, count: count, shownAtZero: Self.shownAtZero(status))
         }
+    }
+
+    /// Whether a summary shows `status` when no job has it: a run's uploads, interruptions and
+    /// deferrals only when there were some.
+    package static func shownAtZero(_ status: JobResult.Status) -> Bool {
+        ![.run(.uploaded), .run(.interrupted), .run(.deferred)].contains(status)
     }
 
     /// The jobs of a report by their own status (a check's job has its most serious mirror's).

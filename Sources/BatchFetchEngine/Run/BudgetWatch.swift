@@ -11,7 +11,7 @@ import NIOConcurrencyHelpers
 /// interrupts the run as SIGTERM would, its partials kept (Docs/Contracts.md, exit 5).
 final class BudgetWatch: Sendable {
     let budget: RunBudget
-    /// Body bytes received by every job of the run.
+    /// Bytes every job of the run transferred (bodies received, files uploaded).
     let bytes: RunBytes
     private let time: any TimeSource
     private let start: ContinuousClock.Instant

@@ -10,14 +10,10 @@ import TestOrigin
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../Fixtures/archives/make-archive.py").standardized.path
 
-    static func archive(_ name: String, in directory: TemporaryDirectory) throws -> [UInt8] {
+    static func archive(_ name: String, in directory: TemporaryDirectory) async throws -> [UInt8] {
         let out = directory.url.appendingPathComponent("\(name).tar.gz").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, name, out]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "make-archive.py \(name) failed")
+        let made = try await ToolRun.run(["python3", Self.script, name, out])
+        try #require(made.status == 0, "make-archive.py \(name) failed")
         defer { try? FileManager.default.removeItem(atPath: out) }
         return Array(try Data(contentsOf: URL(fileURLWithPath: out)))
     }
@@ -37,8 +33,8 @@ import TestOrigin
     @Test func aKillDuringTheSwapLeavesTheOldTreeOrTheNewOneNeverAMix() async throws {
         let directory = try TemporaryDirectory()
         let origin = try await TestOrigin.start()
-        let old = try Self.archive("many-files-old", in: directory)
-        let new = try Self.archive("many-files-new", in: directory)
+        let old = try await Self.archive("many-files-old", in: directory)
+        let new = try await Self.archive("many-files-new", in: directory)
         try directory.write("m.yaml", """
             version: 1
             output_dir: out
@@ -51,7 +47,7 @@ import TestOrigin
         var outcomes: [String] = []
         for attempt in 0..<2 {
             origin.serve("/data.tar.gz", OriginFile(content: .bytes(old)))
-            let first = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+            let first = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
             try #require(first.status == 0, "\(first.stderr)")
             let oldTree = Self.contents(of: tree)
             try #require(oldTree.count == 6_000 && oldTree.values.allSatisfy { $0.hasPrefix("old ") })
@@ -74,7 +70,7 @@ import TestOrigin
             outcomes.append(whole)
             #expect(whole != "mixed", "attempt \(attempt): \(afterKill.count) files")
 
-            let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+            let rerun = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
             let final = Self.contents(of: tree)
             let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? []).filter { $0 != "t" }
             #expect(rerun.status == 0, "\(rerun.stderr)")

@@ -7,8 +7,8 @@ import Testing
     static let commands: [[String]] = [[], ["run"], ["validate"], ["plan"], ["check"], ["pin"], ["verify"], ["import"], ["add"], ["report"], ["schema"], ["cache"]]
 
     @Test(arguments: commands)
-    func helpMatchesGolden(command: [String]) throws {
-        let output = try BinaryRunner.run(command + ["--help"], environment: ["COLUMNS": "100"])
+    func helpMatchesGolden(command: [String]) async throws {
+        let output = try await BinaryRunner.run(command + ["--help"], environment: ["COLUMNS": "100"])
         #expect(output.status == 0)
         let name = (["batchfetch"] + command).joined(separator: "-")
         let golden = try String(
@@ -20,8 +20,8 @@ import Testing
     /// is longer than 80, and none breaks early where the next word would have fit (the ragged
     /// look of text wrapped twice).
     @Test(arguments: commands)
-    func helpWrapsCleanlyInEightyColumns(command: [String]) throws {
-        let output = try BinaryRunner.run(command + ["--help"], environment: ["COLUMNS": "80"])
+    func helpWrapsCleanlyInEightyColumns(command: [String]) async throws {
+        let output = try await BinaryRunner.run(command + ["--help"], environment: ["COLUMNS": "80"])
         let lines = output.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         #expect(lines.allSatisfy { $0.count <= 80 }, "\(lines.filter { $0.count > 80 })")
         let prose = lines.prefix { !$0.hasPrefix("USAGE:") }
@@ -32,20 +32,20 @@ import Testing
         }
     }
 
-    @Test func unknownCommandsAreNamedWithASuggestion() throws {
-        let output = try BinaryRunner.run(["rnu", "m.yaml"])
+    @Test func unknownCommandsAreNamedWithASuggestion() async throws {
+        let output = try await BinaryRunner.run(["rnu", "m.yaml"])
         #expect(output.status == 2)
         #expect(output.stderr == "batchfetch: unknown command 'rnu' (did you mean 'run'?); the commands are run, validate, plan, check, pin, import, add, verify, merge-reports, report, schema, cache (see 'batchfetch --help')\n")
     }
 
-    @Test func shellCompletionOffersManifestFiles() throws {
-        let output = try BinaryRunner.run(["--generate-completion-script", "bash"])
+    @Test func shellCompletionOffersManifestFiles() async throws {
+        let output = try await BinaryRunner.run(["--generate-completion-script", "bash"])
         #expect(output.status == 0)
         #expect(output.stdout.contains("-fX '!*.@(yaml|yml)'"))
     }
 
-    @Test func versionIsPrinted() throws {
-        let output = try BinaryRunner.run(["--version"])
+    @Test func versionIsPrinted() async throws {
+        let output = try await BinaryRunner.run(["--version"])
         #expect(output.status == 0)
         #expect(output.stdout == "0.1.0\n")
     }

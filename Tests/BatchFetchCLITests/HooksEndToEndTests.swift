@@ -46,7 +46,7 @@ import TestOrigin
                 - {url: "{origin}/chat", headers: {Authorization: "Bearer ${CHAT_TOKEN}"}}
               on_finish: [{command: [./hooks/record.sh, finish.env]}]
             """)
-        let run = try BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url,
+        let run = try await BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url,
                                        environment: ["CHAT_TOKEN": "s3cret-chat-token"])
         try await origin.shutdown()
         #expect(run.status == 0, "\(run.stderr)")
@@ -69,7 +69,7 @@ import TestOrigin
             == ["on_start ping 1", "on_success ping 1", "on_success url 1", "on_finish command 1"])
         let reportText = try String(contentsOf: directory.url.appendingPathComponent("data/batchfetch-report.json"), encoding: .utf8)
         #expect(!reportText.contains("s3cret-chat-token") && !run.stderr.contains("s3cret-chat-token"))
-        let (schemaStatus, schemaText) = try BinaryRunner.validateWithSchema(
+        let (schemaStatus, schemaText) = try await BinaryRunner.validateWithSchema(
             ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-report.json").path])
         #expect(schemaStatus == 0, "\(schemaText)")
     }
@@ -100,7 +100,7 @@ import TestOrigin
             jobs:
               - {id: gone, url: "\(origin.url("/gone.bin"))", retries: 0}
             """)
-        let run = try BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
+        let run = try await BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
         origin.updateReceiver("/silent") { $0.held = false }
         try await origin.shutdown()
         #expect(run.status == 1, "\(run.stderr)")
@@ -126,7 +126,7 @@ import TestOrigin
               on_finish: [{ping: "{origin}/hc"}]
             """
         let (quietOrigin, quietDirectory) = try await world(hooks: hooks)
-        let quiet = try BinaryRunner.run(["run", "m.yaml", "--no-hooks"], in: quietDirectory.url)
+        let quiet = try await BinaryRunner.run(["run", "m.yaml", "--no-hooks"], in: quietDirectory.url)
         try await quietOrigin.shutdown()
         #expect(quiet.status == 0, "\(quiet.stderr)")
         #expect(quietOrigin.uploads("/hc").isEmpty && quietOrigin.uploads("/hc/0").isEmpty)
@@ -136,7 +136,7 @@ import TestOrigin
               - {id: a, url: "{origin}/a.bin"}
               - {id: b, url: "{origin}/a.bin", dest: b.bin}
             """, hooks: hooks)
-        let stopped = try BinaryRunner.run(["run", "m.yaml", "--max-bytes", "1"], in: directory.url)
+        let stopped = try await BinaryRunner.run(["run", "m.yaml", "--max-bytes", "1"], in: directory.url)
         try await origin.shutdown()
         #expect(stopped.status == 5, "\(stopped.stderr)")
         #expect(origin.uploads("/hc").isEmpty && origin.uploads("/hc/fail").isEmpty)

@@ -57,12 +57,12 @@ import TestOrigin
         try fixture(file, origin: origin, into: directory)
         let base = String(origin.url("/").dropLast())
         let arguments = options.map { $0.replacingOccurrences(of: "BASE", with: base) }
-        let imported = try BinaryRunner.run(["import", file, "--output-dir", "data", "-o", "m.yaml"] + arguments, in: directory.url)
+        let imported = try await BinaryRunner.run(["import", file, "--output-dir", "data", "-o", "m.yaml"] + arguments, in: directory.url)
         #expect(imported.status == 0, "\(imported.stderr)")
         let manifest = String(decoding: contents(directory, "m.yaml") ?? Data(), as: UTF8.self)
         #expect(manifest.contains("# \(file):"), "each job says where it came from:\n\(manifest)")
         #expect(manifest.contains("checksum:"), "\(manifest)")
-        let run = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(run.status == 0, "\(run.stderr)\n\(manifest)")
         for dest in dests {
             let body = contents(directory, "data/\(dest)")
@@ -72,8 +72,8 @@ import TestOrigin
         // The same input with a wrong digest for the data file: the run refuses it.
         let wrong = try TemporaryDirectory()
         try fixture(file, origin: origin, into: wrong, sha: String(repeating: "0", count: 64))
-        #expect(try BinaryRunner.run(["import", file, "--output-dir", "data", "-o", "m.yaml"] + arguments, in: wrong.url).status == 0)
-        let refused = try BinaryRunner.run(["run", "m.yaml"], in: wrong.url)
+        #expect(try await BinaryRunner.run(["import", file, "--output-dir", "data", "-o", "m.yaml"] + arguments, in: wrong.url).status == 0)
+        let refused = try await BinaryRunner.run(["run", "m.yaml"], in: wrong.url)
         try await origin.shutdown()
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("checksum_mismatch"), "\(refused.stderr)")
@@ -83,22 +83,22 @@ import TestOrigin
     @Test func aLineNotUnderstoodWritesNothingUnlessSkipped() async throws {
         let directory = try TemporaryDirectory()
         try directory.write("in.txt", "http://h/a.bin\n\thttp://h/b.bin\n  header=Cookie: x\nhttp://h/c.bin\n  out=c.bin\n")
-        let refused = try BinaryRunner.run(["import", "in.txt", "--format", "aria2", "-o", "m.yaml"], in: directory.url)
+        let refused = try await BinaryRunner.run(["import", "in.txt", "--format", "aria2", "-o", "m.yaml"], in: directory.url)
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("in.txt:2: an option before any URI") == false, "\(refused.stderr)")
         #expect(refused.stderr.contains("in.txt:3: the aria2 option 'header' is not supported"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("m.yaml").path))
 
-        let skipped = try BinaryRunner.run(["import", "in.txt", "--format", "aria2", "--skip-invalid"], in: directory.url)
+        let skipped = try await BinaryRunner.run(["import", "in.txt", "--format", "aria2", "--skip-invalid"], in: directory.url)
         #expect(skipped.status == 0, "\(skipped.stderr)")
         #expect(skipped.stdout.contains("url: \"http://h/c.bin\"") && !skipped.stdout.contains("http://h/a.bin"), "\(skipped.stdout)")
         #expect(skipped.stderr.contains("(left out)"))
 
         try directory.write("exists.yaml", "keep me\n")
         try directory.write("u.txt", "http://h/x.bin\n")
-        let kept = try BinaryRunner.run(["import", "u.txt", "-o", "exists.yaml"], in: directory.url)
+        let kept = try await BinaryRunner.run(["import", "u.txt", "-o", "exists.yaml"], in: directory.url)
         #expect(kept.status == 2 && String(decoding: contents(directory, "exists.yaml")!, as: UTF8.self) == "keep me\n")
-        let pinWithoutOutput = try BinaryRunner.run(["import", "u.txt", "--pin"], in: directory.url)
+        let pinWithoutOutput = try await BinaryRunner.run(["import", "u.txt", "--pin"], in: directory.url)
         #expect(pinWithoutOutput.status == 2 && pinWithoutOutput.stderr.contains("--pin needs -o"))
     }
 
@@ -106,7 +106,7 @@ import TestOrigin
         let origin = try await origin()
         let directory = try TemporaryDirectory()
         try directory.write("urls.txt", "\(origin.url("/a/data.bin"))\n\(origin.url("/a/notes.txt"))\n")
-        let imported = try BinaryRunner.run(["import", "urls.txt", "-o", "m.yaml", "--pin"], in: directory.url)
+        let imported = try await BinaryRunner.run(["import", "urls.txt", "-o", "m.yaml", "--pin"], in: directory.url)
         try await origin.shutdown()
         #expect(imported.status == 0, "\(imported.stderr)")
         let lock = try JSONSerialization.jsonObject(with: contents(directory, "m.lock.json") ?? Data()) as? [String: Any]
@@ -123,23 +123,23 @@ import TestOrigin
         let original = ["# Our datasets. Keep the comments!", "version: 1", "output_dir: data", "defaults: &base {retries: 1}", "jobs:",
                         "  - {id: notes, url: \"\(origin.url("/a/notes.txt"))\", dest: notes.txt}   # small", "", ""].joined(separator: "\r\n")
         try directory.write("m.yaml", original)
-        let added = try BinaryRunner.run(["add", "m.yaml", origin.url("/a/data.bin"), "--pin"], in: directory.url)
+        let added = try await BinaryRunner.run(["add", "m.yaml", origin.url("/a/data.bin"), "--pin"], in: directory.url)
         #expect(added.status == 0, "\(added.stderr)")
         let text = String(decoding: contents(directory, "m.yaml")!, as: UTF8.self)
         #expect(text.hasPrefix(original.components(separatedBy: "   # small\r\n")[0] + "   # small\r\n"), "\(text.debugDescription)")
         #expect(text.contains("- {id: \"data.bin\", url: \"\(origin.url("/a/data.bin"))\", dest: \"data.bin\", size: 300000, "
             + "checksum: \"sha256:\(hex(Self.data))\"}\r\n"), "\(text.debugDescription)")
         #expect(text.hasSuffix("\r\n\r\n"), "the blank line after the jobs is still there")
-        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(rerun.status == 0 && rerun.stderr.contains("1 downloaded, 1 up to date"), "\(rerun.stderr)")
 
         let before = contents(directory, "m.yaml")
-        let duplicate = try BinaryRunner.run(["add", "m.yaml", origin.url("/b/data.bin")], in: directory.url)
+        let duplicate = try await BinaryRunner.run(["add", "m.yaml", origin.url("/b/data.bin")], in: directory.url)
         #expect(duplicate.status == 2)
         #expect(duplicate.stderr.contains("dest 'data.bin' is already job 'data.bin''s"), "\(duplicate.stderr)")
-        let sameID = try BinaryRunner.run(["add", "m.yaml", origin.url("/b/data.bin"), "--id", "notes", "--dest", "b.bin"], in: directory.url)
+        let sameID = try await BinaryRunner.run(["add", "m.yaml", origin.url("/b/data.bin"), "--id", "notes", "--dest", "b.bin"], in: directory.url)
         #expect(sameID.status == 2 && sameID.stderr.contains("a job 'notes' exists already"))
-        let gone = try BinaryRunner.run(["add", "m.yaml", origin.url("/gone.bin"), "--pin"], in: directory.url)
+        let gone = try await BinaryRunner.run(["add", "m.yaml", origin.url("/gone.bin"), "--pin"], in: directory.url)
         try await origin.shutdown()
         #expect(gone.status == 1, "\(gone.stderr)")
         #expect(contents(directory, "m.yaml") == before, "refused and failed adds leave the file as it was")
@@ -156,7 +156,7 @@ import TestOrigin
         try directory.write("real.yaml", "version: 1\noutput_dir: data\njobs:\n  - {id: notes, url: \"\(origin.url("/a/notes.txt"))\"}\n")
         let link = directory.url.appendingPathComponent("m.yaml")
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "real.yaml")
-        let added = try BinaryRunner.run(["add", "m.yaml", origin.url("/a/data.bin")], in: directory.url)
+        let added = try await BinaryRunner.run(["add", "m.yaml", origin.url("/a/data.bin")], in: directory.url)
         #expect(added.status == 0, "\(added.stderr)")
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == "real.yaml")
         #expect(String(decoding: contents(directory, "real.yaml")!, as: UTF8.self).contains("id: \"data.bin\""))
@@ -177,7 +177,7 @@ import TestOrigin
 
     /// Hostile names in an input (a SUMS entry climbing out, a Metalink name that is absolute)
     /// stop the import, even with --skip-invalid, naming the input line; nothing is written.
-    @Test func hostileNamesStopTheImport() throws {
+    @Test func hostileNamesStopTheImport() async throws {
         let directory = try TemporaryDirectory()
         let sha = String(repeating: "a", count: 64)
         try directory.write("SHA256SUMS", "\(sha)  ok.bin\n\(sha)  ../../etc/passwd\n")
@@ -189,7 +189,7 @@ import TestOrigin
             """)
         for (file, arguments, line, problem) in [("SHA256SUMS", ["--base-url", "http://h/r/"], "SHA256SUMS:2", "escapes output_dir"),
                                                  ("evil.meta4", [], "evil.meta4:3", "is an absolute path")] {
-            let refused = try BinaryRunner.run(["import", file, "--skip-invalid", "-o", "m.yaml"] + arguments, in: directory.url)
+            let refused = try await BinaryRunner.run(["import", file, "--skip-invalid", "-o", "m.yaml"] + arguments, in: directory.url)
             #expect(refused.status == 2, "\(refused.stderr)")
             #expect(refused.stderr.contains(problem) && refused.stderr.contains("(\(line))"), "\(refused.stderr)")
             #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("m.yaml").path))

@@ -21,17 +21,17 @@ import TestOrigin
     }
 
     /// `promtool check metrics < path`: exit status and what it said.
-    private func promtool(_ path: URL) throws -> (status: Int32, output: String) {
+    private func promtool(_ path: URL) async throws -> (status: Int32, output: String) {
         let binary = ["/usr/bin/promtool", "/usr/local/bin/promtool"].first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let binary else {
             Issue.record("promtool is missing (scripts/install-deps.sh installs Debian's prometheus package)")
             return (-1, "")
         }
-        return try BinaryRunner.tool([binary, "check", "metrics"], input: path)
+        return try await BinaryRunner.tool([binary, "check", "metrics"], input: path)
     }
 
-    private func checked(_ path: URL) throws -> [String: Double] {
-        let (status, output) = try promtool(path)
+    private func checked(_ path: URL) async throws -> [String: Double] {
+        let (status, output) = try await promtool(path)
         #expect(status == 0, "promtool: \(output)\n\((try? String(contentsOf: path, encoding: .utf8)) ?? "")")
         return try series(path)
     }
@@ -52,9 +52,9 @@ import TestOrigin
         let metrics = directory.url.appendingPathComponent("node/batchfetch.prom")
         let labels = #"manifest="we\"ird\\dir/m.yaml",command="run""#
 
-        let first = try BinaryRunner.run(["run", manifest, "--metrics", metrics.path, "--metrics-per-job"], in: directory.url)
+        let first = try await BinaryRunner.run(["run", manifest, "--metrics", metrics.path, "--metrics-per-job"], in: directory.url)
         #expect(first.status == 0, "\(first.stderr)")
-        let success = try checked(metrics)
+        let success = try await checked(metrics)
         #expect(success["batchfetch_exit_code{\(labels)}"] == 0)
         #expect(success["batchfetch_jobs{status=\"downloaded\",\(labels)}"] == 1)
         #expect(success["batchfetch_jobs{status=\"failed\",\(labels)}"] == 0)
@@ -73,10 +73,10 @@ import TestOrigin
               - {id: a, url: "\(origin.url("/a.bin"))"}
               - {id: gone, url: "\(origin.url("/gone.bin"))"}
             """)
-        let second = try BinaryRunner.run(["run", manifest, "--metrics", metrics.path], in: directory.url)
+        let second = try await BinaryRunner.run(["run", manifest, "--metrics", metrics.path], in: directory.url)
         try await origin.shutdown()
         #expect(second.status == 1, "\(second.stderr)")
-        let failure = try checked(metrics)
+        let failure = try await checked(metrics)
         #expect(failure["batchfetch_exit_code{\(labels)}"] == 1)
         #expect(failure["batchfetch_jobs{status=\"failed\",\(labels)}"] == 1)
         #expect(failure["batchfetch_jobs{status=\"up_to_date\",\(labels)}"] == 1)
@@ -107,7 +107,7 @@ import TestOrigin
         await BinaryRunner.exit(of: process)
         try await origin.shutdown()
         #expect(process.terminationStatus == 130)
-        let values = try checked(directory.url.appendingPathComponent("run.prom"))
+        let values = try await checked(directory.url.appendingPathComponent("run.prom"))
         let labels = #"manifest="m.yaml",command="run""#
         #expect(values["batchfetch_exit_code{\(labels)}"] == 130)
         #expect(values["batchfetch_jobs{status=\"interrupted\",\(labels)}"] == 1)
@@ -126,12 +126,12 @@ import TestOrigin
               - {id: a, url: "\(origin.url("/a.bin"))"}
               - {id: b, url: "\(origin.url("/b.bin"))"}
             """)
-        #expect(try BinaryRunner.run(["pin", "m.yaml"], in: directory.url).status == 0)
+        #expect(try await BinaryRunner.run(["pin", "m.yaml"], in: directory.url).status == 0)
         origin.replace("/b.bin", with: .generated(size: 50_000, seed: 9))
-        let check = try BinaryRunner.run(["check", "m.yaml", "--deep", "--metrics", "check.prom"], in: directory.url)
+        let check = try await BinaryRunner.run(["check", "m.yaml", "--deep", "--metrics", "check.prom"], in: directory.url)
         try await origin.shutdown()
         #expect(check.status == 3, "\(check.stderr)")
-        let values = try checked(directory.url.appendingPathComponent("check.prom"))
+        let values = try await checked(directory.url.appendingPathComponent("check.prom"))
         let labels = #"manifest="m.yaml",command="check""#
         #expect(values["batchfetch_exit_code{\(labels)}"] == 3)
         #expect(values["batchfetch_drift_jobs{verdict=\"drift\",\(labels)}"] == 1)
@@ -139,19 +139,19 @@ import TestOrigin
         #expect(values["batchfetch_drift_jobs{verdict=\"missing\",\(labels)}"] == 0)
 
         try directory.write("bad.yaml", "version: 1\njobs:\n  - {id: x}\n")
-        let invalid = try BinaryRunner.run(["verify", "bad.yaml", "--metrics", "verify.prom"], in: directory.url)
+        let invalid = try await BinaryRunner.run(["verify", "bad.yaml", "--metrics", "verify.prom"], in: directory.url)
         #expect(invalid.status == 2)
-        let failed = try checked(directory.url.appendingPathComponent("verify.prom"))
+        let failed = try await checked(directory.url.appendingPathComponent("verify.prom"))
         #expect(failed[#"batchfetch_exit_code{manifest="bad.yaml",command="verify"}"#] == 2)
         #expect(failed.keys.allSatisfy { !$0.hasPrefix("batchfetch_jobs") }, "no job counts without a report")
     }
 
     /// A metrics path that cannot be written is refused before any work, naming the option.
-    @Test func anUnwritablePathIsRefusedFirst() throws {
+    @Test func anUnwritablePathIsRefusedFirst() async throws {
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", "version: 1\noutput_dir: data\njobs:\n  - {id: a, url: \"http://127.0.0.1:9/a\"}\n")
         try directory.write("blocker", "a file where a directory should be\n")
-        let refused = try BinaryRunner.run(["run", "m.yaml", "--metrics", "blocker/run.prom"], in: directory.url)
+        let refused = try await BinaryRunner.run(["run", "m.yaml", "--metrics", "blocker/run.prom"], in: directory.url)
         #expect(refused.status == 2)
         #expect(refused.stderr.contains("--metrics blocker/run.prom cannot be written"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data").path), "no work was done")

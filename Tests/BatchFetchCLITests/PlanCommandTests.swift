@@ -21,16 +21,16 @@ import Testing
         """
     static let environment = ["HOST": "hidden-host.example", "TOKEN": "hidden-token"]
 
-    private func plan(_ format: String, prepare: (TemporaryDirectory) throws -> Void = { _ in }) throws -> (BinaryRunner.Output, TemporaryDirectory) {
+    private func plan(_ format: String, prepare: (TemporaryDirectory) throws -> Void = { _ in }) async throws -> (BinaryRunner.Output, TemporaryDirectory) {
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", Self.manifest)
         try prepare(directory)
-        let output = try BinaryRunner.run(["plan", "--format", format, "m.yaml"], in: directory.url, environment: Self.environment)
+        let output = try await BinaryRunner.run(["plan", "--format", format, "m.yaml"], in: directory.url, environment: Self.environment)
         return (output, directory)
     }
 
-    @Test func textShowsLevelsOrderAndLocalState() throws {
-        let (output, directory) = try plan("text") { directory in
+    @Test func textShowsLevelsOrderAndLocalState() async throws {
+        let (output, directory) = try await plan("text") { directory in
             try directory.write("out/SHA256SUMS", "abc")
             try directory.write("out/raw/data.bin.part", "12345")
         }
@@ -58,21 +58,21 @@ import Testing
     }
 
     /// A job with `extract:` says where its tree goes, in text and in json.
-    @Test func anExtractJobSaysWhereItsTreeGoes() throws {
+    @Test func anExtractJobSaysWhereItsTreeGoes() async throws {
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", """
             version: 1
             jobs:
               - {id: val, url: "https://h.example/val.tar.gz", dest: a/val.tar.gz, extract: {into: val, format: tar.gz, keep_archive: false}}
             """)
-        let text = try BinaryRunner.run(["plan", "m.yaml"], in: directory.url)
-        let json = try BinaryRunner.run(["plan", "--format", "json", "m.yaml"], in: directory.url)
+        let text = try await BinaryRunner.run(["plan", "m.yaml"], in: directory.url)
+        let json = try await BinaryRunner.run(["plan", "--format", "json", "m.yaml"], in: directory.url)
         #expect(text.stdout.contains("      extract  into val (tar.gz), archive removed once unpacked\n"), "\(text.stdout)")
         #expect(json.stdout.contains("\"extract\": {\"format\": \"tar.gz\", \"into\": \"val\", \"keep_archive\": false}"), "\(json.stdout)")
     }
 
-    @Test func jsonIsMachineReadableAndRedacted() throws {
-        let (output, _) = try plan("json") { directory in
+    @Test func jsonIsMachineReadableAndRedacted() async throws {
+        let (output, _) = try await plan("json") { directory in
             try directory.write("out/raw/data.bin", "0123456789")
         }
         #expect(output.status == 0)
@@ -92,8 +92,8 @@ import Testing
         #expect((order[0]["checksums"] as? [String: String])?["md5"] == "acbd18db4cc2f85cedef654fccc4a4d8")
     }
 
-    @Test func dotDrawsDependencyEdges() throws {
-        let (output, _) = try plan("dot")
+    @Test func dotDrawsDependencyEdges() async throws {
+        let (output, _) = try await plan("dot")
         #expect(output.status == 0)
         #expect(output.stdout.hasPrefix("digraph batchfetch {"))
         #expect(output.stdout.contains("  \"sums\" -> \"report\";\n"))
@@ -101,8 +101,8 @@ import Testing
         #expect(output.stdout.contains("  \"sums\" -> \"data\";\n"))
     }
 
-    @Test func invalidManifestExitsTwo() throws {
-        let output = try BinaryRunner.run(["plan", "unknown-job-key.yaml"], in: BinaryRunner.fixtures.appendingPathComponent("invalid"))
+    @Test func invalidManifestExitsTwo() async throws {
+        let output = try await BinaryRunner.run(["plan", "unknown-job-key.yaml"], in: BinaryRunner.fixtures.appendingPathComponent("invalid"))
         #expect(output.status == 2)
         #expect(output.stderr.hasPrefix("unknown-job-key.yaml:5:5: error: job 'train': unknown key 'checksumm'"))
     }

@@ -115,15 +115,15 @@ import TestOrigin
               - {id: b, url: "\(origin.url("/b.bin"))"}
               - {id: c, url: "\(origin.url("/c.bin"))"}
             """)
-        let first = try BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
+        let first = try await BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
         #expect(first.stderr.components(separatedBy: "downloaded  ").count - 1 == 3)
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("data/b.bin"))
-        let rerun = try BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
         let lines = rerun.stderr.split(separator: "\n").map(String.init)
         #expect(lines.count == 2, "\(lines)")
         #expect(lines.first?.hasPrefix("downloaded  b -> b.bin") == true)
         #expect(lines.last?.hasPrefix("succeeded: 1 downloaded, 2 up to date, 0 failed, 0 skipped") == true)
-        let verbose = try BinaryRunner.run(["run", "m.yaml", "--progress", "line", "--verbose"], in: directory.url)
+        let verbose = try await BinaryRunner.run(["run", "m.yaml", "--progress", "line", "--verbose"], in: directory.url)
         try await origin.shutdown()
         #expect(verbose.stderr.split(separator: "\n").filter { $0.hasPrefix("up to date") }.count == 3, "\(verbose.stderr)")
     }
@@ -140,7 +140,7 @@ import TestOrigin
             jobs:
               - {id: f, url: "\(origin.url("/f.bin"))"}
             """)
-        let piped = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let piped = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(piped.status == 0)
         #expect(!piped.stderr.contains("\r") && !piped.stderr.contains("\u{1B}"))
         let lines = piped.stderr.split(separator: "\n", omittingEmptySubsequences: false)
@@ -149,7 +149,7 @@ import TestOrigin
         #expect(lines[1].hasPrefix("succeeded: 1 downloaded, 0 up to date, 0 failed, 0 skipped; 4.0 MiB transferred in "))
 
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("data"))
-        let terminal = try BinaryRunner.runInTerminal(["run", "m.yaml"], in: directory.url)
+        let terminal = try await BinaryRunner.runInTerminal(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(terminal.status == 0)
         #expect(terminal.output.contains("\u{1B}[J"))

@@ -26,15 +26,15 @@ import TestOrigin
               - {id: gone, url: "\(origin.url("/gone.bin?x=<script>|"))"}
               - {id: after-gone, url: "\(origin.url("/a.bin"))", dest: again.bin, depends_on: [gone]}
             """)
-        let run = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(run.status == 1, "\(run.stderr)")
         return directory
     }
 
     /// Tests/Support/html_check.py on a page: what it logged and its pixels of `colours`.
-    private func browse(_ page: URL, colours: [String]) throws -> [String: Any] {
-        let (status, output) = try BinaryRunner.tool(["python3", "Tests/Support/html_check.py", page.path, "--colours", colours.joined(separator: ",")])
+    private func browse(_ page: URL, colours: [String]) async throws -> [String: Any] {
+        let (status, output) = try await BinaryRunner.tool(["python3", "Tests/Support/html_check.py", page.path, "--colours", colours.joined(separator: ",")])
         #expect(status == 0, "\(output)")
         // The JSON is the script's one line on stdout (anything on stderr comes after it).
         let data = Data((output.split(separator: "\n").first { $0.hasPrefix("{") } ?? "").utf8)
@@ -43,14 +43,14 @@ import TestOrigin
 
     @Test func textAndMarkdownSayWhatFailedAndWhy() async throws {
         let directory = try await finishedRun()
-        let text = try BinaryRunner.run(["report", "data/batchfetch-report.json"], in: directory.url)
+        let text = try await BinaryRunner.run(["report", "data/batchfetch-report.json"], in: directory.url)
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.hasPrefix("batchfetch run: failed\n"))
         #expect(text.stdout.contains("5 jobs: 3 downloaded, 1 failed, 1 skipped"), "\(text.stdout)")
         #expect(text.stdout.contains("  gone  failed  http_status: HTTP 404"))
         #expect(text.stdout.contains("  after-gone  skipped  dependency 'gone' failed"))
 
-        let markdown = try BinaryRunner.run(["report", "data/batchfetch-report.json", "--format", "markdown"], in: directory.url)
+        let markdown = try await BinaryRunner.run(["report", "data/batchfetch-report.json", "--format", "markdown"], in: directory.url)
         #expect(markdown.status == 0)
         let lines = markdown.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "## ❌ batchfetch run: failed")
@@ -67,7 +67,7 @@ import TestOrigin
     @Test func theHTMLPageLoadsInABrowserAndDrawsTheTimeline() async throws {
         let directory = try await finishedRun()
         let page = directory.url.appendingPathComponent("out/report.html")
-        let written = try BinaryRunner.run(["report", "data/batchfetch-report.json", "--format", "html", "-o", "out/report.html"],
+        let written = try await BinaryRunner.run(["report", "data/batchfetch-report.json", "--format", "html", "-o", "out/report.html"],
                                            in: directory.url)
         #expect(written.status == 0 && written.stdout.isEmpty, "\(written.stderr)")
         let html = try String(contentsOf: page, encoding: .utf8)
@@ -77,7 +77,7 @@ import TestOrigin
         #expect(html.components(separatedBy: "<rect class=\"bar ").count - 1 == 4)
 
         let green = "2e7d32", red = "c62828", throughput = "90caf9"
-        let seen = try browse(page, colours: [green, red, throughput])
+        let seen = try await browse(page, colours: [green, red, throughput])
         #expect((seen["console"] as? [String])?.isEmpty == true, "console: \(seen["console"] ?? "")")
         #expect(seen["screenshot"] as? Bool == true)
         let pixels = seen["pixels"] as? [String: Int] ?? [:]
@@ -89,7 +89,7 @@ import TestOrigin
         let broken = directory.url.appendingPathComponent("out/broken.html")
         try Data((html.replacingOccurrences(of: "</body>", with: "<img src=\"http://127.0.0.1:9/x.png\"><script>undefinedName();</script></body>")).utf8)
             .write(to: broken)
-        let console = try browse(broken, colours: []) ["console"] as? [String] ?? []
+        let console = try await browse(broken, colours: []) ["console"] as? [String] ?? []
         #expect(console.contains { $0.contains("undefinedName") }, "\(console)")
         #expect(console.contains { $0.contains("Content Security Policy") || $0.contains("Refused to load") }, "\(console)")
     }

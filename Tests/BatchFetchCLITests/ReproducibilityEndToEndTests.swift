@@ -27,26 +27,26 @@ import TestOrigin
 
     @Test func pinThenCheckFindsDriftAndExitsThree() async throws {
         let (origin, directory) = try await world()
-        let pin = try BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url)
+        let pin = try await BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url)
         #expect(pin.status == 0, "\(pin.stderr)")
         #expect(pin.stderr.contains("pinned 1 jobs (2 mirrors) in "))
         let lockPath = directory.url.appendingPathComponent("datasets.lock.json").path
-        let (valid, text) = try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/lock.schema.json", lockPath])
+        let (valid, text) = try await BinaryRunner.validateWithSchema(["--expect-valid", "schemas/lock.schema.json", lockPath])
         #expect(valid == 0, "\(text)")
         let pinnedBytes = try Data(contentsOf: URL(fileURLWithPath: lockPath))
-        #expect(try BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
+        #expect(try await BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: lockPath)) == pinnedBytes)
 
-        let clean = try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
+        let clean = try await BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
         #expect(clean.status == 0, "\(clean.stderr)")
         #expect(clean.stderr.contains("check: 2 ok, 0 drift, 0 missing, 0 unreachable (against the lockfile)"))
 
         origin.replace("/b/data.bin", with: .generated(size: 500_000, seed: 82))
-        let drift = try BinaryRunner.run(["check", "datasets.yaml", "--deep"], in: directory.url)
+        let drift = try await BinaryRunner.run(["check", "datasets.yaml", "--deep"], in: directory.url)
         #expect(drift.status == 3)
         #expect(drift.stderr.contains("drift       data [1] \(origin.url("/b/data.bin"))  sha256: expected "))
         let report = try json(directory, "data/batchfetch-check.json")
-        let (schemaStatus, schemaText) = try BinaryRunner.validateWithSchema(
+        let (schemaStatus, schemaText) = try await BinaryRunner.validateWithSchema(
             ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-check.json").path])
         #expect(schemaStatus == 0, "\(schemaText)")
         #expect(report["command"] as? String == "check" && report["status"] as? String == "failed")
@@ -54,7 +54,7 @@ import TestOrigin
         #expect(mirrors.map { $0["status"] as? String } == ["ok", "drift"])
 
         origin.remove("/a/data.bin")
-        let missing = try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
+        let missing = try await BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(missing.status == 3)
         #expect(missing.stderr.contains("missing     data [0] "))
@@ -62,17 +62,17 @@ import TestOrigin
 
     @Test func verifyAndRunLockedExitThreeOnMismatch() async throws {
         let (origin, directory) = try await world()
-        #expect(try BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
-        #expect(try BinaryRunner.run(["verify", "datasets.yaml"], in: directory.url).status == 0)
+        #expect(try await BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
+        #expect(try await BinaryRunner.run(["verify", "datasets.yaml"], in: directory.url).status == 0)
 
         let file = directory.url.appendingPathComponent("data/data.bin")
         let handle = try FileHandle(forWritingTo: file)
         try handle.write(contentsOf: Data("tampered".utf8))
         try handle.close()
-        let verify = try BinaryRunner.run(["verify", "datasets.yaml"], in: directory.url)
+        let verify = try await BinaryRunner.run(["verify", "datasets.yaml"], in: directory.url)
         #expect(verify.status == 3)
         #expect(verify.stderr.contains("drift       data -> data.bin  lock_mismatch: sha256 is "))
-        let (schemaStatus, schemaText) = try BinaryRunner.validateWithSchema(
+        let (schemaStatus, schemaText) = try await BinaryRunner.validateWithSchema(
             ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-verify.json").path])
         #expect(schemaStatus == 0, "\(schemaText)")
 
@@ -81,7 +81,7 @@ import TestOrigin
         try FileManager.default.removeItem(at: file)
         origin.replace("/a/data.bin", with: .generated(size: 500_000, seed: 83))
         origin.remove("/b/data.bin")
-        let locked = try BinaryRunner.run(["run", "datasets.yaml", "--locked"], in: directory.url)
+        let locked = try await BinaryRunner.run(["run", "datasets.yaml", "--locked"], in: directory.url)
         #expect(locked.status == 3, "\(locked.stderr)")
         let job = (try json(directory, "data/batchfetch-report.json")["jobs"] as? [[String: Any]])?.first
         let codes = ((job?["error"] as? [String: Any])?["attempts"] as? [[String: Any]])?.compactMap { $0["code"] as? String }
@@ -96,7 +96,7 @@ import TestOrigin
               - {id: other, url: "\(origin.url("/a/data.bin"))"}
             """)
         origin.resetCounters()
-        let stale = try BinaryRunner.run(["run", "datasets.yaml", "--locked"], in: directory.url)
+        let stale = try await BinaryRunner.run(["run", "datasets.yaml", "--locked"], in: directory.url)
         try await origin.shutdown()
         #expect(stale.status == 3)
         #expect(stale.stderr.contains("job 'other' is not in the lock"))
@@ -105,7 +105,7 @@ import TestOrigin
     }
 
     @Test func aFileRewrittenOnNginxIsDrift() async throws {
-        let nginx = try NginxServer()
+        let nginx = try await NginxServer()
         defer { nginx.stop() }
         try nginx.write("data.bin", Data(OriginContent.generated(size: 200_000, seed: 84).allBytes))
         let directory = try TemporaryDirectory()
@@ -115,16 +115,16 @@ import TestOrigin
             jobs:
               - {id: data, url: "\(nginx.url("/data.bin"))"}
             """)
-        #expect(try BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
-        #expect(try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url).status == 0)
+        #expect(try await BinaryRunner.run(["pin", "datasets.yaml"], in: directory.url).status == 0)
+        #expect(try await BinaryRunner.run(["check", "datasets.yaml"], in: directory.url).status == 0)
         // Another mtime second: nginx's ETag and date change.
         try nginx.write("data.bin", Data(OriginContent.generated(size: 200_000, seed: 85).allBytes),
                         modified: Date().addingTimeInterval(60))
-        let check = try BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
+        let check = try await BinaryRunner.run(["check", "datasets.yaml"], in: directory.url)
         #expect(check.status == 3)
         #expect(check.stderr.contains("etag: expected "))
         #expect(check.stderr.contains("last_modified: expected "))
-        let deep = try BinaryRunner.run(["check", "datasets.yaml", "--deep"], in: directory.url)
+        let deep = try await BinaryRunner.run(["check", "datasets.yaml", "--deep"], in: directory.url)
         #expect(deep.status == 3)
         #expect(deep.stderr.contains("sha256: expected "))
     }

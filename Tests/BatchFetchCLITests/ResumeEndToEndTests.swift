@@ -64,7 +64,7 @@ import TestOrigin
 
         origin.update("/big.bin") { $0.trickleBytesPerSecond = nil }
         origin.resetCounters()
-        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         let served = origin.bytesServed("/big.bin")
         let asked = origin.requests("/big.bin").compactMap { $0.header("range") }.compactMap(Self.byteRange)
         try await origin.shutdown()
@@ -114,7 +114,7 @@ import TestOrigin
         origin.replace("/big.bin", with: new)
         origin.update("/big.bin") { $0.trickleBytesPerSecond = nil }
         origin.resetCounters()
-        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         let served = origin.bytesServed("/big.bin")
         let requests = origin.requests("/big.bin").map { "\($0.header("range") ?? "-") \($0.header("if-range") ?? "-")" }
         try await origin.shutdown()
@@ -175,7 +175,7 @@ import TestOrigin
 
         origin.update("/big.bin") { $0.trickleBytesPerSecond = nil }
         origin.resetCounters()
-        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         let served = origin.bytesServed("/big.bin")
         let requests = origin.requests("/big.bin")
         try await origin.shutdown()
@@ -217,7 +217,7 @@ import TestOrigin
         let left = (try? FileManager.default.contentsOfDirectory(atPath: data.path)) ?? []
 
         origin.update("/big.bin") { $0.trickleBytesPerSecond = nil }
-        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
 
         #expect(process.terminationReason == .uncaughtSignal)

@@ -5,8 +5,8 @@ import TestOrigin
 /// `batchfetch run` end to end: exit codes, stderr lines, and a report that validates against
 /// schemas/report.schema.json with an independent validator.
 @Suite struct RunCommandTests {
-    private func validateReport(_ path: String) throws -> (Int32, String) {
-        try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", path])
+    private func validateReport(_ path: String) async throws -> (Int32, String) {
+        try await BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", path])
     }
 
     private func world() async throws -> (TestOrigin, TemporaryDirectory) {
@@ -31,13 +31,13 @@ import TestOrigin
     @Test func successfulRunExitsZeroAndWritesAValidReport() async throws {
         let (origin, directory) = try await world()
         try Self.writeOneJob(to: directory, origin: origin)
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stderr.hasPrefix("downloaded  ok -> ok.txt  5 B in "))
         #expect(output.stderr.contains("succeeded: 1 downloaded, 0 up to date, 0 failed, 0 skipped"))
         let report = directory.url.appendingPathComponent("out/batchfetch-report.json").path
-        let (status, text) = try validateReport(report)
+        let (status, text) = try await validateReport(report)
         #expect(status == 0, "\(text)")
     }
 
@@ -48,8 +48,8 @@ import TestOrigin
         let (origin, directory) = try await world()
         try Self.writeOneJob(to: directory, origin: origin)
         try directory.write("out/.batchfetch-state.sqlite", String(repeating: "not a database ", count: 500))
-        let output = try BinaryRunner.run(["run", "m.yaml", "--progress", "none", "--events", "events.ndjson"], in: directory.url)
-        let again = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none", "--events", "events.ndjson"], in: directory.url)
+        let again = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url)
         try await origin.shutdown()
         #expect(output.status == 0, "\(output.stderr)")
         #expect(output.stderr.hasPrefix("warning: the state store "), "\(output.stderr)")
@@ -80,7 +80,7 @@ import TestOrigin
               - {id: echo, url: "\(base)/echo?token=${TOKEN}", dest: a.bin}
               - {id: ftp, url: "\(base)/ftp?token=${TOKEN}", dest: b.bin}
             """)
-        let output = try BinaryRunner.run(
+        let output = try await BinaryRunner.run(
             ["run", "m.yaml", "--events", "events.ndjson", "--junit", "junit.xml", "--progress", "line"], in: directory.url,
             environment: ["TOKEN": "tok-5ecret-77", "PW": "pw-hunter-42"])
         try await origin.shutdown()
@@ -106,12 +106,12 @@ import TestOrigin
               - {id: after, url: "\(origin.url("/ok.txt"))", dest: after.txt, depends_on: [gone]}
             """)
         let reportPath = directory.url.appendingPathComponent("reports/last.json").path
-        let output = try BinaryRunner.run(["run", "m.yaml", "--report", reportPath], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml", "--report", reportPath], in: directory.url)
         try await origin.shutdown()
         #expect(output.status == 1)
         #expect(output.stderr.contains("failed      gone  http_status: HTTP 404 from \(origin.url("/missing.txt"))"))
         #expect(output.stderr.contains("skipped     after  dependency 'gone' failed"))
-        let (status, text) = try validateReport(reportPath)
+        let (status, text) = try await validateReport(reportPath)
         #expect(status == 0, "\(text)")
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as? [String: Any]
         #expect(report?["status"] as? String == "failed")
@@ -131,14 +131,14 @@ import TestOrigin
         func report(_ name: String) throws -> [String: Any] {
             try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent(name))) as? [String: Any] ?? [:]
         }
-        let first = try BinaryRunner.run(["run", "m.yaml", "--report", "changed.json", "--report-jobs", "changed"], in: directory.url)
-        let second = try BinaryRunner.run(["run", "m.yaml", "--report", "failed.json", "--report-jobs", "failed",
+        let first = try await BinaryRunner.run(["run", "m.yaml", "--report", "changed.json", "--report-jobs", "changed"], in: directory.url)
+        let second = try await BinaryRunner.run(["run", "m.yaml", "--report", "failed.json", "--report-jobs", "failed",
                                            "--junit", "failed.xml"], in: directory.url)
-        let third = try BinaryRunner.run(["run", "m.yaml", "--report", "rerun.json", "--report-jobs", "changed"], in: directory.url)
+        let third = try await BinaryRunner.run(["run", "m.yaml", "--report", "rerun.json", "--report-jobs", "changed"], in: directory.url)
         try await origin.shutdown()
         #expect(first.status == 1 && second.status == 1 && third.status == 1, "\(first.stderr)")
         for name in ["changed.json", "failed.json", "rerun.json"] {
-            let (status, text) = try validateReport(directory.url.appendingPathComponent(name).path)
+            let (status, text) = try await validateReport(directory.url.appendingPathComponent(name).path)
             #expect(status == 0, "\(name): \(text)")
         }
         let ids = { (report: [String: Any]) in (report["jobs"] as? [[String: Any]])?.compactMap { $0["id"] as? String } }
@@ -151,7 +151,7 @@ import TestOrigin
         #expect((rerun["summary"] as? [String: Any])?["jobs"] as? Int == 3)
         let junit = try String(contentsOf: directory.url.appendingPathComponent("failed.xml"), encoding: .utf8)
         #expect(junit.contains("tests=\"2\""), "\(junit.prefix(300))")
-        let pin = try BinaryRunner.run(["pin", "m.yaml", "--from-report", "rerun.json"], in: directory.url)
+        let pin = try await BinaryRunner.run(["pin", "m.yaml", "--from-report", "rerun.json"], in: directory.url)
         #expect(pin.status == 2 && pin.stderr.contains("it lists only the changed jobs (--report-jobs changed)"), "\(pin.stderr)")
     }
 
@@ -169,7 +169,7 @@ import TestOrigin
         try FileManager.default.createSymbolicLink(
             atPath: directory.url.appendingPathComponent("out/.batchfetch.lock").path,
             withDestinationPath: directory.url.appendingPathComponent("precious.txt").path)
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(output.status == 1)
         #expect(output.stderr.contains("cannot take the run lock: \(directory.url.path)/out/.batchfetch.lock is a symbolic link; "
@@ -189,7 +189,7 @@ import TestOrigin
             jobs:
               - {id: ok, url: "\(origin.url("/ok.txt"))"}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(output.status == 1)
         #expect(output.stderr.contains("blocker/out: Not a directory (io_error)"), "\(output.stderr)")
@@ -206,7 +206,7 @@ import TestOrigin
             jobs:
               - {id: ok, url: "\(origin.url("/ok.txt"))"}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml", "--report", "blocker/report.json"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml", "--report", "blocker/report.json"], in: directory.url)
         let requests = origin.requests("/ok.txt").count
         try await origin.shutdown()
         #expect(output.status == 2)
@@ -223,8 +223,8 @@ import TestOrigin
               - {id: top, url: "\(origin.url("/ok.txt"))", dest: top.txt, depends_on: [base]}
               - {id: other, url: "\(origin.url("/ok.txt"))", dest: other.txt}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml", "--only", "top"], in: directory.url)
-        let unknown = try BinaryRunner.run(["run", "m.yaml", "--only", "tpo"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml", "--only", "top"], in: directory.url)
+        let unknown = try await BinaryRunner.run(["run", "m.yaml", "--only", "tpo"], in: directory.url)
         try await origin.shutdown()
         #expect(output.status == 0, "\(output.stderr)")
         let exists = { (name: String) in FileManager.default.fileExists(atPath: directory.url.appendingPathComponent(name).path) }
@@ -242,7 +242,7 @@ import TestOrigin
               - {id: need, url: "\(origin.url("/ok.txt"))", dest: need.txt}
             """)
         try directory.write("have.txt", "fine\n")
-        let output = try BinaryRunner.run(["run", "m.yaml", "--dry-run"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml", "--dry-run"], in: directory.url)
         let requests = origin.allRequests.count
         try await origin.shutdown()
         #expect(output.status == 0)
@@ -269,21 +269,21 @@ import TestOrigin
               - {id: ok, url: "\(origin.url("/ok.txt"))", checksum: "sha256:8ecc5f94c57b05d6c5e0ee316bee4875427e1845bbeef3ead59df29c72aab36e"}
             """)
         let out = directory.url.appendingPathComponent("out")
-        func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (output: BinaryRunner.Output, requests: Int) {
+        func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (output: BinaryRunner.Output, requests: Int) {
             try? FileManager.default.removeItem(at: out)
             origin.resetCounters()
-            let output = try BinaryRunner.run(arguments, in: directory.url, environment: environment)
+            let output = try await BinaryRunner.run(arguments, in: directory.url, environment: environment)
             return (output, origin.requests("/ok.txt").count)
         }
-        let filled = try run(["run", "m.yaml"])
-        let (schemaStatus, schemaText) = try validateReport(out.appendingPathComponent("batchfetch-report.json").path)
+        let filled = try await run(["run", "m.yaml"])
+        let (schemaStatus, schemaText) = try await validateReport(out.appendingPathComponent("batchfetch-report.json").path)
         let report = try String(contentsOf: out.appendingPathComponent("batchfetch-report.json"), encoding: .utf8)
-        let dry = try run(["run", "m.yaml", "--dry-run"])
-        let fromManifestCache = try run(["run", "m.yaml"])
-        let environmentCache = try run(["run", "m.yaml"], environment: ["BATCHFETCH_CACHE": "env-cache"])
-        let flagCache = try run(["run", "m.yaml", "--cache", "env-cache"], environment: ["BATCHFETCH_CACHE": "empty-cache"])
-        let noCache = try run(["run", "m.yaml", "--no-cache"])
-        let both = try run(["run", "m.yaml", "--no-cache", "--cache", "x"])
+        let dry = try await run(["run", "m.yaml", "--dry-run"])
+        let fromManifestCache = try await run(["run", "m.yaml"])
+        let environmentCache = try await run(["run", "m.yaml"], environment: ["BATCHFETCH_CACHE": "env-cache"])
+        let flagCache = try await run(["run", "m.yaml", "--cache", "env-cache"], environment: ["BATCHFETCH_CACHE": "empty-cache"])
+        let noCache = try await run(["run", "m.yaml", "--no-cache"])
+        let both = try await run(["run", "m.yaml", "--no-cache", "--cache", "x"])
         try await origin.shutdown()
         #expect(filled.output.status == 0 && filled.requests == 1, "\(filled.output.stderr)")
         #expect(schemaStatus == 0, "\(schemaText)")
@@ -311,15 +311,15 @@ import TestOrigin
               - {id: ok, url: "\(origin.url("/ok.txt"))"}
             """)
         let sha = "8ecc5f94c57b05d6c5e0ee316bee4875427e1845bbeef3ead59df29c72aab36e"
-        let pin = try BinaryRunner.run(["pin", "m.yaml"], in: directory.url)
+        let pin = try await BinaryRunner.run(["pin", "m.yaml"], in: directory.url)
         let entered = FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("c/sha256/8e/\(sha)").path)
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("out"))
-        let unlocked = try BinaryRunner.run(["plan", "m.yaml"], in: directory.url)
-        let locked = try BinaryRunner.run(["plan", "m.yaml", "--locked"], in: directory.url)
-        let json = try BinaryRunner.run(["plan", "m.yaml", "--locked", "--format", "json"], in: directory.url)
-        let noCache = try BinaryRunner.run(["plan", "m.yaml", "--locked", "--no-cache"], in: directory.url)
+        let unlocked = try await BinaryRunner.run(["plan", "m.yaml"], in: directory.url)
+        let locked = try await BinaryRunner.run(["plan", "m.yaml", "--locked"], in: directory.url)
+        let json = try await BinaryRunner.run(["plan", "m.yaml", "--locked", "--format", "json"], in: directory.url)
+        let noCache = try await BinaryRunner.run(["plan", "m.yaml", "--locked", "--no-cache"], in: directory.url)
         origin.resetCounters()
-        let run = try BinaryRunner.run(["run", "m.yaml", "--locked"], in: directory.url)
+        let run = try await BinaryRunner.run(["run", "m.yaml", "--locked"], in: directory.url)
         let requests = origin.requests("/ok.txt").count
         try await origin.shutdown()
         #expect(pin.status == 0 && entered, "\(pin.stderr)")
@@ -344,12 +344,12 @@ import TestOrigin
             """)
         let out = directory.url.appendingPathComponent("out")
         let entry = directory.url.appendingPathComponent("c/sha256/8e/\(sha)").path
-        func run(_ arguments: [String]) throws -> BinaryRunner.Output {
-            try BinaryRunner.run(arguments, in: directory.url)
+        func run(_ arguments: [String]) async throws -> BinaryRunner.Output {
+            try await BinaryRunner.run(arguments, in: directory.url)
         }
-        func fill() throws {
+        func fill() async throws {
             try? FileManager.default.removeItem(at: out)
-            _ = try run(["run", "m.yaml"])
+            _ = try await run(["run", "m.yaml"])
         }
         /// Puts an entry's last use `days` ago.
         func age(days: Double) {
@@ -357,27 +357,27 @@ import TestOrigin
                          timespec(tv_sec: Int(Date().timeIntervalSince1970 - days * 86_400), tv_nsec: 0)]
             _ = utimensat(AT_FDCWD, entry + ".verified", &times, 0)
         }
-        try fill()
-        let ls = try run(["cache", "ls", "--cache", "c"])
-        let du = try run(["cache", "du", "--manifest", "m.yaml"])
-        let sound = try run(["cache", "verify", "--cache", "c"])
+        try await fill()
+        let ls = try await run(["cache", "ls", "--cache", "c"])
+        let du = try await run(["cache", "du", "--manifest", "m.yaml"])
+        let sound = try await run(["cache", "verify", "--cache", "c"])
         age(days: 40)
-        try fill()  // published from the cache: its last use is now
-        let recent = try run(["cache", "gc", "--cache", "c", "--older-than", "30d"])
+        try await fill()  // published from the cache: its last use is now
+        let recent = try await run(["cache", "gc", "--cache", "c", "--older-than", "30d"])
         age(days: 40)
-        let old = try run(["cache", "gc", "--cache", "c", "--older-than", "30d"])
-        try fill()
-        let bySize = try run(["cache", "gc", "--cache", "c", "--max-size", "4"])
-        try fill()
+        let old = try await run(["cache", "gc", "--cache", "c", "--older-than", "30d"])
+        try await fill()
+        let bySize = try await run(["cache", "gc", "--cache", "c", "--max-size", "4"])
+        try await fill()
         chmod(entry, 0o644)
         try Data("FINE\n".utf8).write(to: URL(fileURLWithPath: entry))
-        let corrupt = try run(["cache", "verify", "--cache", "c"])
-        let fixed = try run(["cache", "verify", "--cache", "c", "--fix"])
-        let afterFix = try run(["cache", "ls", "--cache", "c"])
-        try fill()
-        let removed = try run(["cache", "rm", "--cache", "c", sha])
-        let missing = try run(["cache", "rm", "--cache", "c", sha])
-        let unnamed = try run(["cache", "ls"])
+        let corrupt = try await run(["cache", "verify", "--cache", "c"])
+        let fixed = try await run(["cache", "verify", "--cache", "c", "--fix"])
+        let afterFix = try await run(["cache", "ls", "--cache", "c"])
+        try await fill()
+        let removed = try await run(["cache", "rm", "--cache", "c", sha])
+        let missing = try await run(["cache", "rm", "--cache", "c", sha])
+        let unnamed = try await run(["cache", "ls"])
         try await origin.shutdown()
         #expect(ls.status == 0 && ls.stdout.hasPrefix("\(sha)  5  20"), "\(ls.stdout)")
         #expect(du.stdout == "5 bytes (5 B) in 1 entry\n", "\(du.stdout)\(du.stderr)")
@@ -401,26 +401,26 @@ import TestOrigin
                                           (["check"], "nio", "urlsession"), (["pin"], "nio", "urlsession")] {
             origin.resetCounters()
             try? FileManager.default.removeItem(at: directory.url.appendingPathComponent("out"))
-            let output = try BinaryRunner.run(command + ["m.yaml", "--transport", flag], in: directory.url,
+            let output = try await BinaryRunner.run(command + ["m.yaml", "--transport", flag], in: directory.url,
                                               environment: ["BATCHFETCH_TRANSPORT": variable])
             #expect(output.status == 0, "\(command) \(flag): \(output.stderr)")
             let headers = origin.requests("/ok.txt").first?.headers.map(\.0) ?? []
             // libcurl (URLSession) sends `Accept: */*` of its own; AsyncHTTPClient only what it is given.
             #expect(headers.contains("Accept") == (flag == "urlsession"), "\(command) --transport \(flag): \(headers)")
         }
-        let bogusFlag = try BinaryRunner.run(["run", "m.yaml", "--transport", "curl"], in: directory.url)
-        let bogusVariable = try BinaryRunner.run(["check", "m.yaml"], in: directory.url, environment: ["BATCHFETCH_TRANSPORT": "NIO"])
-        let emptyVariable = try BinaryRunner.run(["check", "m.yaml"], in: directory.url, environment: ["BATCHFETCH_TRANSPORT": ""])
+        let bogusFlag = try await BinaryRunner.run(["run", "m.yaml", "--transport", "curl"], in: directory.url)
+        let bogusVariable = try await BinaryRunner.run(["check", "m.yaml"], in: directory.url, environment: ["BATCHFETCH_TRANSPORT": "NIO"])
+        let emptyVariable = try await BinaryRunner.run(["check", "m.yaml"], in: directory.url, environment: ["BATCHFETCH_TRANSPORT": ""])
         try await origin.shutdown()
         #expect(bogusFlag.status == 2 && bogusFlag.stderr.contains("--transport"), "\(bogusFlag.stderr)")
         #expect(bogusVariable.status == 2 && bogusVariable.stderr.contains("BATCHFETCH_TRANSPORT is 'NIO'"), "\(bogusVariable.stderr)")
         #expect(emptyVariable.status == 0, "an empty BATCHFETCH_TRANSPORT is no choice: \(emptyVariable.stderr)")
     }
 
-    @Test func invalidManifestExitsTwoWithoutNetwork() throws {
+    @Test func invalidManifestExitsTwoWithoutNetwork() async throws {
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", "version: 1\njobs:\n  - {id: a, url: 'ftp://h.example/a'}\n")
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(output.status == 2)
         #expect(output.stderr.hasPrefix("m.yaml:3:18: error: job 'a': unsupported URL scheme 'ftp'"))
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("batchfetch-report.json").path))

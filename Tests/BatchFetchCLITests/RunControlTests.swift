@@ -36,7 +36,7 @@ import TestOrigin
     }
 
     /// Sends `signal` once the part holds `bytes`.
-    private func signal(_ signal: Int32, to process: Process, _ directory: TemporaryDirectory, atPart bytes: Int64) async {
+    private func signal(_ signal: Int32, to process: SpawnedProcess, _ directory: TemporaryDirectory, atPart bytes: Int64) async {
         let part = directory.url.appendingPathComponent("data/slow.bin.part").path
         let held = await BinaryRunner.signal(signal, to: process) { BinaryRunner.fileSize(part) >= bytes }
         #expect(held, "the process never got there within the timeout")
@@ -56,7 +56,7 @@ import TestOrigin
         #expect(process.terminationStatus == code, "\(log)")
         let interrupted = try report(directory)
         #expect(interrupted["status"] as? String == "interrupted")
-        let (schemaStatus, schemaText) = try BinaryRunner.validateWithSchema(
+        let (schemaStatus, schemaText) = try await BinaryRunner.validateWithSchema(
             ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-report.json").path])
         #expect(schemaStatus == 0, "\(schemaText)")
         let job = (interrupted["jobs"] as? [[String: Any]])?.first
@@ -69,7 +69,7 @@ import TestOrigin
             $0.trickleBytesPerSecond = nil
             $0.paused = false
         }
-        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(rerun.status == 0, "\(rerun.stderr)")
         let resumed = (try report(directory)["jobs"] as? [[String: Any]])?.first
@@ -124,22 +124,22 @@ import TestOrigin
               - {id: a, url: "\(origin.url("/a"))"}
               - {id: b, url: "\(origin.url("/b"))"}
             """)
-        let spent = try BinaryRunner.run(["run", "m.yaml", "--max-bytes", "1", "--progress", "line", "--junit", "junit.xml"],
+        let spent = try await BinaryRunner.run(["run", "m.yaml", "--max-bytes", "1", "--progress", "line", "--junit", "junit.xml"],
                                          in: directory.url)
         #expect(spent.status == 5, "\(spent.stderr)")
         #expect(spent.stderr.contains("deferred    b  max_bytes spent"))
         #expect(try report(directory)["status"] as? String == "deferred")
-        let (schemaStatus, schemaText) = try BinaryRunner.validateWithSchema(
+        let (schemaStatus, schemaText) = try await BinaryRunner.validateWithSchema(
             ["--expect-valid", "schemas/report.schema.json", directory.url.appendingPathComponent("data/batchfetch-report.json").path])
         #expect(schemaStatus == 0, "\(schemaText)")
         let junit = try String(contentsOf: directory.url.appendingPathComponent("junit.xml"), encoding: .utf8)
         #expect(junit.contains("<skipped message=\"deferred: max_bytes spent\"/>"))
 
-        let zero = try BinaryRunner.run(["run", "m.yaml", "--max-duration", "0s"], in: directory.url)
+        let zero = try await BinaryRunner.run(["run", "m.yaml", "--max-duration", "0s"], in: directory.url)
         #expect(zero.status == 2 && zero.stderr.contains("--max-duration"), "\(zero.stderr)")
-        let window = try BinaryRunner.run(["run", "m.yaml", "--bwlimit", "25:00,1M"], in: directory.url)
+        let window = try await BinaryRunner.run(["run", "m.yaml", "--bwlimit", "25:00,1M"], in: directory.url)
         #expect(window.status == 2 && window.stderr.contains("--bwlimit: '25:00,1M': '25:00' is not a time of day HH:MM"), "\(window.stderr)")
-        let rest = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let rest = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         try await origin.shutdown()
         #expect(rest.status == 0, "\(rest.stderr)")
         #expect(origin.requests("/a").count == 1 && origin.requests("/b").count == 1)
@@ -164,7 +164,7 @@ import TestOrigin
     @Test func secondRunOnTheSameDirectoryExitsFourNamingTheHolder() async throws {
         let (origin, directory) = try await slowWorld()
         let holder = try RunLock(directory: directory.url.appendingPathComponent("data").path, wait: false)
-        let second = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let second = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(second.status == 4)
         #expect(second.stderr.contains("another batchfetch run (pid \(getpid())) holds "))
         #expect(second.stderr.contains("data/.batchfetch.lock"))
@@ -203,7 +203,7 @@ import TestOrigin
               - {id: first, url: "\(origin.url("/missing"))"}
               - {id: second, url: "\(origin.url("/ok"))"}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml", "--fail-fast"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml", "--fail-fast"], in: directory.url)
         try await origin.shutdown()
         #expect(output.status == 1)
         #expect(output.stderr.contains("skipped     second  not started: --fail-fast after 'first' failed"))
@@ -222,7 +222,7 @@ import TestOrigin
               - {id: a, url: "\(origin.url("/shared.bin"))", dest: a/shared.bin}
               - {id: b, url: "\(origin.url("/shared.bin"))", dest: b/shared.bin}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         let served = origin.bytesServed("/shared.bin")
         try await origin.shutdown()
         #expect(output.status == 0, "\(output.stderr)")
@@ -250,7 +250,7 @@ import TestOrigin
               - {id: gone, url: "\(origin.url("/missing"))"}
               - {id: after, url: "\(origin.url("/ok"))", dest: after, depends_on: [gone]}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml", "--events", "-", "--junit", "junit.xml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml", "--events", "-", "--junit", "junit.xml"], in: directory.url)
         try await origin.shutdown()
         #expect(output.status == 1)
         let events = output.stdout.split(separator: "\n").compactMap {
@@ -290,7 +290,7 @@ import TestOrigin
             jobs:
               - {id: f, url: "http://batchfetch-proxied.invalid/f.txt"}
             """)
-        let proxied = try BinaryRunner.run(["run", "m.yaml"], in: directory.url,
+        let proxied = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url,
                                            environment: ["http_proxy": proxy.url("")])
         let hostSeen = proxy.requests("/f.txt").first?.header("host")
         #expect(proxied.status == 0, "\(proxied.stderr)")
@@ -298,7 +298,7 @@ import TestOrigin
         #expect(hostSeen == "batchfetch-proxied.invalid")
 
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("data"))
-        let direct = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: [
+        let direct = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: [
             "http_proxy": proxy.url(""), "no_proxy": ".invalid",
         ])
         try await proxy.shutdown()

@@ -24,21 +24,23 @@ struct ShardingEndToEndTests {
     /// Runs `batchfetch arguments` once per shard, all at once, each in a directory of its own
     /// (for its stderr.log); returns each one's exit status and stderr.
     private static func runShards(_ count: Int, _ arguments: (Int) -> [String], in directory: URL,
-                                  environment: (Int) -> [String: String] = { _ in [:] }) throws -> [(status: Int32, stderr: String)] {
+                                  environment: (Int) -> [String: String] = { _ in [:] }) async throws -> [(status: Int32, stderr: String)] {
         let processes = try (0..<count).map { index in
             let place = directory.appendingPathComponent("task-\(index)")
             try FileManager.default.createDirectory(at: place, withIntermediateDirectories: true)
             return (place, try BinaryRunner.start(arguments(index), in: place, environment: environment(index)))
         }
-        return processes.map { place, process in
-            process.waitUntilExit()
+        var results: [(status: Int32, stderr: String)] = []
+        for (place, process) in processes {
+            await BinaryRunner.exit(of: process)
             let stderr = (try? String(contentsOf: place.appendingPathComponent("stderr.log"), encoding: .utf8)) ?? ""
-            return (process.terminationStatus, stderr)
+            results.append((process.terminationStatus, stderr))
         }
+        return results
     }
 
-    @Test func shardsShareOneOutputDirectoryAndMergeIntoTheWholeManifest() throws {
-        let nginx = try NginxServer()
+    @Test func shardsShareOneOutputDirectoryAndMergeIntoTheWholeManifest() async throws {
+        let nginx = try await NginxServer()
         defer { nginx.stop() }
         let directory = try TemporaryDirectory()
         var lines = ["version: 1", "output_dir: data", "defaults: {retries: 1, backoff: 10ms}", "jobs:"]
@@ -54,7 +56,7 @@ struct ShardingEndToEndTests {
         let manifest = try directory.write("m.yaml", lines.joined(separator: "\n") + "\n").path
         let data = directory.url.appendingPathComponent("data")
 
-        let runs = try Self.runShards(4, { _ in ["run", manifest, "--shard", "auto", "--progress", "line"] }, in: directory.url,
+        let runs = try await Self.runShards(4, { _ in ["run", manifest, "--shard", "auto", "--progress", "line"] }, in: directory.url,
                                       environment: { ["BATCHFETCH_SHARD": "\($0)/4"] })
         for (index, run) in runs.enumerated() {
             #expect(run.status == 0, "shard \(index): \(run.stderr)")
@@ -64,12 +66,12 @@ struct ShardingEndToEndTests {
             #expect(try Data(contentsOf: data.appendingPathComponent(name)) == bytes, "\(name)")
         }
         let reports = (0..<4).map { data.appendingPathComponent("batchfetch-report.shard-\($0)-of-4.json").path }
-        let merged = try BinaryRunner.run(["merge-reports"] + reports + ["--report", "merged.json", "--junit", "junit.xml"],
+        let merged = try await BinaryRunner.run(["merge-reports"] + reports + ["--report", "merged.json", "--junit", "junit.xml"],
                                           in: directory.url)
         #expect(merged.status == 0, "\(merged.stderr)")
         #expect(merged.stderr.contains("merged 4 shard reports of run: succeeded, 16 jobs: 16 downloaded"), "\(merged.stderr)")
         let mergedPath = directory.url.appendingPathComponent("merged.json").path
-        let (valid, text) = try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", mergedPath] + reports)
+        let (valid, text) = try await BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", mergedPath] + reports)
         #expect(valid == 0, "\(text)")
         let report = try Self.json(URL(fileURLWithPath: mergedPath))
         #expect((report["jobs"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == (0..<16).map { "f\($0)" }.sorted())
@@ -78,46 +80,46 @@ struct ShardingEndToEndTests {
         #expect(junit.contains("tests=\"16\""), "\(junit.prefix(300))")
 
         // Incomplete or foreign sets are refused, naming what is wrong.
-        let missing = try BinaryRunner.run(["merge-reports"] + reports.dropLast(), in: directory.url)
+        let missing = try await BinaryRunner.run(["merge-reports"] + reports.dropLast(), in: directory.url)
         #expect(missing.status == 2 && missing.stderr.contains("shard 3/4 is missing"), "\(missing.stderr)")
-        let twice = try BinaryRunner.run(["merge-reports", reports[0], reports[0], reports[1], reports[2]], in: directory.url)
+        let twice = try await BinaryRunner.run(["merge-reports", reports[0], reports[0], reports[1], reports[2]], in: directory.url)
         #expect(twice.status == 2 && twice.stderr.contains("shard 0/4 is given 2 times"), "\(twice.stderr)")
         var foreign = try Self.json(URL(fileURLWithPath: reports[3]))
         foreign["manifest"] = ["path": "other.yaml", "sha256": String(repeating: "0", count: 64)]
         try JSONSerialization.data(withJSONObject: foreign).write(to: directory.url.appendingPathComponent("foreign.json"))
-        let other = try BinaryRunner.run(["merge-reports"] + reports.dropLast() + ["foreign.json"], in: directory.url)
+        let other = try await BinaryRunner.run(["merge-reports"] + reports.dropLast() + ["foreign.json"], in: directory.url)
         #expect(other.status == 2 && other.stderr.contains("foreign.json (shard 3/4) is for another manifest"), "\(other.stderr)")
 
         // The team pins from the shards' reports without any machine holding the whole dataset…
-        let pin = try BinaryRunner.run(["pin", manifest, "--from-report"] + reports, in: directory.url)
+        let pin = try await BinaryRunner.run(["pin", manifest, "--from-report"] + reports, in: directory.url)
         #expect(pin.status == 0 && pin.stderr.contains("pinned 16 jobs (16 mirrors)"), "\(pin.stderr)")
-        let partial = try BinaryRunner.run(["pin", manifest, "--from-report", reports[1]], in: directory.url)
+        let partial = try await BinaryRunner.run(["pin", manifest, "--from-report", reports[1]], in: directory.url)
         #expect(partial.status == 2 && partial.stderr.contains("it covers shard 1/4 only"), "\(partial.stderr)")
         // …and the nightly rerun of a shard, locked, finds its files up to date.
-        let rerun = try BinaryRunner.run(["run", manifest, "--shard", "2/4", "--locked", "--progress", "line"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", manifest, "--shard", "2/4", "--locked", "--progress", "line"], in: directory.url)
         #expect(rerun.status == 0 && rerun.stderr.contains(" 0 downloaded, "), "\(rerun.stderr)")
 
         // check and verify split the same way, and their reports merge too.
         // Another mtime too: written within the second the first was, nginx's ETag and
         // Last-Modified would be the same and the drift would look like nothing.
         try nginx.write("f5.bin", Self.data(files["f5.bin"]!.count, seed: 999), modified: Date().addingTimeInterval(60))
-        let checks = try Self.runShards(2, { ["check", manifest, "--shard", "\($0)/2"] }, in: directory.url)
-        let verifies = try Self.runShards(2, { ["verify", manifest, "--shard", "\($0)/2"] }, in: directory.url)
+        let checks = try await Self.runShards(2, { ["check", manifest, "--shard", "\($0)/2"] }, in: directory.url)
+        let verifies = try await Self.runShards(2, { ["verify", manifest, "--shard", "\($0)/2"] }, in: directory.url)
         #expect(verifies.allSatisfy { $0.status == 0 }, "\(verifies)")
         #expect(checks.map(\.status).sorted() == [0, 3], "f5 drifted in one shard: \(checks)")
         let checkReports = (0..<2).map { data.appendingPathComponent("batchfetch-check.shard-\($0)-of-2.json").path }
-        let mergedCheck = try BinaryRunner.run(["merge-reports"] + checkReports, in: directory.url)
+        let mergedCheck = try await BinaryRunner.run(["merge-reports"] + checkReports, in: directory.url)
         #expect(mergedCheck.status == 3, "\(mergedCheck.stderr)")
         #expect(mergedCheck.stderr.contains("merged 2 shard reports of check: failed, 16 jobs: 15 ok, 1 drift"), "\(mergedCheck.stderr)")
         let verifyReports = (0..<2).map { data.appendingPathComponent("batchfetch-verify.shard-\($0)-of-2.json").path }
-        #expect(try BinaryRunner.run(["merge-reports"] + verifyReports, in: directory.url).status == 0)
+        #expect(try await BinaryRunner.run(["merge-reports"] + verifyReports, in: directory.url).status == 0)
     }
 
     /// Jobs from a csv list are jobs like any other: planned, split into shards, merged, pinned
     /// from the shards' reports, rerun locked and verified; a changed list makes the reports
     /// another manifest's.
-    @Test func jobListsShardMergeAndPinLikeAnyJob() throws {
-        let nginx = try NginxServer()
+    @Test func jobListsShardMergeAndPinLikeAnyJob() async throws {
+        let nginx = try await NginxServer()
         defer { nginx.stop() }
         let directory = try TemporaryDirectory()
         var rows = ["url,sha256,size,caption"]
@@ -136,40 +138,40 @@ struct ShardingEndToEndTests {
             jobs:
               - {id: labels, url: '\(nginx.url("/labels.txt"))', depends_on: [img/set/n0/img-0.jpg]}
             """).path
-        let plan = try BinaryRunner.run(["plan", manifest, "--format", "json"], in: directory.url)
+        let plan = try await BinaryRunner.run(["plan", manifest, "--format", "json"], in: directory.url)
         let order = ((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["order"] as? [[String: Any]])?
             .compactMap { $0["id"] as? String } ?? []
         #expect(order.count == 13 && order.contains("img/set/n2/img-11.jpg") && order.last == "labels", "\(plan.stdout.prefix(400))")
 
-        let runs = try Self.runShards(3, { ["run", manifest, "--shard", "\($0)/3", "--progress", "line"] }, in: directory.url)
+        let runs = try await Self.runShards(3, { ["run", manifest, "--shard", "\($0)/3", "--progress", "line"] }, in: directory.url)
         #expect(runs.allSatisfy { $0.status == 0 }, "\(runs)")
         let data = directory.url.appendingPathComponent("data")
         #expect(FileManager.default.fileExists(atPath: data.appendingPathComponent("set/n2/img-11.jpg").path))
         let reports = (0..<3).map { data.appendingPathComponent("batchfetch-report.shard-\($0)-of-3.json").path }
-        let merged = try BinaryRunner.run(["merge-reports"] + reports + ["--report", "merged.json"], in: directory.url)
+        let merged = try await BinaryRunner.run(["merge-reports"] + reports + ["--report", "merged.json"], in: directory.url)
         #expect(merged.status == 0 && merged.stderr.contains("13 jobs: 13 downloaded"), "\(merged.stderr)")
         let mergedPath = directory.url.appendingPathComponent("merged.json").path
-        let (valid, text) = try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", mergedPath])
+        let (valid, text) = try await BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", mergedPath])
         #expect(valid == 0, "\(text)")
         let lists = (try Self.json(URL(fileURLWithPath: mergedPath))["manifest"] as? [String: Any])?["lists"] as? [[String: Any]]
         #expect(lists?.first?["path"] as? String == "lists/images.csv" && (lists?.first?["sha256"] as? String)?.count == 64)
 
-        let pin = try BinaryRunner.run(["pin", manifest, "--from-report", mergedPath], in: directory.url)
+        let pin = try await BinaryRunner.run(["pin", manifest, "--from-report", mergedPath], in: directory.url)
         #expect(pin.status == 0 && pin.stderr.contains("pinned 13 jobs"), "\(pin.stderr)")
-        let rerun = try BinaryRunner.run(["run", manifest, "--locked", "--progress", "line"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", manifest, "--locked", "--progress", "line"], in: directory.url)
         #expect(rerun.status == 0 && rerun.stderr.contains(" 0 downloaded, "), "\(rerun.stderr)")
-        #expect(try BinaryRunner.run(["verify", manifest], in: directory.url).status == 0)
+        #expect(try await BinaryRunner.run(["verify", manifest], in: directory.url).status == 0)
 
         // Another row in the list: the reports are of other jobs now.
         try nginx.write("set/new.jpg", Self.data(100, seed: 1))
         try directory.write("lists/images.csv", rows.joined(separator: "\r\n") + "\r\n\(nginx.url("/set/new.jpg")),,,\r\n")
-        let stale = try BinaryRunner.run(["pin", manifest, "--from-report", mergedPath], in: directory.url)
+        let stale = try await BinaryRunner.run(["pin", manifest, "--from-report", mergedPath], in: directory.url)
         #expect(stale.status == 2 && stale.stderr.contains("it is for other job lists than the manifest's now: lists/images.csv (sha256 "),
                 "\(stale.stderr)")
     }
 
     @Test func aShardRunKeepsTheWholeManifestsRunOutAndSaysWhoHoldsTheLock() async throws {
-        let nginx = try NginxServer(slowRate: "64k")
+        let nginx = try await NginxServer(slowRate: "64k")
         defer { nginx.stop() }
         let directory = try TemporaryDirectory()
         try nginx.write("slow/big.bin", Self.data(4 << 20, seed: 5))
@@ -181,7 +183,7 @@ struct ShardingEndToEndTests {
               - {id: big, url: '\(nginx.url("/slow/big.bin"))', size: \(4 << 20)}
               - {id: small, url: '\(nginx.url("/small.bin"))', size: 1000}
             """).path
-        let plan = try BinaryRunner.run(["plan", manifest, "--shards", "2", "--format", "json"], in: directory.url)
+        let plan = try await BinaryRunner.run(["plan", manifest, "--shards", "2", "--format", "json"], in: directory.url)
         let shards = (try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["shards"] as? [[String: Any]]
         #expect(shards?.compactMap { $0["jobs"] as? Int } == [1, 1], "\(plan.stdout)")
         let bigShard = shards?.firstIndex { $0["bytes"] as? Int == 4 << 20 } ?? 0
@@ -191,22 +193,20 @@ struct ShardingEndToEndTests {
         let pid = "\(slow.processIdentifier)\n"
         let holding = await BinaryRunner.wait { (try? String(contentsOfFile: lockFile, encoding: .utf8)) == pid }
         #expect(holding, "the slow shard never took its lock")
-        let whole = try BinaryRunner.run(["run", manifest], in: directory.url)
+        let whole = try await BinaryRunner.run(["run", manifest], in: directory.url)
         #expect(whole.status == 4 && whole.stderr.contains("the runs of shards (of a split manifest) holds"), "\(whole.stderr)")
-        let same = try BinaryRunner.run(["run", manifest, "--shard", "\(bigShard)/2"], in: directory.url)
+        let same = try await BinaryRunner.run(["run", manifest, "--shard", "\(bigShard)/2"], in: directory.url)
         #expect(same.status == 4 && same.stderr.contains("(pid \(slow.processIdentifier)) holds \(lockFile)"), "\(same.stderr)")
-        let other = try BinaryRunner.run(["run", manifest, "--shard", "\(1 - bigShard)/2"], in: directory.url)
+        let other = try await BinaryRunner.run(["run", manifest, "--shard", "\(1 - bigShard)/2"], in: directory.url)
         #expect(other.status == 0 && other.stderr.contains("1 downloaded"), "the other shard runs beside it: \(other.stderr)")
     }
 
     /// The Kubernetes example's fetch command, run once per completion index with
     /// JOB_COMPLETION_INDEX set as Kubernetes sets it, then its merge command; the volumes are
     /// directories here (/config and /data mapped to temporary ones).
-    @Test func theKubernetesExampleFetchesEveryFileOnePodPerIndex() throws {
+    @Test func theKubernetesExampleFetchesEveryFileOnePodPerIndex() async throws {
         let example = BinaryRunner.repository.appendingPathComponent("examples/k8s-indexed-job.yaml").path
-        let parsed = Process()
-        parsed.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        parsed.arguments = ["python3", "-c", """
+        let parsed = try await ToolRun.run(["python3", "-c", """
             import json, sys, yaml
             docs = {d["metadata"]["name"]: d for d in yaml.safe_load_all(open(sys.argv[1]))}
             fetch, merge = docs["datasets-fetch"], docs["datasets-merge"]
@@ -216,18 +216,13 @@ struct ShardingEndToEndTests {
               "mode": fetch["spec"]["completionMode"], "completions": fetch["spec"]["completions"],
               "fetch": container["command"], "env": {e["name"]: e["value"] for e in container["env"]},
               "merge": merge["spec"]["template"]["spec"]["containers"][0]["command"]}))
-            """, example]
-        let pipe = Pipe()
-        parsed.standardOutput = pipe
-        try parsed.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        parsed.waitUntilExit()
-        let spec = try JSONSerialization.jsonObject(with: output) as? [String: Any] ?? [:]
+            """, example])
+        let spec = try JSONSerialization.jsonObject(with: parsed.stdout) as? [String: Any] ?? [:]
         #expect(spec["mode"] as? String == "Indexed")
         let completions = spec["completions"] as? Int ?? 0
         #expect(completions == 4)
 
-        let nginx = try NginxServer()
+        let nginx = try await NginxServer()
         defer { nginx.stop() }
         let directory = try TemporaryDirectory()
         let config = directory.url.appendingPathComponent("config").path
@@ -251,7 +246,7 @@ struct ShardingEndToEndTests {
         environment["DATASETS_MIRROR"] = nginx.url("")
         let command = (spec["fetch"] as? [String] ?? []).map(mapped)
         #expect(command.first == "batchfetch")
-        let pods = try Self.runShards(completions, { _ in Array(command.dropFirst()) }, in: directory.url,
+        let pods = try await Self.runShards(completions, { _ in Array(command.dropFirst()) }, in: directory.url,
                                       environment: { environment.merging(["JOB_COMPLETION_INDEX": "\($0)"]) { _, new in new } })
         for (index, pod) in pods.enumerated() {
             #expect(pod.status == 0, "pod \(index): \(pod.stderr)")
@@ -263,13 +258,8 @@ struct ShardingEndToEndTests {
         let merge = (spec["merge"] as? [String] ?? []).map(mapped)
         var mergeEnvironment = BinaryRunner.baseEnvironment
         mergeEnvironment["PATH"] = BinaryRunner.binary.deletingLastPathComponent().path + ":/usr/bin:/bin"
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = Array(merge.dropFirst())
-        shell.environment = mergeEnvironment
-        try shell.run()
-        shell.waitUntilExit()
-        #expect(merge.first == "sh" && shell.terminationStatus == 0)
+        let shell = try await ToolRun.run(URL(fileURLWithPath: "/bin/sh"), Array(merge.dropFirst()), environment: mergeEnvironment)
+        #expect(merge.first == "sh" && shell.status == 0)
         let report = try Self.json(URL(fileURLWithPath: volume).appendingPathComponent("batchfetch-report.json"))
         #expect(report["status"] as? String == "succeeded" && (report["jobs"] as? [Any])?.count == 9, "\(report)")
     }

@@ -45,10 +45,10 @@ import Testing
 
     /// A fake repository serving `fixture`, the directory of the test, and the environment that
     /// points every endpoint at the fake with a Hub token.
-    private func start(_ fixture: String) throws -> (PythonService, TemporaryDirectory, [String: String]) {
+    private func start(_ fixture: String) async throws -> (PythonService, TemporaryDirectory, [String: String]) {
         let directory = try TemporaryDirectory()
         let file = try directory.write("fixture.json", fixture)
-        let fake = try PythonService("fake_repos.py", ["{port}", file.path])
+        let fake = try await PythonService("fake_repos.py", ["{port}", file.path])
         let endpoint = fake.url("")
         let environment = ["HF_ENDPOINT": endpoint, "ZENODO_ENDPOINT": endpoint, "FIGSHARE_ENDPOINT": endpoint,
                            "DOI_ENDPOINT": endpoint, "HF_TOKEN": "hf_secret_token_value"]
@@ -79,8 +79,8 @@ import Testing
         (job?["error"] as? [String: Any])?["message"] as? String ?? ""
     }
 
-    @Test func aHubModelIsFetchedAtItsCommitVerifiedAndItsTokenStaysWithTheHub() throws {
-        let (fake, directory, environment) = try start(Self.fixture())
+    @Test func aHubModelIsFetchedAtItsCommitVerifiedAndItsTokenStaysWithTheHub() async throws {
+        let (fake, directory, environment) = try await start(Self.fixture())
         defer { fake.stop() }
         try directory.write("m.yaml", """
             version: 1
@@ -95,10 +95,10 @@ import Testing
                 depends_on: [tiny]
             """)
         // A dry run is offline: without a lockfile it says the source is to be listed, and asks nothing.
-        let dry = try BinaryRunner.run(["run", "m.yaml", "--dry-run"], in: directory.url, environment: environment)
+        let dry = try await BinaryRunner.run(["run", "m.yaml", "--dry-run"], in: directory.url, environment: environment)
         #expect(dry.status == 0 && dry.stdout.contains("would list   tiny -> tiny/  from hf://acme/tiny"), "\(dry.stdout)")
         #expect(try requests(fake).isEmpty)
-        let run = try BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url, environment: environment)
+        let run = try await BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url, environment: environment)
         #expect(run.status == 0, "\(run.stderr)")
         let weights = try Data(contentsOf: directory.url.appendingPathComponent("out/tiny/weights/model.safetensors"))
         #expect(weights == Data(String(repeating: "WEIGHTS", count: 1000).utf8))
@@ -121,7 +121,7 @@ import Testing
         #expect(!reportText.contains("hf_secret_token_value") && !run.stderr.contains("hf_secret_token_value"))
 
         // pin writes the commit; a locked rerun, verify and plan --locked list nothing.
-        let pin = try BinaryRunner.run(["pin", "m.yaml"], in: directory.url, environment: environment)
+        let pin = try await BinaryRunner.run(["pin", "m.yaml"], in: directory.url, environment: environment)
         #expect(pin.status == 0, "\(pin.stderr)")
         let lock = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("m.lock.json"))) as? [String: Any]
         let sources = lock?["sources"] as? [String: [String: String]]
@@ -131,16 +131,16 @@ import Testing
         #expect((entries?["tiny/config.json"]?["checksums"] as? [String: String])?["git-sha1"] == configSums?["git-sha1"])
         let listed = try requests(fake).filter { $0.path.hasPrefix("/api/") }.count
         for arguments in [["run", "m.yaml", "--locked"], ["verify", "m.yaml"], ["plan", "m.yaml", "--locked"]] {
-            let output = try BinaryRunner.run(arguments, in: directory.url, environment: environment)
+            let output = try await BinaryRunner.run(arguments, in: directory.url, environment: environment)
             #expect(output.status == 0, "\(arguments): \(output.stderr)")
         }
         #expect(try requests(fake).filter { $0.path.hasPrefix("/api/") }.count == listed)
         #expect(try report(directory, "batchfetch-verify.json").count == 5)
     }
 
-    @Test func zenodoAndFigshareByDOIAndADOIThatLandsElsewhere() throws {
+    @Test func zenodoAndFigshareByDOIAndADOIThatLandsElsewhere() async throws {
         // Zenodo answers 429 (Retry-After: 0) once: the listing is retried, as a download would be.
-        let (fake, directory, environment) = try start(Self.fixture(faults: #"{"zenodo_429": 1}"#))
+        let (fake, directory, environment) = try await start(Self.fixture(faults: #"{"zenodo_429": 1}"#))
         defer { fake.stop() }
         try directory.write("m.yaml", """
             version: 1
@@ -154,7 +154,7 @@ import Testing
               - {id: norepo, url: "hf://acme/nothing", dest: norepo/}
               - {id: later, url: "\(fake.url("/cdn/none"))", depends_on: [nowhere]}
             """)
-        let run = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(run.status == 1)
         let jobs = try report(directory)
         #expect(jobs["rec/table.csv"]?["status"] as? String == "downloaded")
@@ -169,14 +169,14 @@ import Testing
         #expect(try requests(fake).filter { $0.path == "/api/records/1234567" }.count == 2)
     }
 
-    @Test func hostileListingsFailOnlyTheirOwnFiles() throws {
+    @Test func hostileListingsFailOnlyTheirOwnFiles() async throws {
         // A tree with a path that climbs out, and a file whose served bytes are not its blob.
         let files = """
             [{"path": "good.txt", "content": "good\\n"},
              {"path": "../escape.txt", "content": "evil\\n"},
              {"path": "tampered.txt", "content": "listed\\n", "served": "other!\\n"}]
             """
-        let (fake, directory, environment) = try start(Self.fixture(hubFiles: files))
+        let (fake, directory, environment) = try await start(Self.fixture(hubFiles: files))
         defer { fake.stop() }
         try directory.write("m.yaml", """
             version: 1
@@ -185,7 +185,7 @@ import Testing
             jobs:
               - {id: tiny, url: "hf://acme/tiny", dest: tiny/}
             """)
-        let run = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(run.status == 1)
         let jobs = try report(directory)
         #expect(jobs["tiny/good.txt"]?["status"] as? String == "downloaded")
@@ -196,15 +196,15 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/escape.txt").path))
     }
 
-    @Test func checkReportsAddedRemovedAndChangedFilesWhenTheBranchMoves() throws {
-        var (fake, directory, environment) = try start(Self.fixture())
+    @Test func checkReportsAddedRemovedAndChangedFilesWhenTheBranchMoves() async throws {
+        var (fake, directory, environment) = try await start(Self.fixture())
         try directory.write("m.yaml", """
             version: 1
             output_dir: out
             jobs:
               - {id: tiny, url: "hf://acme/tiny", dest: tiny/}
             """)
-        #expect(try BinaryRunner.run(["pin", "m.yaml"], in: directory.url, environment: environment).status == 0)
+        #expect(try await BinaryRunner.run(["pin", "m.yaml"], in: directory.url, environment: environment).status == 0)
         fake.stop()
         // main moved: config.json changed (to content of the same size: its blob id tells),
         // README.md removed, NEW.md added; the weights are the same bytes (not drift, though the
@@ -216,11 +216,11 @@ import Testing
              {"path": "NEW.md", "content": "new\\n"}]
             """
         let file = try directory.write("fixture.json", Self.fixture(hubFiles: moved))
-        fake = try PythonService("fake_repos.py", ["{port}", file.path])
+        fake = try await PythonService("fake_repos.py", ["{port}", file.path])
         defer { fake.stop() }
         for key in ["HF_ENDPOINT", "ZENODO_ENDPOINT", "FIGSHARE_ENDPOINT", "DOI_ENDPOINT"] { environment[key] = fake.url("") }
         // The lock pinned URLs on the old port: the moved fake answers the listing.
-        let check = try BinaryRunner.run(["check", "m.yaml"], in: directory.url, environment: environment)
+        let check = try await BinaryRunner.run(["check", "m.yaml"], in: directory.url, environment: environment)
         #expect(check.status == 3, "\(check.stderr)")
         let jobs = try report(directory, "batchfetch-check.json")
         #expect(jobs["tiny/NEW.md"]?["status"] as? String == "drift")
@@ -230,8 +230,8 @@ import Testing
         #expect(!errorMessage(jobs["tiny/weights/model.safetensors"]).hasPrefix("changed"))
     }
 
-    @Test func externalResolversThatWorkPrintGarbageFailOrHang() throws {
-        let (fake, directory, environment) = try start(Self.fixture())
+    @Test func externalResolversThatWorkPrintGarbageFailOrHang() async throws {
+        let (fake, directory, environment) = try await start(Self.fixture())
         defer { fake.stop() }
         let good = """
             {"version": 1, "revision": "r7", "files": [
@@ -259,7 +259,7 @@ import Testing
               - {id: broken, url: "broken:x", dest: broken/}
               - {id: stuck, url: "stuck:x", dest: stuck/}
             """)
-        let run = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(run.status == 1)
         let jobs = try report(directory)
         #expect(jobs["ok/t/table.csv"]?["status"] as? String == "downloaded")
@@ -271,8 +271,8 @@ import Testing
         #expect(message("stuck").contains("did not finish within 1 s"))
     }
 
-    @Test func anHTMLPageIsNotADatasetUnlessAccepted() throws {
-        let (fake, directory, environment) = try start(Self.fixture())
+    @Test func anHTMLPageIsNotADatasetUnlessAccepted() async throws {
+        let (fake, directory, environment) = try await start(Self.fixture())
         defer { fake.stop() }
         try directory.write("m.yaml", """
             version: 1
@@ -281,7 +281,7 @@ import Testing
               - {id: page, urls: ["\(fake.url("/quota/data.zip"))", "\(fake.url("/cdn/none"))"], dest: data.zip}
               - {id: wanted, url: "\(fake.url("/quota/data.zip"))", dest: kept.zip, accept_html: true}
             """)
-        let run = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(run.status == 1)
         let jobs = try report(directory)
         #expect(jobs["wanted"]?["status"] as? String == "downloaded")
@@ -295,7 +295,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/data.zip.part").path))
     }
 
-    @Test func malformedSourcesAreValidationErrorsWithTheirPlace() throws {
+    @Test func malformedSourcesAreValidationErrorsWithTheirPlace() async throws {
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", """
             version: 1
@@ -308,7 +308,7 @@ import Testing
               - {id: f, url: "hf://acme/tiny", dest: f/}
               - {id: g, url: "https://h.example/g", dest: f/inside.bin}
             """)
-        let output = try BinaryRunner.run(["validate", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["validate", "m.yaml"], in: directory.url)
         #expect(output.status == 2)
         #expect(output.stderr.contains("m.yaml:3:18"))
         #expect(output.stderr.contains("names no repository"))

@@ -32,14 +32,14 @@ struct NginxInteropTests {
         return (object?["jobs"] as? [[String: Any]])?.first ?? [:]
     }
 
-    @Test func fullDownloadFromNginx() throws {
-        let nginx = try NginxServer()
+    @Test func fullDownloadFromNginx() async throws {
+        let nginx = try await NginxServer()
         defer { nginx.stop() }
         let data = Self.randomData(Self.size, seed: 1)
         try nginx.write("file.bin", data)
         let directory = try TemporaryDirectory()
         try manifest(directory, url: nginx.url("/file.bin"), extra: ", size: \(Self.size), checksum: \"sha256:\(Self.sha256(data))\"")
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(output.status == 0, "\(output.stderr)")
         let job = try report(directory)
         #expect(job["status"] as? String == "downloaded")
@@ -59,7 +59,7 @@ struct NginxInteropTests {
     }
 
     @Test func resumeIsValidatedByNginxETag() async throws {
-        let nginx = try NginxServer(slowRate: "2m")
+        let nginx = try await NginxServer(slowRate: "2m")
         defer { nginx.stop() }
         let data = Self.randomData(Self.size, seed: 2)
         try nginx.write("slow/file.bin", data)
@@ -68,7 +68,7 @@ struct NginxInteropTests {
         let partSize = try await interrupt(directory)
         #expect(partSize > 0 && partSize < Int64(Self.size))
 
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(output.status == 0, "\(output.stderr)")
         let job = try report(directory)
         #expect(job["http_status"] as? Int == 206)
@@ -79,7 +79,7 @@ struct NginxInteropTests {
     }
 
     @Test func fileRewrittenOnNginxIsFetchedWhole() async throws {
-        let nginx = try NginxServer(slowRate: "2m")
+        let nginx = try await NginxServer(slowRate: "2m")
         defer { nginx.stop() }
         try nginx.write("slow/file.bin", Self.randomData(Self.size, seed: 3))
         let directory = try TemporaryDirectory()
@@ -89,7 +89,7 @@ struct NginxInteropTests {
         // Another mtime second, so the ETag changes.
         let replacement = Self.randomData(Self.size, seed: 4)
         try nginx.write("slow/file.bin", replacement, modified: Date().addingTimeInterval(60))
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(output.status == 0, "\(output.stderr)")
         let job = try report(directory)
         #expect(job["http_status"] as? Int == 200, "\(job)")
@@ -104,7 +104,7 @@ struct NginxInteropTests {
     /// file whole once more in the same run, and the report says so: no `resumed_from`, two
     /// attempts, the first a `checksum_mismatch`.
     @Test func aStalePartialWithTheSameValidatorsIsFetchedWholeInTheSameRun() async throws {
-        let nginx = try NginxServer(slowRate: "2m")
+        let nginx = try await NginxServer(slowRate: "2m")
         defer { nginx.stop() }
         let modified = Date().addingTimeInterval(-3600)
         let replacement = Self.randomData(Self.size, seed: 6)
@@ -115,7 +115,7 @@ struct NginxInteropTests {
         try #require(partSize > 0 && partSize < Int64(Self.size))
 
         try nginx.write("slow/file.bin", replacement, modified: modified)
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(output.status == 0, "\(output.stderr)")
         let job = try report(directory)
         #expect(job["status"] as? String == "downloaded", "\(job)")
@@ -128,14 +128,14 @@ struct NginxInteropTests {
 
     /// An attempt is one try against a mirror, not one range: a clean 40 MiB download, which
     /// URLSession fetches in 8 MiB ranges, reported `attempts: 5` (36 for 300 MB, issue 33).
-    @Test func aCleanDownloadIsOneAttempt() throws {
-        let nginx = try NginxServer()
+    @Test func aCleanDownloadIsOneAttempt() async throws {
+        let nginx = try await NginxServer()
         defer { nginx.stop() }
         let data = Self.randomData(40 << 20, seed: 8)
         try nginx.write("file.bin", data)
         let directory = try TemporaryDirectory()
         try manifest(directory, url: nginx.url("/file.bin"), extra: ", segments: 1")
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(output.status == 0, "\(output.stderr)")
         let job = try report(directory)
         #expect(job["attempts"] as? Int == 1, "\(job)")

@@ -17,21 +17,21 @@ import Testing
     }
 
     /// A signed moto with `objects` stored in the bucket `data` (by boto3, not by us).
-    static func bucket(_ objects: [String: Data], in directory: TemporaryDirectory) throws -> Bucket {
-        let moto = try PythonService("s3_helper.py", ["serve-signed", "{port}"])
-        let user = try PythonService.run("s3_helper.py", ["user", moto.url("")])
+    static func bucket(_ objects: [String: Data], in directory: TemporaryDirectory) async throws -> Bucket {
+        let moto = try await PythonService("s3_helper.py", ["serve-signed", "{port}"])
+        let user = try await PythonService.run("s3_helper.py", ["user", moto.url("")])
         let keys = try JSONSerialization.jsonObject(with: Data(user.output.utf8)) as? [String: String] ?? [:]
         let (id, secret) = (keys["id"] ?? "", keys["secret"] ?? "")
-        try store(objects, at: moto.url(""), id: id, secret: secret, in: directory)
+        try await store(objects, at: moto.url(""), id: id, secret: secret, in: directory)
         return Bucket(moto: moto, id: id, secret: secret, objects: objects)
     }
 
     /// Stores `objects` in the bucket `data` at `endpoint`, by boto3 (not by us).
-    static func store(_ objects: [String: Data], at endpoint: String, id: String, secret: String, in directory: TemporaryDirectory) throws {
+    static func store(_ objects: [String: Data], at endpoint: String, id: String, secret: String, in directory: TemporaryDirectory) async throws {
         for (key, data) in objects {
             let file = directory.url.appendingPathComponent("upload-\(UUID().uuidString)")
             try data.write(to: file)
-            let put = try PythonService.run("s3_helper.py", ["put", endpoint, id, secret, "data", key, file.path])
+            let put = try await PythonService.run("s3_helper.py", ["put", endpoint, id, secret, "data", key, file.path])
             try #require(put.status == 0, "put \(key)")
             try FileManager.default.removeItem(at: file)
         }
@@ -57,12 +57,12 @@ import Testing
         return Dictionary(uniqueKeysWithValues: jobs.map { ($0["id"] as? String ?? "", $0) })
     }
 
-    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
-    func signedDownloadsFromABucket() throws {
+    @Test(.enabled { await PythonService.available("moto.server, boto3") || NginxServer.required })
+    func signedDownloadsFromABucket() async throws {
         let directory = try TemporaryDirectory()
-        let bucket = try Self.bucket(["dir/big.bin": Self.random(12 << 20), "dir/a b.bin": Self.random(70_000)], in: directory)
+        let bucket = try await Self.bucket(["dir/big.bin": Self.random(12 << 20), "dir/a b.bin": Self.random(70_000)], in: directory)
         defer { bucket.moto.stop() }
-        func manifest(_ s3: String) throws {
+        func manifest(_ s3: String) async throws {
             _ = try directory.write("m.yaml", """
                 version: 1
                 output_dir: out
@@ -73,9 +73,9 @@ import Testing
                   - {id: spaced, url: "s3://data/dir/a%20b.bin", dest: spaced.bin}
                 """)
         }
-        try manifest("{endpoint: \"\(bucket.moto.url(""))\"}")
+        try await manifest("{endpoint: \"\(bucket.moto.url(""))\"}")
         let environment = ["AWS_ACCESS_KEY_ID": bucket.id, "AWS_SECRET_ACCESS_KEY": bucket.secret, "HOME": directory.url.path]
-        let first = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let first = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/big.bin")) == bucket.objects["dir/big.bin"])
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/spaced.bin")) == bucket.objects["dir/a b.bin"])
@@ -85,48 +85,48 @@ import Testing
         let report = try String(contentsOf: directory.url.appendingPathComponent("out/batchfetch-report.json"), encoding: .utf8)
         #expect(!report.contains(bucket.secret) && !first.stdout.contains(bucket.secret) && !first.stderr.contains(bucket.secret))
 
-        let again = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let again = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(again.status == 0 && (again.stdout + again.stderr).contains("0 downloaded, 2 up to date"), "\(again.stdout)\(again.stderr)")
 
         // moto refuses a wrong secret and an unsigned request: the checks above were real.
         try FileManager.default.removeItem(at: directory.url.appendingPathComponent("out"))
         var wrong = environment
         wrong["AWS_SECRET_ACCESS_KEY"] = "not" + bucket.secret
-        let refused = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: wrong)
+        let refused = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: wrong)
         #expect(refused.status == 1 && refused.stderr.contains("HTTP 403"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/big.bin").path))
-        try manifest("{endpoint: \"\(bucket.moto.url(""))\", anonymous: true}")
-        let unsigned = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        try await manifest("{endpoint: \"\(bucket.moto.url(""))\", anonymous: true}")
+        let unsigned = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(unsigned.status == 1 && unsigned.stderr.contains("HTTP 403"), "\(unsigned.stderr)")
     }
 
     /// An upload to `s3://` is one signed PUT (below 64 MiB); the object is what boto3 reads
     /// back, and a rerun is up to date without sending it again.
-    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
-    func anUploadToABucketIsOneSignedPut() throws {
+    @Test(.enabled { await PythonService.available("moto.server, boto3") || NginxServer.required })
+    func anUploadToABucketIsOneSignedPut() async throws {
         let directory = try TemporaryDirectory()
-        let (moto, proxy) = try Self.proxiedBucket(["seed.bin": Data("x".utf8)], in: directory)
+        let (moto, proxy) = try await Self.proxiedBucket(["seed.bin": Data("x".utf8)], in: directory)
         defer { proxy.stop(); moto.stop() }
         let data = Self.random(300_000)
         let environment = try Self.uploading(data, to: "s3://data/runs/2026/result+é%20x.bin", through: proxy, in: directory)
-        let first = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let first = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(first.status == 0, "\(first.stderr)")
-        let stored = try PythonService.run("s3_helper.py", ["object", proxy.url(""), "data", "runs/2026/result+é x.bin",
+        let stored = try await PythonService.run("s3_helper.py", ["object", proxy.url(""), "data", "runs/2026/result+é x.bin",
                                                             Self.proxyKey, Self.proxySecret])
         let object = try JSONSerialization.jsonObject(with: Data(stored.output.utf8)) as? [String: Any]
         #expect(object?["size"] as? Int == data.count)
         #expect(object?["sha256"] as? String == SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())
-        let again = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let again = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(again.status == 0 && (again.stdout + again.stderr).contains("1 up to date"), "\(again.stdout)\(again.stderr)")
     }
 
     /// Credentials and region from a named profile in the AWS CLI's files (the manifest's
     /// `profile` wins over keys in the environment, as `--profile` does), endpoint from
     /// `AWS_ENDPOINT_URL`.
-    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
-    func credentialsFromAProfile() throws {
+    @Test(.enabled { await PythonService.available("moto.server, boto3") || NginxServer.required })
+    func credentialsFromAProfile() async throws {
         let directory = try TemporaryDirectory()
-        let bucket = try Self.bucket(["k.bin": Self.random(10_000)], in: directory)
+        let bucket = try await Self.bucket(["k.bin": Self.random(10_000)], in: directory)
         defer { bucket.moto.stop() }
         _ = try directory.write("aws/credentials", """
             [default]
@@ -144,7 +144,7 @@ import Testing
             jobs:
               - {id: k, url: "s3://data/k.bin", dest: k.bin, s3: {profile: team}}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: [
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: [
             "AWS_SHARED_CREDENTIALS_FILE": directory.url.appendingPathComponent("aws/credentials").path,
             "AWS_CONFIG_FILE": directory.url.appendingPathComponent("aws/config").path,
             "AWS_ACCESS_KEY_ID": "AKIAWRONGENV", "AWS_SECRET_ACCESS_KEY": "wrong",
@@ -157,10 +157,10 @@ import Testing
     /// moto without its own checks behind the tests' verifying proxy (`sigv4_proxy.py`, which
     /// recomputes every signature with botocore and accepts boto3's): the objects are stored
     /// through it by boto3.
-    static func proxiedBucket(_ objects: [String: Data], in directory: TemporaryDirectory) throws -> (moto: PythonService, proxy: PythonService) {
-        let moto = try PythonService("s3_helper.py", ["serve", "{port}"])
-        let proxy = try PythonService("sigv4_proxy.py", ["{port}", moto.url(""), proxyKey, proxySecret])
-        try store(objects, at: proxy.url(""), id: proxyKey, secret: proxySecret, in: directory)
+    static func proxiedBucket(_ objects: [String: Data], in directory: TemporaryDirectory) async throws -> (moto: PythonService, proxy: PythonService) {
+        let moto = try await PythonService("s3_helper.py", ["serve", "{port}"])
+        let proxy = try await PythonService("sigv4_proxy.py", ["{port}", moto.url(""), proxyKey, proxySecret])
+        try await store(objects, at: proxy.url(""), id: proxyKey, secret: proxySecret, in: directory)
         return (moto, proxy)
     }
 
@@ -186,12 +186,12 @@ import Testing
     /// non-ASCII characters; a job that depended on the prefix waits for every object; a rerun
     /// lists again and is up to date; a listing refused (wrong secret) fails the prefix job and
     /// skips its dependents.
-    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
-    func aPrefixBecomesOneJobPerObject() throws {
+    @Test(.enabled { await PythonService.available("moto.server, boto3") || NginxServer.required })
+    func aPrefixBecomesOneJobPerObject() async throws {
         let directory = try TemporaryDirectory()
         let objects = ["ds/a.bin": Self.random(50_000), "ds/sub/b.bin": Self.random(20_000), "ds/sub/notes.txt": Data("skip".utf8),
                        "ds/é q+.bin": Self.random(1000), "ds/empty/": Data(), "other/x.bin": Self.random(3000)]
-        let (moto, proxy) = try Self.proxiedBucket(objects, in: directory)
+        let (moto, proxy) = try await Self.proxiedBucket(objects, in: directory)
         defer { proxy.stop(); moto.stop() }
         _ = try directory.write("m.yaml", """
             version: 1
@@ -203,7 +203,7 @@ import Testing
               - {id: after, url: "s3://data/other/x.bin", dest: x.bin, depends_on: [ds]}
             """)
         let environment = ["AWS_ACCESS_KEY_ID": Self.proxyKey, "AWS_SECRET_ACCESS_KEY": Self.proxySecret, "HOME": directory.url.path]
-        let first = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let first = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         for (key, relative) in [("ds/a.bin", "a.bin"), ("ds/sub/b.bin", "sub/b.bin"), ("ds/é q+.bin", "é q+.bin")] {
             #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/tree/\(relative)")) == objects[key], "\(key)")
@@ -214,12 +214,12 @@ import Testing
         #expect(jobs["ds/a.bin"]?["url"] as? String == "s3://data/ds/a.bin" && jobs["ds/a.bin"]?["dest"] as? String == "tree/a.bin")
         #expect(jobs["after"]?["status"] as? String == "downloaded")
 
-        let again = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let again = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(again.status == 0 && (again.stdout + again.stderr).contains("0 downloaded, 4 up to date"), "\(again.stdout)\(again.stderr)")
 
         // pin records the listing; an object added since is in a new plan and run, not in the
         // locked ones.
-        let pin = try BinaryRunner.run(["pin", "m.yaml"], in: directory.url, environment: environment)
+        let pin = try await BinaryRunner.run(["pin", "m.yaml"], in: directory.url, environment: environment)
         #expect(pin.status == 0, "\(pin.stderr)")
         let lock = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("m.lock.json"))) as? [String: Any]
         let pinned = lock?["jobs"] as? [String: [String: Any]] ?? [:]
@@ -227,26 +227,26 @@ import Testing
         #expect(pinned["ds/a.bin"]?["size"] as? Int == 50_000 && (pinned["ds/a.bin"]?["sha256"] as? String)?.count == 64)
         // verify sees the prefix's objects, from the lock, offline: one changed behind its back is drift.
         try Self.random(50_000).write(to: directory.url.appendingPathComponent("out/tree/a.bin"))
-        let verify = try BinaryRunner.run(["verify", "m.yaml"], in: directory.url, environment: ["HOME": directory.url.path])
+        let verify = try await BinaryRunner.run(["verify", "m.yaml"], in: directory.url, environment: ["HOME": directory.url.path])
         #expect(verify.status == 3 && verify.stderr.contains("ds/a.bin -> tree/a.bin") && verify.stderr.contains("3 ok, 1 mismatched"),
                 "\(verify.stderr)")
         try objects["ds/a.bin"]!.write(to: directory.url.appendingPathComponent("out/tree/a.bin"))
         let added = directory.url.appendingPathComponent("added.bin")
         try Self.random(777).write(to: added)
-        #expect(try PythonService.run("s3_helper.py", ["put", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "ds/new.bin", added.path]).status == 0)
-        let plan = try BinaryRunner.run(["plan", "m.yaml"], in: directory.url, environment: environment)
-        let lockedPlan = try BinaryRunner.run(["plan", "m.yaml", "--locked"], in: directory.url, environment: environment)
+        #expect(try await PythonService.run("s3_helper.py", ["put", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "ds/new.bin", added.path]).status == 0)
+        let plan = try await BinaryRunner.run(["plan", "m.yaml"], in: directory.url, environment: environment)
+        let lockedPlan = try await BinaryRunner.run(["plan", "m.yaml", "--locked"], in: directory.url, environment: environment)
         #expect(plan.stdout.contains("ds/new.bin -> tree/new.bin") && !lockedPlan.stdout.contains("new.bin"), "\(plan.stdout)\(lockedPlan.stdout)")
-        let locked = try BinaryRunner.run(["run", "m.yaml", "--locked"], in: directory.url, environment: environment)
+        let locked = try await BinaryRunner.run(["run", "m.yaml", "--locked"], in: directory.url, environment: environment)
         #expect(locked.status == 0 && (locked.stdout + locked.stderr).contains("0 downloaded, 4 up to date"), "\(locked.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/tree/new.bin").path))
-        let unlocked = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
+        let unlocked = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: environment)
         #expect(unlocked.status == 0 && (unlocked.stdout + unlocked.stderr).contains("1 downloaded, 4 up to date"), "\(unlocked.stderr)")
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("out/tree/new.bin")) == Data(contentsOf: added))
 
         // check against the lock: an object added since is drift ("added"), one removed missing.
-        #expect(try PythonService.run("s3_helper.py", ["delete", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "ds/sub/b.bin"]).status == 0)
-        let check = try BinaryRunner.run(["check", "m.yaml", "--report", "check.json"], in: directory.url, environment: environment)
+        #expect(try await PythonService.run("s3_helper.py", ["delete", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "ds/sub/b.bin"]).status == 0)
+        let check = try await BinaryRunner.run(["check", "m.yaml", "--report", "check.json"], in: directory.url, environment: environment)
         #expect(check.status == 3, "\(check.stderr)")
         let checked = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("check.json"))) as? [String: Any]
         let verdicts = Dictionary(uniqueKeysWithValues: (checked?["jobs"] as? [[String: Any]] ?? []).map { ($0["id"] as? String ?? "", $0) })
@@ -256,7 +256,7 @@ import Testing
 
         var wrong = environment
         wrong["AWS_SECRET_ACCESS_KEY"] = "wrong"
-        let refused = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: wrong)
+        let refused = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: wrong)
         #expect(refused.status == 1 && refused.stderr.contains("listing s3://data/ds/: HTTP 403"), "\(refused.stderr)")
         let failed = try Self.report(directory)
         #expect(failed["ds"]?["status"] as? String == "failed" && failed["after"]?["status"] as? String == "skipped")
@@ -264,20 +264,20 @@ import Testing
 
     /// A prefix of more objects than one listing page (moto's pages hold 1,000 keys): every page
     /// is read, through its continuation token.
-    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
-    func aListingOfManyPages() throws {
+    @Test(.enabled { await PythonService.available("moto.server, boto3") || NginxServer.required })
+    func aListingOfManyPages() async throws {
         let directory = try TemporaryDirectory()
-        let (moto, proxy) = try Self.proxiedBucket([:], in: directory)
+        let (moto, proxy) = try await Self.proxiedBucket([:], in: directory)
         defer { proxy.stop(); moto.stop() }
-        let put = try PythonService.run("s3_helper.py", ["put-many", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "many/", "1005"])
-        try #require(put.status == 0)
+        let put = try await PythonService.run("s3_helper.py", ["put-many", proxy.url(""), Self.proxyKey, Self.proxySecret, "data", "many/", "1005"])
+        try #require(put.status == 0, "\(put.output)")
         _ = try directory.write("m.yaml", """
             version: 1
             output_dir: out
             jobs:
               - {id: many, url: "s3://data/many/", dest: many/, s3: {endpoint: "\(proxy.url(""))"}}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: [
+        let output = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: [
             "AWS_ACCESS_KEY_ID": Self.proxyKey, "AWS_SECRET_ACCESS_KEY": Self.proxySecret, "HOME": directory.url.path])
         #expect(output.status == 0, "\(output.stderr.suffix(2000))")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.appendingPathComponent("out/many").path)
@@ -288,14 +288,14 @@ import Testing
     /// A `kill -9` in the middle of a 200 MB object (the proxy holds the body at 100 MB until the
     /// test has killed the client) leaves a part that the next run resumes with a signed
     /// `Range` + `If-Range` request: the file is whole and the report says where it resumed.
-    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
+    @Test(.enabled { await PythonService.available("moto.server, boto3") || NginxServer.required })
     func aKilledObjectDownloadResumes() async throws {
         let directory = try TemporaryDirectory()
         let gate = directory.url.appendingPathComponent("release").path
-        let moto = try PythonService("s3_helper.py", ["serve", "{port}"])
-        let proxy = try PythonService("sigv4_proxy.py", ["{port}", moto.url(""), Self.proxyKey, Self.proxySecret, "\(100 << 20)", gate])
+        let moto = try await PythonService("s3_helper.py", ["serve", "{port}"])
+        let proxy = try await PythonService("sigv4_proxy.py", ["{port}", moto.url(""), Self.proxyKey, Self.proxySecret, "\(100 << 20)", gate])
         defer { proxy.stop(); moto.stop() }
-        let stored = try PythonService.run("s3_helper.py", ["put-random", moto.url(""), "any", "any", "data", "big/object.bin", "\(200 << 20)"])
+        let stored = try await PythonService.run("s3_helper.py", ["put-random", moto.url(""), "any", "any", "data", "big/object.bin", "\(200 << 20)"])
         try #require(stored.status == 0)
         _ = try directory.write("m.yaml", """
             version: 1
@@ -312,7 +312,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("out/object.bin").path))
         #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
 
-        let rerun = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
         #expect(rerun.status == 0, "\(rerun.stderr)")
         let job = try Self.report(directory)["big"] ?? [:]
         #expect((job["resumed_from"] as? Int ?? 0) >= 64 << 20, "\(job)")
@@ -323,14 +323,14 @@ import Testing
     /// the next until the test has `kill -9`ed batchfetch; the rerun asks the store which parts
     /// it holds, sends only the rest, completes the upload (the object is the file, its ETag a
     /// multipart one), and the run after it is up to date.
-    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
+    @Test(.enabled { await PythonService.available("moto.server, boto3") || NginxServer.required })
     func aKilledMultipartUploadResumesItsParts() async throws {
         let directory = try TemporaryDirectory()
         let gate = directory.url.appendingPathComponent("release").path
-        let moto = try PythonService("s3_helper.py", ["serve", "{port}"])
-        let proxy = try PythonService("sigv4_proxy.py", ["{port}", moto.url(""), Self.proxyKey, Self.proxySecret, "\(40 << 20)", gate, "uploads"])
+        let moto = try await PythonService("s3_helper.py", ["serve", "{port}"])
+        let proxy = try await PythonService("sigv4_proxy.py", ["{port}", moto.url(""), Self.proxyKey, Self.proxySecret, "\(40 << 20)", gate, "uploads"])
         defer { proxy.stop(); moto.stop() }
-        #expect(try PythonService.run("s3_helper.py", ["put", moto.url(""), "any", "any", "data", "seed", "/dev/null"]).status == 0)
+        #expect(try await PythonService.run("s3_helper.py", ["put", moto.url(""), "any", "any", "data", "seed", "/dev/null"]).status == 0)
         let size = 150_000_000
         let data = try #require(FileHandle(forReadingAtPath: "/dev/urandom")?.readData(ofLength: size))
         let environment = try Self.uploading(data, to: "s3://data/uploads/big.bin", through: proxy, in: directory)
@@ -340,18 +340,18 @@ import Testing
         try #require(held, "the upload never reached the held part")
         #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
 
-        let rerun = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
         #expect(rerun.status == 0, "\(rerun.stderr)")
         let job = try Self.report(directory)["up"] ?? [:]
         #expect(job["status"] as? String == "uploaded")
         // Two 16 MiB parts were stored before the kill: the rerun sent the rest only.
         #expect((job["bytes_transferred"] as? Int ?? .max) <= size - (32 << 20), "\(job)")
         #expect((job["etag"] as? String)?.hasSuffix("-9\"") == true, "\(job)")
-        let stored = try PythonService.run("s3_helper.py", ["object", proxy.url(""), "data", "uploads/big.bin", Self.proxyKey, Self.proxySecret])
+        let stored = try await PythonService.run("s3_helper.py", ["object", proxy.url(""), "data", "uploads/big.bin", Self.proxyKey, Self.proxySecret])
         let object = try JSONSerialization.jsonObject(with: Data(stored.output.utf8)) as? [String: Any]
         #expect(object?["size"] as? Int == size)
         #expect(object?["sha256"] as? String == SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())
-        let again = try BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
+        let again = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url, environment: environment)
         #expect(again.status == 0 && again.stderr.contains("1 up to date"), "\(again.stderr)")
     }
 }

@@ -38,7 +38,7 @@ import TestOrigin
 
     @Test(arguments: kinds, [false, true])
     func killedDownloadEndsWithTheServersCurrentBytes(kind: PeerServer.Kind, rewritten: Bool) async throws {
-        let server = try PeerServer(kind, bytesPerSecond: Self.rate)
+        let server = try await PeerServer(kind, bytesPerSecond: Self.rate)
         defer { server.stop() }
         let original = Data(OriginContent.generated(size: Int64(Self.size), seed: 41).allBytes)
         try server.write("file.bin", original, age: 100)
@@ -56,7 +56,7 @@ import TestOrigin
 
         let expected = rewritten ? Data(OriginContent.generated(size: Int64(Self.size), seed: 42).allBytes) : original
         if rewritten { try server.write("file.bin", expected, age: 0) }
-        let rerun = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let rerun = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(rerun.status == 0, "\(rerun.stderr)")
         // (Digests, not the bytes: a failing comparison of 8 MiB would spend minutes on a diff.)
         let stored = try Data(contentsOf: directory.url.appendingPathComponent("data/file.bin"))

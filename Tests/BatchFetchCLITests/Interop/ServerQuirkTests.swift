@@ -29,8 +29,8 @@ import TestOrigin
     /// body although the head was refused: `check --deep` hashed it as the file (sha256 b5d7…,
     /// exit 3 on an unchanged mirror) and `run` counted it as transferred.
     @Test(.enabled(if: PeerServer.binary(.caddy) != nil || required))
-    func caddysEmptyFileIsEmptyForRunAndDeepCheck() throws {
-        let caddy = try PeerServer(.caddy)
+    func caddysEmptyFileIsEmptyForRunAndDeepCheck() async throws {
+        let caddy = try await PeerServer(.caddy)
         defer { caddy.stop() }
         let other = Self.data(1000, seed: 7)
         try caddy.write("empty1.dat", Data(), age: 100)
@@ -43,13 +43,13 @@ import TestOrigin
               - {id: e, url: "\(caddy.url("/empty1.dat"))", checksum: "sha256:\(Self.sha256(Data()))"}
               - {id: k, url: "\(caddy.url("/k.bin"))", checksum: "sha256:\(Self.sha256(other))"}
             """)
-        let run = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(run.status == 0, "\(run.stderr)")
         let jobs = try Self.jobs(directory)
         #expect(jobs["e"]?["bytes_transferred"] as? Int == 0, "\(jobs)")
         #expect(jobs["k"]?["bytes_transferred"] as? Int == 1000, "\(jobs)")
 
-        let check = try BinaryRunner.run(["check", "m.yaml", "--deep"], in: directory.url)
+        let check = try await BinaryRunner.run(["check", "m.yaml", "--deep"], in: directory.url)
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         let checked = try Self.jobs(directory, report: "batchfetch-check.json")
         #expect(checked["e"]?["status"] as? String == "ok", "\(checked)")
@@ -58,8 +58,8 @@ import TestOrigin
     /// `%XX` beside raw non-ASCII: Foundation's URL parser encoded the whole string again, `%`
     /// included, so `/ü%20b.bin` was asked as `/%C3%BC%2520b.bin` (404 on nginx, apache2, caddy).
     @Test(.enabled(if: PeerServer.binary(.caddy) != nil || required))
-    func aURLWithRawUnicodeAndAnEscapeIsAskedAsWritten() throws {
-        let caddy = try PeerServer(.caddy)
+    func aURLWithRawUnicodeAndAnEscapeIsAskedAsWritten() async throws {
+        let caddy = try await PeerServer(.caddy)
         defer { caddy.stop() }
         try caddy.write("ü b.bin", Data("hello".utf8), age: 100)
         let directory = try TemporaryDirectory()
@@ -69,9 +69,9 @@ import TestOrigin
             jobs:
               - {id: u, url: "\(caddy.url("/ü%20b.bin"))", dest: u.bin}
             """)
-        let validate = try BinaryRunner.run(["validate", "m.yaml"], in: directory.url)
+        let validate = try await BinaryRunner.run(["validate", "m.yaml"], in: directory.url)
         #expect(validate.status == 0, "\(validate.stderr)")
-        let run = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("data/u.bin")) == Data("hello".utf8))
     }
@@ -82,8 +82,8 @@ import TestOrigin
     /// memory in bench/hostile-bench.py). Here: the real server, every file right, one attempt
     /// each (an attempt is one try, not one range), and `check --deep` agrees.
     @Test(.enabled(if: PeerServer.binary(.plainPython) != nil || required))
-    func aServerWithoutRangesServesABatchOnce() throws {
-        let python = try PeerServer(.plainPython)
+    func aServerWithoutRangesServesABatchOnce() async throws {
+        let python = try await PeerServer(.plainPython)
         defer { python.stop() }
         var lines = ""
         var digests: [String: String] = [:]
@@ -95,7 +95,7 @@ import TestOrigin
         }
         let directory = try TemporaryDirectory()
         try directory.write("m.yaml", "version: 1\noutput_dir: data\nconcurrency: 4\njobs:\n" + lines)
-        let run = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(run.status == 0, "\(run.stderr)")
         let jobs = try Self.jobs(directory)
         for (id, digest) in digests {
@@ -103,7 +103,7 @@ import TestOrigin
             #expect(jobs[id]?["attempts"] as? Int == 1, "\(id): \(jobs[id] ?? [:])")
             #expect((jobs[id]?["checksums"] as? [String: String])?["sha256"] == digest)
         }
-        let check = try BinaryRunner.run(["check", "m.yaml", "--deep"], in: directory.url)
+        let check = try await BinaryRunner.run(["check", "m.yaml", "--deep"], in: directory.url)
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     }
 }

@@ -11,7 +11,7 @@ struct TLSInteropTests {
     /// The PKI, made once per test process.
     static let pki: URL = {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("batchfetch-pki-\(UUID().uuidString)")
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [BinaryRunner.repository.appendingPathComponent("Tests/Support/make_test_pki.sh").path, directory.path]
         try? process.run()
@@ -23,8 +23,8 @@ struct TLSInteropTests {
         pki.appendingPathComponent(name).path
     }
 
-    static func nginx(_ certificate: String, clientCA: String? = nil, locations: String = "") throws -> NginxServer {
-        let server = try NginxServer(
+    static func nginx(_ certificate: String, clientCA: String? = nil, locations: String = "") async throws -> NginxServer {
+        let server = try await NginxServer(
             tls: .init(certificate: pem("\(certificate).pem"), key: pem("\(certificate).key"), clientCA: clientCA),
             locations: locations)
         try server.write("file.bin", Data("served over TLS\n".utf8))
@@ -34,7 +34,7 @@ struct TLSInteropTests {
     /// Runs `batchfetch command m.yaml` for one job with `extra` keys; returns the exit status,
     /// stderr and the job's report entry.
     static func run(_ command: [String] = ["run"], url: String, extra: String = "", environment: [String: String] = [:],
-                    in directory: TemporaryDirectory? = nil) throws -> (status: Int32, stderr: String, job: [String: Any]) {
+                    in directory: TemporaryDirectory? = nil) async throws -> (status: Int32, stderr: String, job: [String: Any]) {
         let directory = try directory ?? TemporaryDirectory()
         try directory.write("m.yaml", """
             version: 1
@@ -43,7 +43,7 @@ struct TLSInteropTests {
             jobs:
               - {id: file, url: "\(url)", dest: file.bin\(extra)}
             """)
-        let output = try BinaryRunner.run(command + ["m.yaml"], in: directory.url, environment: environment)
+        let output = try await BinaryRunner.run(command + ["m.yaml"], in: directory.url, environment: environment)
         let name = command.first == "check" ? "batchfetch-check.json" : "batchfetch-report.json"
         let report = try? JSONSerialization.jsonObject(
             with: Data(contentsOf: directory.url.appendingPathComponent("data/" + name))) as? [String: Any]
@@ -59,10 +59,10 @@ struct TLSInteropTests {
         (job["error"] as? [String: Any])?["message"] as? String ?? ""
     }
 
-    @Test func privateCAFromTheManifest() throws {
-        let nginx = try Self.nginx("server")
+    @Test func privateCAFromTheManifest() async throws {
+        let nginx = try await Self.nginx("server")
         defer { nginx.stop() }
-        let result = try Self.run(url: nginx.url("/file.bin"), extra: ", tls: {ca_file: \"\(Self.pem("ca.pem"))\"}")
+        let result = try await Self.run(url: nginx.url("/file.bin"), extra: ", tls: {ca_file: \"\(Self.pem("ca.pem"))\"}")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.job["status"] as? String == "downloaded")
     }
@@ -72,12 +72,12 @@ struct TLSInteropTests {
     /// caddy over TLS and h2 peaked at 70–120 MiB, 170–180 MiB with a slow disk (issue 33;
     /// bench/hostile-bench.py measures it). Requests on the transport with backpressure are
     /// HTTP/1.1, where a paused read stops at the socket: nginx logs every range as HTTP/1.1.
-    @Test func segmentsOverTLSUseHTTP1Connections() throws {
-        let nginx = try Self.nginx("server")
+    @Test func segmentsOverTLSUseHTTP1Connections() async throws {
+        let nginx = try await Self.nginx("server")
         defer { nginx.stop() }
         let content = Data((0..<(48 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 >> 3) })
         try nginx.write("large.bin", content)
-        let result = try Self.run(url: nginx.url("/large.bin"),
+        let result = try await Self.run(url: nginx.url("/large.bin"),
                                   extra: ", segments: 4, tls: {ca_file: \"\(Self.pem("ca.pem"))\"}")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.job["segments"] as? Int == 4, "\(result.job)")
@@ -86,11 +86,11 @@ struct TLSInteropTests {
     }
 
     @Test(arguments: ["SSL_CERT_FILE", "CURL_CA_BUNDLE", "SSL_CERT_DIR"])
-    func privateCAFromTheEnvironment(variable: String) throws {
-        let nginx = try Self.nginx("server")
+    func privateCAFromTheEnvironment(variable: String) async throws {
+        let nginx = try await Self.nginx("server")
         defer { nginx.stop() }
         let value = variable == "SSL_CERT_DIR" ? Self.pem("cadir") : Self.pem("ca.pem")
-        let result = try Self.run(url: nginx.url("/file.bin"), environment: [variable: value])
+        let result = try await Self.run(url: nginx.url("/file.bin"), environment: [variable: value])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.job["status"] as? String == "downloaded")
     }
@@ -98,10 +98,10 @@ struct TLSInteropTests {
     /// Neither the system store (on URLSession) nor a CA that did not sign it (on nio) trusts a
     /// self-signed certificate: `tls`, at once, without retries.
     @Test(arguments: [false, true])
-    func untrustedCertificateFailsAtOnce(withPrivateCA: Bool) throws {
-        let nginx = try Self.nginx("selfsigned")
+    func untrustedCertificateFailsAtOnce(withPrivateCA: Bool) async throws {
+        let nginx = try await Self.nginx("selfsigned")
         defer { nginx.stop() }
-        let result = try Self.run(url: nginx.url("/file.bin"),
+        let result = try await Self.run(url: nginx.url("/file.bin"),
                                   extra: withPrivateCA ? ", tls: {ca_file: \"\(Self.pem("ca.pem"))\"}" : "")
         #expect(result.status == 1)
         #expect(Self.errorCode(result.job) == "tls", "\(result.job)")
@@ -109,23 +109,23 @@ struct TLSInteropTests {
         #expect(nginx.accessLog().isEmpty)
     }
 
-    @Test func hostNameMismatchIsATLSFailure() throws {
-        let nginx = try Self.nginx("wronghost")
+    @Test func hostNameMismatchIsATLSFailure() async throws {
+        let nginx = try await Self.nginx("wronghost")
         defer { nginx.stop() }
-        let result = try Self.run(url: nginx.url("/file.bin"), extra: ", tls: {ca_file: \"\(Self.pem("ca.pem"))\"}")
+        let result = try await Self.run(url: nginx.url("/file.bin"), extra: ", tls: {ca_file: \"\(Self.pem("ca.pem"))\"}")
         #expect(result.status == 1)
         #expect(Self.errorCode(result.job) == "tls", "\(result.job)")
         #expect(Self.errorMessage(result.job).contains("host name"))
     }
 
-    @Test func clientCertificateForMutualTLS() throws {
-        let nginx = try Self.nginx("server", clientCA: Self.pem("ca.pem"))
+    @Test func clientCertificateForMutualTLS() async throws {
+        let nginx = try await Self.nginx("server", clientCA: Self.pem("ca.pem"))
         defer { nginx.stop() }
         let trust = "ca_file: \"\(Self.pem("ca.pem"))\""
-        let without = try Self.run(url: nginx.url("/file.bin"), extra: ", tls: {\(trust)}")
+        let without = try await Self.run(url: nginx.url("/file.bin"), extra: ", tls: {\(trust)}")
         #expect(without.status == 1)
         #expect(without.job["status"] as? String == "failed")
-        let with = try Self.run(url: nginx.url("/file.bin"), extra: """
+        let with = try await Self.run(url: nginx.url("/file.bin"), extra: """
             , tls: {\(trust), client_cert: "\(Self.pem("client.pem"))", client_key: "\(Self.pem("client.key"))"}
             """)
         #expect(with.status == 0, "\(with.stderr)")
@@ -138,13 +138,13 @@ struct TLSInteropTests {
         let plain = try await TestOrigin.start(host: "127.0.0.2")
         defer { Task { try? await plain.shutdown() } }
         plain.serve("/file.bin", .text("served over http\n"))
-        let nginx = try Self.nginx("server", locations: "location = /down { return 302 \(plain.url("/file.bin")); }")
+        let nginx = try await Self.nginx("server", locations: "location = /down { return 302 \(plain.url("/file.bin")); }")
         defer { nginx.stop() }
         let extra = ", headers: {Authorization: \"Bearer ${TOKEN}\"}, tls: {ca_file: \"\(Self.pem("ca.pem"))\"}"
         let environment = ["TOKEN": "tok-5ecret-77"]
         for command in [["run"], ["check"], ["check", "--deep"], ["pin"]] {
             let directory = try TemporaryDirectory()
-            let result = try Self.run(command, url: nginx.url("/down"), extra: extra, environment: environment, in: directory)
+            let result = try await Self.run(command, url: nginx.url("/down"), extra: extra, environment: environment, in: directory)
             #expect(result.status != 0, "\(command)")
             #expect(!result.stderr.contains("tok-5ecret-77"))
             if command == ["run"] {
@@ -158,7 +158,7 @@ struct TLSInteropTests {
         }
         #expect(plain.allRequests.isEmpty)
 
-        let allowed = try Self.run(url: nginx.url("/down"), extra: extra + ", allow_insecure_redirect: true", environment: environment)
+        let allowed = try await Self.run(url: nginx.url("/down"), extra: extra + ", allow_insecure_redirect: true", environment: environment)
         #expect(allowed.status == 0, "\(allowed.stderr)")
         #expect(plain.allRequests.count == 1)
         #expect(plain.allRequests.allSatisfy { $0.header("Authorization") == nil })

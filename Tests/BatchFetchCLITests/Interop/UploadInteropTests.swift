@@ -22,8 +22,8 @@ struct UploadInteropTests {
 
     /// The mirror recipe: download from nginx, verify, PUT to nginx's WebDAV; a rerun sends
     /// nothing (both up to date); a store that refuses the size fails with its 413.
-    @Test func fetchVerifyAndPutToNginxWebDAV() throws {
-        let nginx = try NginxServer(locations: """
+    @Test func fetchVerifyAndPutToNginxWebDAV() async throws {
+        let nginx = try await NginxServer(locations: """
             location /dav/ { dav_methods PUT; create_full_put_path on; client_max_body_size 0; }
             location /small/ { dav_methods PUT; create_full_put_path on; client_max_body_size 1k; }
             """)
@@ -37,7 +37,7 @@ struct UploadInteropTests {
               - {id: fetch, url: "\(nginx.url("/src.bin"))", dest: raw/src.bin, checksum: "sha256:\(Self.sha256)"}
               - {id: mirror, upload: raw/src.bin, url: "\(nginx.url("/dav/mirror/src.bin"))", depends_on: [fetch]}
             """)
-        let first = try BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
+        let first = try await BinaryRunner.run(["run", "m.yaml", "--progress", "line"], in: directory.url)
         #expect(first.status == 0, "\(first.stderr)")
         let stored = try Data(contentsOf: nginx.root.appendingPathComponent("dav/mirror/src.bin"))
         #expect(stored == Self.data)
@@ -49,17 +49,17 @@ struct UploadInteropTests {
         #expect((mirror["etag"] as? String)?.hasPrefix("\"") == true)
         #expect(first.stderr.contains("uploaded    mirror"))
         let report = directory.url.appendingPathComponent("data/batchfetch-report.json").path
-        let (valid, text) = try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", report])
+        let (valid, text) = try await BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", report])
         #expect(valid == 0, "\(text)")
 
-        let second = try BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let second = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(second.status == 0, "\(second.stderr)")
         let again = try jobs(directory)
         #expect(again["fetch"]?["status"] as? String == "up_to_date")
         #expect(again["mirror"]?["status"] as? String == "up_to_date")
         #expect((again["mirror"]?["evidence"] as? String)?.contains("ETag") == true)
         #expect(nginx.accessLog().components(separatedBy: "\"PUT ").count == 2)
-        #expect(try BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", report]).status == 0)
+        #expect(try await BinaryRunner.validateWithSchema(["--expect-valid", "schemas/report.schema.json", report]).status == 0)
 
         try directory.write("small.yaml", """
             version: 1
@@ -67,7 +67,7 @@ struct UploadInteropTests {
             jobs:
               - {id: small, upload: raw/src.bin, url: "\(nginx.url("/small/src.bin"))"}
             """)
-        let refused = try BinaryRunner.run(["run", "small.yaml"], in: directory.url)
+        let refused = try await BinaryRunner.run(["run", "small.yaml"], in: directory.url)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("HTTP 413"), "\(refused.stderr)")
         #expect(try Data(contentsOf: directory.url.appendingPathComponent("data/raw/src.bin")) == Self.data)
@@ -75,11 +75,11 @@ struct UploadInteropTests {
 
     /// An S3 bucket through a presigned PUT URL (a secret: it comes from the environment and is
     /// never printed), with Content-MD5: S3's ETag of the object is the file's MD5.
-    @Test(.enabled(if: PythonService.available("moto.server, boto3") || NginxServer.required))
-    func putToS3ThroughAPresignedURL() throws {
-        let moto = try PythonService("s3_helper.py", ["serve", "{port}"])
+    @Test(.enabled { await PythonService.available("moto.server, boto3") || NginxServer.required })
+    func putToS3ThroughAPresignedURL() async throws {
+        let moto = try await PythonService("s3_helper.py", ["serve", "{port}"])
         defer { moto.stop() }
-        let presigned = try PythonService.run("s3_helper.py", ["presign", moto.url(""), "datasets", "train/src.bin"])
+        let presigned = try await PythonService.run("s3_helper.py", ["presign", moto.url(""), "datasets", "train/src.bin"])
         #expect(presigned.status == 0)
         let directory = try TemporaryDirectory()
         try directory.write("data/src.bin", "")
@@ -90,9 +90,9 @@ struct UploadInteropTests {
             jobs:
               - {id: s3, upload: src.bin, url: "${S3_PUT_URL}", content_md5: true}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: ["S3_PUT_URL": presigned.output])
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: ["S3_PUT_URL": presigned.output])
         #expect(output.status == 0, "\(output.stderr)")
-        let object = try PythonService.run("s3_helper.py", ["object", moto.url(""), "datasets", "train/src.bin"])
+        let object = try await PythonService.run("s3_helper.py", ["object", moto.url(""), "datasets", "train/src.bin"])
         let stored = try JSONSerialization.jsonObject(with: Data(object.output.utf8)) as? [String: Any] ?? [:]
         let md5 = Insecure.MD5.hash(data: Self.data).map { String(format: "%02x", $0) }.joined()
         #expect(stored["sha256"] as? String == Self.sha256)
@@ -108,12 +108,12 @@ struct UploadInteropTests {
     }
 
     /// A multipart POST read by a receiver that parses forms with python-multipart.
-    @Test(.enabled(if: PythonService.available("python_multipart") || NginxServer.required))
-    func postAFormToAMultipartReceiver() throws {
+    @Test(.enabled { await PythonService.available("python_multipart") || NginxServer.required })
+    func postAFormToAMultipartReceiver() async throws {
         let directory = try TemporaryDirectory()
         let received = directory.url.appendingPathComponent("received")
         try FileManager.default.createDirectory(at: received, withIntermediateDirectories: true)
-        let receiver = try PythonService("form_receiver.py", ["{port}", received.path])
+        let receiver = try await PythonService("form_receiver.py", ["{port}", received.path])
         defer { receiver.stop() }
         try directory.write("data/src.bin", "")
         try Self.data.write(to: directory.url.appendingPathComponent("data/src.bin"))
@@ -131,7 +131,7 @@ struct UploadInteropTests {
                   content_type: application/octet-stream
                   fields: {name: train, version: "3"}
             """)
-        let output = try BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: ["API_TOKEN": "tok-123"])
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url, environment: ["API_TOKEN": "tok-123"])
         #expect(output.status == 0, "\(output.stderr)")
         let record = try JSONSerialization.jsonObject(
             with: Data(contentsOf: received.appendingPathComponent("1.json"))) as? [String: Any] ?? [:]

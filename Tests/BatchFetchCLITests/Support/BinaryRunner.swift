@@ -1,4 +1,5 @@
 import Foundation
+import TestOrigin
 
 /// Runs the built `batchfetch` binary as a user would, capturing its output and exit status.
 struct BinaryRunner {
@@ -36,8 +37,8 @@ struct BinaryRunner {
     }
 
     /// Starts `batchfetch arguments...` without waiting; output goes to files in `directory`.
-    static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Process {
-        let process = Process()
+    static func start(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> SpawnedProcess {
+        let process = SpawnedProcess()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
@@ -53,14 +54,13 @@ struct BinaryRunner {
     }
 
     /// Sends `signal` to `process` as soon as `condition` holds (checked every 10 ms, at most
-    /// `timeout` seconds), from a thread of its own: other tests block the shared cooperative pool
-    /// (they wait for processes), and a test task woken seconds late saw the download finish
-    /// before its kill. Returns whether the condition held; the signal is sent either way, `times`
-    /// times 100 ms apart.
-    static func signal(_ signal: Int32, to process: Process, times: Int = 1, timeout: Double = 120,
+    /// `timeout` seconds), off the cooperative pool (`offThePool`): a test task woken seconds late
+    /// saw the download finish before its kill. Returns whether the condition held; the signal is
+    /// sent either way, `times` times 100 ms apart.
+    static func signal(_ signal: Int32, to process: SpawnedProcess, times: Int = 1, timeout: Double = 120,
                        when condition: @escaping @Sendable () -> Bool) async -> Bool {
         let pid = process.processIdentifier
-        return await onThreadOfItsOwn {
+        return await offThePool {
             let held = poll(timeout: timeout, until: condition)
             for time in 0..<times {
                 if time > 0 { Thread.sleep(forTimeInterval: 0.1) }
@@ -70,24 +70,15 @@ struct BinaryRunner {
         }
     }
 
-    /// Waits until `condition` holds, from a thread of its own (see ``signal(_:to:times:timeout:when:)``);
-    /// returns false when it did not within `timeout` seconds, for the test to fail on.
+    /// Waits until `condition` holds, off the cooperative pool; returns false when it did not
+    /// within `timeout` seconds, for the test to fail on.
     static func wait(timeout: Double = 120, until condition: @escaping @Sendable () -> Bool) async -> Bool {
-        await onThreadOfItsOwn { poll(timeout: timeout, until: condition) }
+        await offThePool { poll(timeout: timeout, until: condition) }
     }
 
-    /// Waits for `process` to exit, from a thread of its own (``onThreadOfItsOwn(_:)``).
-    static func exit(of process: Process) async {
-        await onThreadOfItsOwn { process.waitUntilExit() }
-    }
-
-    /// Runs `body`, which blocks, on a thread of its own and gives back its result: a test that
-    /// blocks a thread of the cooperative pool (one per core) can starve the tasks other tests
-    /// need to finish — a CI run deadlocked that way.
-    private static func onThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: body()) }
-        }
+    /// Waits for `process` to exit, off the cooperative pool.
+    static func exit(of process: SpawnedProcess) async {
+        await offThePool { process.waitUntilExit() }
     }
 
     /// Checks `condition` every 10 ms on the calling thread until it holds or `timeout` passes.
@@ -106,74 +97,44 @@ struct BinaryRunner {
     }
 
     /// Runs `batchfetch arguments...` in `directory` with `environment` added to a minimal one.
-    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> Output {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.currentDirectoryURL = directory ?? repository
-        var env = baseEnvironment
-        env.merge(environment) { _, new in new }
-        process.environment = env
-        return try collect(process)
-    }
-
-    /// Runs `process` to its end and returns its status and what it printed on each stream.
-    private static func collect(_ process: Process) throws -> Output {
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read both pipes concurrently so a full stderr pipe cannot block the child; the reader
-        // is a thread of its own, not `DispatchQueue.global()`, whose threads are the ones tests
-        // block on (they wait for processes): with all of them blocked the reader never ran.
-        nonisolated(unsafe) var errData = Data()
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
-            done.signal()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus,
-            stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) async throws -> Output {
+        let run = try await ToolRun.run(binary, arguments, in: directory ?? repository,
+                                        environment: baseEnvironment.merging(environment) { _, new in new })
+        return Output(status: run.status, stdout: run.output, stderr: String(decoding: run.stderr, as: UTF8.self))
     }
 
     /// Runs Tests/Support/validate_with_schema.py (Python's jsonschema, independent of batchfetch)
     /// from the repository root; returns its exit status and output.
-    static func validateWithSchema(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        try tool(["python3", "Tests/Support/validate_with_schema.py"] + arguments)
+    static func validateWithSchema(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await tool(["python3", "Tests/Support/validate_with_schema.py"] + arguments)
     }
 
     /// Runs another program (found on PATH by `/usr/bin/env`) from the repository root, with
     /// `environment` added to the test's own (python3 may live where only it knows, pyenv's
     /// shims) and `input` as its stdin; returns its exit status and everything it printed
     /// (stdout, then stderr).
-    static func tool(_ arguments: [String], input: URL? = nil, environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.currentDirectoryURL = repository
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        if let input { process.standardInput = try FileHandle(forReadingFrom: input) }
-        let output = try collect(process)
-        return (output.status, output.stdout + output.stderr)
+    static func tool(_ arguments: [String], input: URL? = nil, environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+        let run = try await ToolRun.run(arguments, in: repository,
+                                        environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, input: input)
+        return (run.status, run.output + String(decoding: run.stderr, as: UTF8.self))
     }
 }
 
 extension BinaryRunner {
     /// Runs the binary with stderr on a pseudo-terminal (stdout to /dev/null), as a person at a
     /// terminal would; returns the exit status and what the terminal received.
-    static func runInTerminal(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String) {
+    static func runInTerminal(_ arguments: [String], in directory: URL) async throws -> (status: Int32, output: String) {
+        try await offThePool { try terminal(arguments, in: directory) }
+    }
+
+    private static func terminal(_ arguments: [String], in directory: URL) throws -> (status: Int32, output: String) {
         let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
         guard master >= 0, grantpt(master) == 0, unlockpt(master) == 0, let name = ptsname(master) else {
             throw POSIXError(.ENOTTY)
         }
         let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
         guard slave >= 0 else { throw POSIXError(.ENOTTY) }
-        let process = Process()
+        let process = SpawnedProcess()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
@@ -184,7 +145,7 @@ extension BinaryRunner {
         close(slave)
         nonisolated(unsafe) var received = Data()
         let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {  // not the global queue's threads (see ``run(_:in:environment:)``)
+        Thread.detachNewThread {  // not the global queue's threads (see `offThePool`)
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = read(master, &buffer, buffer.count)

@@ -1,4 +1,5 @@
 import Foundation
+import TestOrigin
 
 /// A real nginx on a free loopback port, serving a temporary directory: the real-world peer of
 /// the interop tests. `.ci/run` installs Debian's nginx-light.
@@ -15,7 +16,7 @@ final class NginxServer {
     let port: Int
     let tls: TLS?
     private let prefix: URL
-    private let process: Process
+    private let process: SpawnedProcess
 
     /// The nginx binary, if installed.
     static var binary: String? {
@@ -28,7 +29,7 @@ final class NginxServer {
 
     /// Starts nginx with `limit_rate` applied under `/slow/`, over TLS when `tls` is given, with
     /// `locations` added to its server block.
-    init(slowRate: String = "2m", tls: TLS? = nil, locations: String = "") throws {
+    init(slowRate: String = "2m", tls: TLS? = nil, locations: String = "") async throws {
         guard let binary = Self.binary else { throw NginxError.notInstalled }
         self.tls = tls
         prefix = FileManager.default.temporaryDirectory.appendingPathComponent("batchfetch-nginx-\(UUID().uuidString)")
@@ -63,13 +64,13 @@ final class NginxServer {
             }
             """
         try config.write(to: prefix.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-        process = Process()
+        process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["-p", p, "-c", prefix.appendingPathComponent("nginx.conf").path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try Self.waitUntilListening(process, port: port)
+        try await Self.waitUntilListening(process, port: port)
     }
 
     func url(_ path: String) -> String {
@@ -129,8 +130,15 @@ final class NginxServer {
 
     /// Waits until `process` listens on `port` and is still running a moment later (a server that
     /// lost the port to another exits at once, while the other answers the connection).
-    static func waitUntilListening(_ process: Process, port: Int) throws {
-        for _ in 0..<100 {
+    static func waitUntilListening(_ process: SpawnedProcess, port: Int) async throws {
+        try await offThePool { try poll(process, port: port) }
+    }
+
+    /// Up to a minute: moto's Python imports alone took over five seconds beside two CPU hogs;
+    /// a server that exits ends the wait at once.
+    private static func poll(_ process: SpawnedProcess, port: Int) throws {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
             if canConnect(port: port) {
                 Thread.sleep(forTimeInterval: 0.2)
                 guard process.isRunning else { throw NginxError.exited("the server exited: port \(port) taken?") }

@@ -1,4 +1,5 @@
 import Foundation
+import TestOrigin
 
 /// A real HTTP server of another kind than nginx on a free loopback port, serving a temporary
 /// directory, with bodies paced so a test can kill a download midway:
@@ -21,7 +22,7 @@ final class PeerServer {
     let root: URL
     let port: Int
     private let prefix: URL
-    private let process: Process
+    private let process: SpawnedProcess
 
     static func binary(_ kind: Kind) -> String? {
         let candidates: [String]
@@ -38,13 +39,13 @@ final class PeerServer {
     }
 
     /// Starts the server with bodies paced at `bytesPerSecond` (the paced kinds only).
-    init(_ kind: Kind, bytesPerSecond: Int = 0) throws {
+    init(_ kind: Kind, bytesPerSecond: Int = 0) async throws {
         guard let binary = Self.binary(kind) else { throw NginxServer.NginxError.notInstalled }
         prefix = FileManager.default.temporaryDirectory.appendingPathComponent("batchfetch-\(kind)-\(UUID().uuidString)")
         root = prefix.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         port = try NginxServer.freePort()
-        process = Process()
+        process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         switch kind {
         case .python:
@@ -85,7 +86,7 @@ final class PeerServer {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try NginxServer.waitUntilListening(process, port: port)
+        try await NginxServer.waitUntilListening(process, port: port)
     }
 
     func url(_ path: String) -> String {

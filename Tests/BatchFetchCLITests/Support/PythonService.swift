@@ -1,27 +1,28 @@
 import Foundation
+import TestOrigin
 
 /// A Python helper of Tests/Support on a free loopback port — moto's S3 server, the multipart
 /// form receiver — started for one test and killed after it; and the helpers' one-shot commands.
 final class PythonService {
     let port: Int
-    private let process: Process
+    private let process: SpawnedProcess
 
     /// Whether `python3` can import `modules` (the helpers need them; `.ci/run` installs them).
-    static func available(_ modules: String) -> Bool {
-        (try? command(["-c", "import \(modules)"]))?.status == 0
+    static func available(_ modules: String) async -> Bool {
+        (try? await command(["-c", "import \(modules)"]))?.status == 0
     }
 
     /// Starts `python3 Tests/Support/<script> <arguments with {port} replaced>` and waits until it
     /// listens.
-    init(_ script: String, _ arguments: [String]) throws {
+    init(_ script: String, _ arguments: [String]) async throws {
         port = try NginxServer.freePort()
-        process = Process()
+        process = SpawnedProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Self.script(script)] + arguments.map { $0.replacingOccurrences(of: "{port}", with: "\(port)") }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        try NginxServer.waitUntilListening(process, port: port)
+        try await NginxServer.waitUntilListening(process, port: port)
     }
 
     func url(_ path: String) -> String {
@@ -33,25 +34,20 @@ final class PythonService {
         process.waitUntilExit()
     }
 
-    /// Runs `python3 Tests/Support/<script> arguments...`; its status and standard output.
-    static func run(_ script: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        try command([Self.script(script)] + arguments)
+    /// Runs `python3 Tests/Support/<script> arguments...`; its status and standard output (and,
+    /// when it failed, its standard error).
+    static func run(_ script: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await command([Self.script(script)] + arguments)
     }
 
     private static func script(_ name: String) -> String {
         BinaryRunner.repository.appendingPathComponent("Tests/Support/\(name)").path
     }
 
-    private static func command(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output.trimmingCharacters(in: .whitespacesAndNewlines))
+    private static func command(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let run = try await ToolRun.run(["python3"] + arguments)
+        // A failure's traceback is its message.
+        let output = run.status == 0 ? run.output : run.output + String(decoding: run.stderr, as: UTF8.self)
+        return (run.status, output.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }

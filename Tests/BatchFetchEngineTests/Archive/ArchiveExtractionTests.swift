@@ -17,10 +17,10 @@ import Testing
         .appendingPathComponent("../../Fixtures/archives/make-archive.py").standardized.path
 
     /// The bytes of the archive `name` of the script.
-    static func archive(_ name: String) throws -> [UInt8] {
+    static func archive(_ name: String) async throws -> [UInt8] {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("bf-archive-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let status = try Self.run("/usr/bin/env", ["python3", script, name, out])
+        let status = try await Self.run("/usr/bin/env", ["python3", script, name, out])
         try #require(status == 0, "make-archive.py \(name) failed")
         return Array(try Data(contentsOf: URL(fileURLWithPath: out)))
     }
@@ -33,30 +33,17 @@ import Testing
     }
 
     @discardableResult
-    static func run(_ tool: String, _ arguments: [String], in directory: String? = nil) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+    static func run(_ tool: String, _ arguments: [String], in directory: String? = nil) async throws -> Int32 {
+        try await ToolRun.run(URL(fileURLWithPath: tool), arguments, in: directory.map { URL(fileURLWithPath: $0) }).status
     }
 
     /// One line per entry beneath `directory`: path, type and mode, size, mtime, link target,
     /// separated by tabs — what `find -printf` shows, so that two trees compare as `diff -r`
     /// and `stat` would.
-    static func listing(_ directory: String) throws -> [String] {
-        let pipe = Pipe()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/find")
-        process.arguments = [".", "-mindepth", "1", "-printf", "%p\\t%M\\t%s\\t%T@\\t%l\\n"]
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).sorted()
+    static func listing(_ directory: String) async throws -> [String] {
+        let find = try await ToolRun.run(URL(fileURLWithPath: "/usr/bin/find"), [".", "-mindepth", "1", "-printf", "%p\\t%M\\t%s\\t%T@\\t%l\\n"],
+                                         in: URL(fileURLWithPath: directory))
+        return find.output.split(separator: "\n").map(String.init).sorted()
     }
 
     static func manifest(_ path: String, dest: String, extract: String, extra: String = "") -> String {
@@ -79,11 +66,11 @@ import Testing
     @Test(arguments: ["reference-tar", "reference-tar-zst", "reference-zip"])
     func theTreeIsWhatTheReferenceToolsMake(_ name: String) async throws {
         let world = try await Harness()
-        let bytes = try Self.archive(name)
+        let bytes = try await Self.archive(name)
         let file = name == "reference-zip" ? "ref.zip" : name == "reference-tar-zst" ? "ref.tar.zst" : "ref.tar.gz"
         world.origin.serve("/" + file, OriginFile(content: .bytes(bytes)))
         let report = try await world.run(Self.manifest("/" + file, dest: file, extract: "true"))
-        let ours = try Self.listing(world.path("ref"))
+        let ours = try await Self.listing(world.path("ref"))
         var references: [(String, [String])] = []
         for tool in name == "reference-zip" ? ["unzip", "bsdtar"] : ["tar", "bsdtar"] {
             let directory = world.path(tool)
@@ -94,9 +81,9 @@ import Testing
             case "tar": arguments = ["tar", "--no-same-owner", "--no-same-permissions", "-xf", world.path(file), "-C", directory]
             default: arguments = ["bsdtar", "--no-same-owner", "--no-same-permissions", "-xf", world.path(file), "-C", directory]
             }
-            #expect(try Self.run("/usr/bin/env", arguments) == 0, "\(tool)")
-            references.append((tool, try Self.listing(directory)))
-            #expect(try Self.run("/usr/bin/diff", ["-r", "--no-dereference", world.path("ref"), directory]) == 0, "\(tool)")
+            #expect(try await Self.run("/usr/bin/env", arguments) == 0, "\(tool)")
+            references.append((tool, try await Self.listing(directory)))
+            #expect(try await Self.run("/usr/bin/diff", ["-r", "--no-dereference", world.path("ref"), directory]) == 0, "\(tool)")
         }
         await world.close()
 
@@ -129,7 +116,7 @@ import Testing
     func hostileEntriesFailTheJobAndPublishNothing(_ name: String, _ expected: String) async throws {
         let world = try await Harness()
         let file = name.contains("zip") ? "h.zip" : "h.tar.gz"
-        world.origin.serve("/" + file, OriginFile(content: .bytes(try Self.archive(name))))
+        await world.origin.serve("/" + file, OriginFile(content: .bytes(try Self.archive(name))))
         let report = try await world.run(Self.manifest("/" + file, dest: "in/" + file, extract: "{into: tree/h}"))
         let names = (try? FileManager.default.contentsOfDirectory(atPath: world.path("tree"))) ?? []
         let outside = ["evil.txt", "outside.txt"].filter { world.exists($0) || world.exists("tree/\($0)") }
@@ -151,9 +138,9 @@ import Testing
     /// refused above).
     @Test func aZipNamesBackslashesAreSeparators() async throws {
         let world = try await Harness()
-        world.origin.serve("/b.zip", OriginFile(content: .bytes(try Self.archive("backslash-zip-utf8"))))
+        await world.origin.serve("/b.zip", OriginFile(content: .bytes(try Self.archive("backslash-zip-utf8"))))
         let report = try await world.run(Self.manifest("/b.zip", dest: "b.zip", extract: "true"))
-        let listing = try Self.listing(world.path("b"))
+        let listing = try await Self.listing(world.path("b"))
         await world.close()
         #expect(report.jobs[0].status == .downloaded, "\(String(describing: report.jobs[0].error))")
         #expect(listing.map { $0.split(separator: "\t")[0] } == ["./ok.txt", "./sub", "./sub/évil.txt"])
@@ -172,7 +159,7 @@ import Testing
     ])
     func bombsAndBrokenArchivesFailWithoutATree(_ name: String, _ extract: String, _ code: ErrorCode, _ expected: String) async throws {
         let world = try await Harness()
-        world.origin.serve("/x.tar.gz", OriginFile(content: .bytes(try Self.archive(name))))
+        await world.origin.serve("/x.tar.gz", OriginFile(content: .bytes(try Self.archive(name))))
         let report = try await world.run(Self.manifest("/x.tar.gz", dest: "x.tar.gz", extract: extract))
         let names = try FileManager.default.contentsOfDirectory(atPath: world.directory.path)
         await world.close()
@@ -186,7 +173,7 @@ import Testing
     /// and `into` does not appear.
     @Test func anArchiveThatFailsItsChecksumIsNeverUnpacked() async throws {
         let world = try await Harness()
-        world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("reference-tar"))))
+        await world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("reference-tar"))))
         let report = try await world.run(Self.manifest("/r.tar.gz", dest: "r.tar.gz", extract: "true",
                                                        extra: "checksum: sha256:\(String(repeating: "0", count: 64))"))
         let tree = world.exists("r")
@@ -201,20 +188,20 @@ import Testing
     /// replaces the tree whole; `strip_components` and `include` shape it.
     @Test func rerunsKeepRepairOrReplaceTheTree() async throws {
         let world = try await Harness()
-        world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("reference-tar"))))
+        await world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("reference-tar"))))
         let manifest = Self.manifest("/r.tar.gz", dest: "r.tar.gz", extract: "{into: t, strip_components: 1, include: ['**/*.txt', '*.sh']}")
         let first = try await world.run(manifest)
-        let firstListing = try Self.listing(world.path("t"))
+        let firstListing = try await Self.listing(world.path("t"))
         world.origin.resetCounters()
         let second = try await world.run(manifest)
 
         try Data("edited".utf8).write(to: URL(fileURLWithPath: world.path("t/a.txt")))
         try FileManager.default.removeItem(atPath: world.path("t/exec.sh"))
         let third = try await world.run(manifest)
-        let repairedListing = try Self.listing(world.path("t"))
+        let repairedListing = try await Self.listing(world.path("t"))
         let restored = try String(contentsOfFile: world.path("t/a.txt"), encoding: .utf8)
 
-        world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("single-gz"))))
+        await world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("single-gz"))))
         let fourth = try await world.run(manifest.replacingOccurrences(of: "timeout: 60s", with: "timeout: 60s, refresh: always")
             .replacingOccurrences(of: "{into: t, strip_components: 1, include: ['**/*.txt', '*.sh']}", with: "{into: t}"))
         let replaced = try? Data(contentsOf: URL(fileURLWithPath: world.path("t")))
@@ -238,7 +225,7 @@ import Testing
     /// is `ok` again.
     @Test func verifyChecksTheTreeAndNamesWhatDiffers() async throws {
         let world = try await Harness()
-        world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("reference-tar"))))
+        await world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("reference-tar"))))
         let yaml = Self.manifest("/r.tar.gz", dest: "r.tar.gz", extract: "{into: t, strip_components: 1}")
         let manifest = try world.manifest(yaml)
         let first = try await world.run(yaml)
@@ -270,7 +257,7 @@ import Testing
     /// verification (it is read from its end). Both transports.
     @Test func aTarIsUnpackedWhileItDownloads() async throws {
         let world = try await Harness()
-        let bytes = try Self.archive("stream")
+        let bytes = try await Self.archive("stream")
         var file = OriginFile(content: .bytes(bytes))
         file.pauseAfterServed = Int64(bytes.count - (2 << 20))
         file.paused = true
@@ -283,7 +270,7 @@ import Testing
         let files = (try? FileManager.default.contentsOfDirectory(atPath: world.path("t/s")))?.count
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: world.directory.path).filter { $0.hasPrefix(".t.") }
 
-        world.origin.serve("/z.zip", OriginFile(content: .bytes(try Self.archive("reference-zip"))))
+        await world.origin.serve("/z.zip", OriginFile(content: .bytes(try Self.archive("reference-zip"))))
         let zip = try await world.run(Self.manifest("/z.zip", dest: "z.zip", extract: "true"))
         await world.close()
 
@@ -302,7 +289,7 @@ import Testing
     /// Both transports.
     @Test func aSegmentedTarIsUnpackedAsItsPrefixGrows() async throws {
         let world = try await Harness()
-        let bytes = try Self.archive("stream")
+        let bytes = try await Self.archive("stream")
         var file = OriginFile(content: .bytes(bytes))
         file.pauseFrom = 6 << 20
         file.paused = true
@@ -316,8 +303,8 @@ import Testing
         world.origin.update("/s.tar.gz") { $0.paused = false }
         let report = await run.report
         try FileManager.default.createDirectory(atPath: world.path("gnu"), withIntermediateDirectories: true)
-        let gnuTar = try Self.run("/usr/bin/env", ["tar", "-xf", world.path("s.tar.gz"), "-C", world.path("gnu")])
-        let differs = try Self.run("/usr/bin/diff", ["-r", world.path("t"), world.path("gnu")])
+        let gnuTar = try await Self.run("/usr/bin/env", ["tar", "-xf", world.path("s.tar.gz"), "-C", world.path("gnu")])
+        let differs = try await Self.run("/usr/bin/diff", ["-r", world.path("t"), world.path("gnu")])
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: world.directory.path).filter { $0.hasPrefix(".t.") }
         await world.close()
 
@@ -336,7 +323,7 @@ import Testing
     /// old entries with new ones). Both transports.
     @Test func aStaleSegmentedPrefixNeverReachesTheTree() async throws {
         let world = try await Harness()
-        var file = OriginFile(content: .bytes(try Self.archive("stream")))
+        var file = await OriginFile(content: .bytes(try Self.archive("stream")))
         file.pauseFrom = 6 << 20
         file.paused = true
         world.origin.serve("/s.tar.gz", file)
@@ -347,14 +334,14 @@ import Testing
         let prefixUnpacked = await eventually { Self.unpackedSoFar(world) >= 64 }
         first.interrupt()
         let interrupted = await first.report
-        let newer = try Self.archive("stream")
+        let newer = try await Self.archive("stream")
         world.origin.replace("/s.tar.gz", with: .bytes(newer))
         world.origin.update("/s.tar.gz") { $0.paused = false }
         let second = try await world.run(yaml, options: options)
         let published = try? Data(contentsOf: URL(fileURLWithPath: world.path("s.tar.gz")))
         try FileManager.default.createDirectory(atPath: world.path("gnu"), withIntermediateDirectories: true)
-        let gnuTar = try Self.run("/usr/bin/env", ["tar", "-xf", world.path("s.tar.gz"), "-C", world.path("gnu")])
-        let differs = try Self.run("/usr/bin/diff", ["-r", world.path("t"), world.path("gnu")])
+        let gnuTar = try await Self.run("/usr/bin/env", ["tar", "-xf", world.path("s.tar.gz"), "-C", world.path("gnu")])
+        let differs = try await Self.run("/usr/bin/diff", ["-r", world.path("t"), world.path("gnu")])
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: world.directory.path).filter { $0.hasPrefix(".t.") }
         await world.close()
 
@@ -373,7 +360,7 @@ import Testing
     /// the first bytes (``ArchiveStreamTests``): the tree comes out whole.
     @Test func aStreamThatFailsOrStartsAgainPublishesOnlyAVerifiedTree() async throws {
         let world = try await Harness()
-        let bytes = try Self.archive("stream")
+        let bytes = try await Self.archive("stream")
         world.origin.serve("/bad.tar.gz", OriginFile(content: .bytes(bytes)))
         let bad = try await world.run(Self.manifest("/bad.tar.gz", dest: "bad.tar.gz", extract: "{into: bad}",
                                                     extra: "segments: 1\nchecksum: sha256:\(String(repeating: "0", count: 64))"))
@@ -400,7 +387,7 @@ import Testing
     /// `up_to_date` without a request while the tree is whole; a damaged tree fetches again.
     @Test func withoutTheArchiveARerunNeedsNoRequest() async throws {
         let world = try await Harness()
-        world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("reference-tar"))))
+        await world.origin.serve("/r.tar.gz", OriginFile(content: .bytes(try Self.archive("reference-tar"))))
         let manifest = Self.manifest("/r.tar.gz", dest: "r.tar.gz", extract: "{into: t, keep_archive: false}")
         let first = try await world.run(manifest)
         let archiveAfterFirst = world.exists("r.tar.gz")

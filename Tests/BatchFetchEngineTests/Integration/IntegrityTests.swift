@@ -46,20 +46,13 @@ import Testing
     }
 
     /// gzip-compressed bytes of `data`, from the system's gzip.
-    static func gzip(_ data: Data) throws -> Data {
+    static func gzip(_ data: Data) async throws -> Data {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("gz-\(UUID().uuidString)")
         try data.write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "gzip -c -n < '\(input.path)'"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        return output
+        let gzip = try await ToolRun.run(["gzip", "-c", "-n"], input: input)
+        #expect(gzip.status == 0)
+        return gzip.stdout
     }
 
     /// A `.tar.gz` served with `Content-Encoding: gzip` (a common nginx/Apache misconfiguration)
@@ -69,7 +62,7 @@ import Testing
     func contentEncodingIsNeverDecoded(inflated: Int) async throws {
         let world = try await Harness()
         let plain = inflated == 1 << 20 ? Data(OriginContent.generated(size: Int64(inflated), seed: 4).allBytes) : Data(count: inflated)
-        let wire = try Self.gzip(plain)
+        let wire = try await Self.gzip(plain)
         var file = OriginFile.bytes(Array(wire))
         file.extraHeaders = [("Content-Encoding", "gzip")]
         world.origin.serve("/a.tar.gz", file)

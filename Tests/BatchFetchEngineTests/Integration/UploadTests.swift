@@ -131,7 +131,7 @@ import Testing
         let contentType = try #require(received.header("Content-Type"))
         #expect(contentType.hasPrefix("multipart/form-data; boundary="))
         #expect(received.header("Content-Length") == "\(received.bytes)")
-        let parts = try FormParser.parse(Data(received.prefix), contentType: contentType)
+        let parts = try await FormParser.parse(Data(received.prefix), contentType: contentType)
         #expect(parts.map(\.name) == ["split", "token", "dataset"])
         #expect(parts[0].text == "train" && parts[1].text == "s3cr3t-value")
         #expect(parts[2].fileName == "train.bin" && parts[2].contentType == "application/x-train")
@@ -385,20 +385,13 @@ enum FormParser {
         var sha256: String
     }
 
-    static func parse(_ body: Data, contentType: String) throws -> [Part] {
+    static func parse(_ body: Data, contentType: String) async throws -> [Part] {
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("form-\(UUID().uuidString)")
         try body.write(to: input)
         defer { try? FileManager.default.removeItem(at: input) }
         var script = URL(fileURLWithPath: #filePath)
         while script.lastPathComponent != "Tests" { script.deleteLastPathComponent() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.appendingPathComponent("Support/form_parse.py").path, input.path, contentType]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return try JSONDecoder().decode([Part].self, from: output)
+        let parsed = try await ToolRun.run(["python3", script.appendingPathComponent("Support/form_parse.py").path, input.path, contentType])
+        return try JSONDecoder().decode([Part].self, from: parsed.stdout)
     }
 }

@@ -3,6 +3,7 @@
 @testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
 import Foundation
+import TestOrigin
 import Testing
 
 /// The SigV4 signer against AWS's published signatures (the `aws-sig-v4-test-suite` cases and
@@ -52,8 +53,8 @@ import Testing
     }
 
     /// The same requests signed by botocore (`Tests/Support/sigv4_reference.py`) and by us.
-    @Test(.enabled(if: Self.botocoreAvailable))
-    func matchesBotocore() throws {
+    @Test(.enabled { await Self.botocoreAvailable() })
+    func matchesBotocore() async throws {
         struct Case: Encodable {
             var method = "GET", endpoint = "http://127.0.0.1:9000/bucket", key: String, query: [[String]] = []
             var access_key = "AKIAEXAMPLE", secret = "se/cr+et", token: String? = nil, region = "eu-west-1"
@@ -66,7 +67,7 @@ import Testing
             Case(method: "PUT", key: "up/load.bin", query: [["uploadId", "2~x"], ["partNumber", "10"]], region: "us-east-1"),
         ]
         let json = String(decoding: try JSONEncoder().encode(cases), as: UTF8.self)
-        let expected = try Self.python(["Tests/Support/sigv4_reference.py", json]).split(separator: "\n").map(String.init)
+        let expected = try await Self.python(["Tests/Support/sigv4_reference.py", json]).split(separator: "\n").map(String.init)
         try #require(expected.count == cases.count)
         for (index, item) in cases.enumerated() {
             var url = item.endpoint + "/" + SigV4Signer.encode(item.key, keepSlash: true)
@@ -85,21 +86,13 @@ import Testing
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    static var botocoreAvailable: Bool {
-        (try? python(["-c", "import botocore"])) != nil || ProcessInfo.processInfo.environment["BATCHFETCH_REQUIRE_NGINX"] == "1"
+    static func botocoreAvailable() async -> Bool {
+        (try? await python(["-c", "import botocore"])) != nil || ProcessInfo.processInfo.environment["BATCHFETCH_REQUIRE_NGINX"] == "1"
     }
 
-    static func python(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        process.currentDirectoryURL = repository
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.fileReadUnknown) }
-        return String(decoding: output, as: UTF8.self)
+    static func python(_ arguments: [String]) async throws -> String {
+        let python = try await ToolRun.run(["python3"] + arguments, in: repository)
+        guard python.status == 0 else { throw CocoaError(.fileReadUnknown) }
+        return python.output
     }
 }

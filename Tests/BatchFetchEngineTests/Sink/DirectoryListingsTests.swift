@@ -3,6 +3,7 @@
 @testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
 import Foundation
+import TestOrigin
 import Testing
 
 /// The run's listings of destination directories: which names a job may skip looking up.
@@ -49,7 +50,7 @@ import Testing
     /// between making one and renaming it), and nothing else: not this process's, not a
     /// running process's, not a name that only looks alike.
     @Test func leftoverTemporariesOfProcessesThatAreGoneAreRemoved() throws {
-        let gone = Process()
+        let gone = SpawnedProcess()
         gone.executableURL = URL(fileURLWithPath: "/bin/true")
         try gone.run()
         gone.waitUntilExit()

@@ -50,6 +50,13 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // libsodium through the system's headers and library (Debian: libsodium-dev): BLAKE2b-512
+        // for minisign's prehashed signatures (Docs/Signatures.md).
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
         // C calls the Glibc module does not import (syncfs, mallopt), as functions of our own.
         .systemLibrary(name: "CBatchFetchSystem"),
         // Manifest model, YAML node tree, decoding, validation and the job graph. No networking.
@@ -126,6 +133,8 @@ let package = Package(
                 "BatchFetchState",
                 "CArchive",
                 "CBatchFetchSystem",
+                "CSodium",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -46,6 +46,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// An HTML page where a file was expected and no checksum pins the content (a file host's
     /// quota or virus-scan page); `accept_html: true` allows it.
     case unexpectedHTML = "unexpected_html"
+    /// A checksum file's signature did not verify with the manifest's key (tampered, wrong key,
+    /// missing or malformed), or a job takes its digests from such a file (Docs/Signatures.md).
+    case signatureInvalid = "signature_invalid"
 }
 
 /// What went wrong, anywhere in batchfetch — a download, an upload, a listing, an archive, the

@@ -72,8 +72,9 @@ package final class StateCache: Sendable {
     /// 2 added the `trees` table (`extract:`), 3 its entries as rows (`tree_entries`) and the
     /// object stores' unfinished multipart uploads (`multipart_uploads`); a store of version 1 or
     /// 2 gains them in place (version 2's tree records are dropped: those trees
-    /// are unpacked again once).
-    package static let schemaVersion = 3
+    /// are unpacked again once); 4 the verified signatures of checksum files (`signatures`),
+    /// which a store of an earlier version gains in place.
+    package static let schemaVersion = 4
 
     private struct Rows {
         /// Recorded and not yet written, by dest.
@@ -311,8 +312,8 @@ package final class StateCache: Sendable {
             let tables = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
             if application == applicationID && (1..<schemaVersion).contains(version) {
                 try db.inTransaction {
-                    try db.execute(sql: (version == 2 ? "DROP TABLE trees;" : "") + Self.createTrees + Self.createMultipart
-                        + "PRAGMA user_version = \(schemaVersion);")
+                    let before3 = version < 3 ? (version == 2 ? "DROP TABLE trees;" : "") + Self.createTrees + Self.createMultipart : ""
+                    try db.execute(sql: before3 + Self.createSignatures + "PRAGMA user_version = \(schemaVersion);")
                     return .commit
                 }
             }
@@ -344,6 +345,7 @@ package final class StateCache: Sendable {
                     ) WITHOUT ROWID;
                     \(Self.createTrees)
                     \(Self.createMultipart)
+                    \(Self.createSignatures)
                     PRAGMA application_id = \(applicationID);
                     PRAGMA user_version = \(schemaVersion);
                     """)

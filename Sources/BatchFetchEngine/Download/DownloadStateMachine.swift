@@ -430,7 +430,7 @@ struct DownloadStateMachine: Sendable {
         amendLastAttempt(failure)
         // Only a digest can catch a stale prefix of the right length; a wrong size is the
         // server's own contradiction and fails the mirror as before.
-        let contentDiffers = failure.code == .checksumMismatch || failure.code == .lockMismatch
+        let contentDiffers = [.checksumMismatch, .lockMismatch, .signatureInvalid].contains(failure.code)
         if olderBytes && contentDiffers && !refetchedWhole {
             refetchedWhole = true
             segmentingOffered = false

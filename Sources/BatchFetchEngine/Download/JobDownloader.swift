@@ -46,6 +46,11 @@ struct JobDownloader: Sendable {
     /// The archive being unpacked while it downloads (`extract:` of a tar or a compressed file,
     /// read in order as one stream or a segmented transfer's prefix makes it final), when it is.
     private var streaming: StreamingExtraction?
+    /// The signature check of a job with `signature:` (a checksum file), before its file is
+    /// published or, up to date, believed.
+    private let gate: SignatureGate?
+    /// What the gate verified of the file just published.
+    private var verified: SignatureCheck.Verified?
 
     init(job: Job, context: Context, progress: JobProgress? = nil, copyFrom: SameContent.Source? = nil, locked: Bool = false) {
         self.job = job
@@ -55,11 +60,13 @@ struct JobDownloader: Sendable {
         expectation = ContentExpectation(job: job, locked: locked)
         destination = DestinationCheck(job: job, root: context.root, state: context.state, listings: context.listings)
         files = destination.files
+        gate = job.signature.map { SignatureGate(rule: $0, job: job) }
         deadline = job.settings.deadline.map { .now + .seconds($0) }
     }
 
     mutating func run() async -> JobResult {
         var (source, result) = await fetch()
+        if gate != nil, result.status == .upToDate { result = await confirmSignature(of: result) }
         if source != .keptTree, let extract = job.extract, result.status == .downloaded || result.status == .upToDate {
             result = await unpack(result, extract)
         } else if let streaming {
@@ -164,8 +171,10 @@ struct JobDownloader: Sendable {
     private mutating func fetch() async -> (ContentSourcing.Source, JobResult) {
         let keptTree = job.extract.flatMap { treeWithoutArchive($0) }
         let verdict = keptTree == nil ? destination.verdict() : .fetch
-        var facts = ContentSourcing.Facts(keptTree: keptTree != nil, twin: copyFrom != nil, cache: context.cache != nil,
-                                          hashMirrors: !context.hashMirrors.isEmpty)
+        // A signed file comes from its own servers, where its signature is.
+        var facts = ContentSourcing.Facts(keptTree: keptTree != nil, twin: copyFrom != nil && gate == nil,
+                                          cache: context.cache != nil && gate == nil,
+                                          hashMirrors: !context.hashMirrors.isEmpty && gate == nil)
         switch verdict {
         case .upToDate: facts.destination = .upToDate
         case .revalidate: facts.destination = .revalidate
@@ -340,7 +349,8 @@ struct JobDownloader: Sendable {
     private mutating func download() async -> JobResult {
         let sink: FileSink
         do {
-            let unnamed = machine.withLockedValue { $0.configuration.transfer }.keepsPartUnnamed(expectedSize: job.size)
+            // A signed file's part has a name, for the signature tools to read.
+            let unnamed = gate == nil && machine.withLockedValue { $0.configuration.transfer }.keepsPartUnnamed(expectedSize: job.size)
             let files = files
             let part = try files.openPart(unnamed: unnamed)
             if let extract = job.extract, extract.format != .zip {
@@ -394,7 +404,7 @@ struct JobDownloader: Sendable {
             return .act(await send(request, sink: sink))
         case .verify:
             // The body just written was hashed on the way in.
-            return verifyAndPublish(digests: sink.digests(), size: sink.flushedOffset, sink: sink)
+            return await verifyAndPublish(digests: sink.digests(), size: sink.flushedOffset, sink: sink)
         case .verifyPartial:
             // A partial completed in an earlier run (416) is read back once, on the pool: it may
             // be large, and the job may run on an event loop.
@@ -403,7 +413,7 @@ struct JobDownloader: Sendable {
                 let (digests, size) = try await withTaskExecutorPreference(globalConcurrentExecutor) { () throws(BatchFetchError) in
                     try files.partDigests(also: algorithms)
                 }
-                return verifyAndPublish(digests: digests, size: size, sink: sink)
+                return await verifyAndPublish(digests: digests, size: size, sink: sink)
             } catch {
                 return .act(.fail(error))
             }
@@ -421,7 +431,7 @@ struct JobDownloader: Sendable {
             files.removePartial()
             return .done(result.redacted(by: network.redactor))
         case .fail(let failure):
-            if failure.code == .sizeMismatch || failure.code == .checksumMismatch { files.removePartial() }
+            if [.sizeMismatch, .checksumMismatch, .signatureInvalid].contains(failure.code) { files.removePartial() }
             return .done(finish(failure: failure))
         }
     }
@@ -456,7 +466,7 @@ struct JobDownloader: Sendable {
         switch outcome {
         case .complete(let digests):
             machine.withLockedValue { $0.segmentsFinished(attempts: transfer.attempts) }
-            return verifyAndPublish(digests: digests, size: start.total, sink: sink)
+            return await verifyAndPublish(digests: digests, size: start.total, sink: sink)
         case .stopped(let prefix, let failure):
             if Self.endsTheJob(failure) { return .act(.fail(failure)) }
             // From here one stream continues at the prefix; the sidecar must not promise more.
@@ -521,8 +531,9 @@ struct JobDownloader: Sendable {
     }
 
     /// Checks size and checksums against the expectations — the manifest's (or the lock's), then
-    /// the size and sha256 the server announced — and publishes when they hold.
-    private mutating func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) -> Next {
+    /// the size and sha256 the server announced — and the signature of a signed job, and
+    /// publishes when they hold.
+    private mutating func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) async -> Next {
         let (total, sha256, contentType, served) = machine.withLockedValue { ($0.totalSize, $0.announcedSHA256, $0.contentType, $0.servedURL) }
         let html = HTMLGuard(job: job)
         if html.applies, let page = html.failure(contentType: contentType, prefix: files.partPrefix(HTMLGuard.sniffLength), served: served) {
@@ -534,6 +545,13 @@ struct JobDownloader: Sendable {
             // The part is truncated by the next mirror's body, or removed when the job fails;
             // unlinking it here would leave the sink writing to a deleted file.
             return .act(machine.withLockedValue { $0.verificationFailed(problem) })
+        }
+        if let gate {
+            let mirror = machine.withLockedValue { $0.mirrorIndex }
+            switch await gate.verify(fileAt: files.partPath, mirror: mirror, probe: MirrorProbe(job: job, network: network, hosts: context.hosts)) {
+            case .success(let verified): self.verified = verified
+            case .failure(let failure): return .act(machine.withLockedValue { $0.verificationFailed(failure) })
+            }
         }
         let status: stat?
         do {
@@ -574,11 +592,48 @@ struct JobDownloader: Sendable {
             result.etag = state.etag
             result.lastModified = state.lastModified
             result.source = copyFrom == nil ? .network : .link
+            if let verified {
+                result.signedBy = verified.signer
+                result.signedText = verified.signedText
+                if let sha256 = published.digests["sha256"] { context.state.recordSigner(verified.signer, of: job.dest.resolved, sha256: sha256) }
+            }
             if let cache = context.cache, let status = published.status {
                 enterCache(cache, digests: published.digests, status: status)
             }
         }
         return result.redacted(by: network.redactor)
+    }
+
+    /// An up-to-date signed file, believed only with a verified signature: the one a run
+    /// recorded for this content by a key the manifest still accepts (no request), else its
+    /// signature checked again now — from the first mirror that serves one. A file that fails
+    /// stays where it is (it was there before this run) and the job fails `signature_invalid`.
+    private mutating func confirmSignature(of upToDate: JobResult) async -> JobResult {
+        guard let gate else { return upToDate }
+        var result = upToDate
+        let path = context.root.path + "/" + job.dest.resolved
+        let sha256 = context.state.recorded(job.dest.resolved)?.digests["sha256"] ?? Runner.fileSHA256(path)
+        if !gate.check.isClearSigned(path), let signer = context.state.signer(of: job.dest.resolved, sha256: sha256),
+           gate.check.rule.accepts(signer) {
+            result.signedBy = signer
+            return result
+        }
+        let probe = MirrorProbe(job: job, network: network, hosts: context.hosts)
+        var outcome = Result<SignatureCheck.Verified, BatchFetchError>.failure(BatchFetchError(.signatureInvalid, "no mirror"))
+        for mirror in job.urls.indices {
+            outcome = await gate.verify(fileAt: path, mirror: mirror, probe: probe)
+            if case .success = outcome { break }
+            if case .failure(let failure) = outcome, !failure.message.contains("no signature:") { break }
+        }
+        switch outcome {
+        case .success(let verified):
+            context.state.recordSigner(verified.signer, of: job.dest.resolved, sha256: sha256)
+            result.signedBy = verified.signer
+            result.signedText = verified.signedText
+            return result
+        case .failure(let failure):
+            return JobResult(failed: job, failure).redacted(by: network.redactor)
+        }
     }
 
     private typealias Action = DownloadStateMachine.Action

@@ -111,6 +111,12 @@ public struct JobResult: Sendable {
     public var isUpload = false
     /// Why an upload job is up to date: what the target showed (``UploadRules/alreadyThere``).
     public var evidence: String?
+    /// Who signed this checksum file, when its job has `signature:` and it verified.
+    public var signedBy: Signer?
+    /// Who signed the checksum file this job's digests came from (`checksums_from`).
+    public var checksumsSignedBy: Signer?
+    /// The signed text of a clear-signed checksum file: the only part whose digests count.
+    package var signedText: String?
 
     public init(id: String, status: Status, dest: String) {
         self.id = id

@@ -12,8 +12,9 @@ import Glibc
 
 /// A program run without a shell (`posix_spawnp`, the words as its arguments; a relative
 /// program was made absolute against the manifest's directory by validation), stdin
-/// `/dev/null`, in a process group of its own so that a timeout kills everything it started:
-/// external resolvers (Docs/Sources.md) and hook commands (Docs/Hooks.md). Written here rather
+/// `/dev/null` or a file, in a process group of its own so that a timeout kills everything it started:
+/// external resolvers (Docs/Sources.md), hook commands (Docs/Hooks.md) and the signature tools
+/// `gpgv` and `ssh-keygen` (Docs/Signatures.md). Written here rather
 /// than with Foundation's `Process`, which cannot start a process group.
 enum ChildProcess {
     /// How a run of a program ended.
@@ -40,20 +41,20 @@ enum ChildProcess {
     }
 
     /// Runs `command` with `environment` (nil: batchfetch's own) in `directory` (nil:
-    /// batchfetch's working directory), killing its process group after `timeout` seconds, or as
+    /// batchfetch's working directory), the file at `input` (nil: `/dev/null`) as stdin, killing its process group after `timeout` seconds, or as
     /// soon as `stopWhen` (asked every 100 ms) says so.
     static func run(_ command: [String], timeout: Double, environment: [String: String]? = nil, directory: String? = nil,
-                    outputLimit: Int, stopWhen: (@Sendable () -> Bool)? = nil) async -> Ended {
+                    input: String? = nil, outputLimit: Int, stopWhen: (@Sendable () -> Bool)? = nil) async -> Ended {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(returning: runBlocking(command, timeout: timeout, environment: environment, directory: directory,
-                                                           outputLimit: outputLimit, stopWhen: stopWhen))
+                                                           input: input, outputLimit: outputLimit, stopWhen: stopWhen))
             }
         }
     }
 
     private static func runBlocking(_ command: [String], timeout: Double, environment: [String: String]?, directory: String?,
-                                    outputLimit: Int, stopWhen: (@Sendable () -> Bool)?) -> Ended {
+                                    input: String?, outputLimit: Int, stopWhen: (@Sendable () -> Bool)?) -> Ended {
         var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
         guard pipe(&output) == 0 else { return Ended(stderr: Data(), notStarted: "pipe: \(String(cString: strerror(errno)))") }
         guard pipe(&errors) == 0 else {
@@ -63,7 +64,7 @@ enum ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, input ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
         for descriptor in output + errors { posix_spawn_file_actions_addclose(&actions, descriptor) }

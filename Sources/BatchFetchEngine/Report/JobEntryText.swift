@@ -25,6 +25,7 @@ enum JobEntryText {
         text.field("bytes_transferred", job.bytesTransferred)
         text.field("checksum_verified", job.checksumVerified)
         text.field("checksums", job.checksums)
+        text.field("checksums_signed_by", job.checksumsSignedBy?.fields)
         text.field("copied_from", job.copiedFrom)
         text.field("deferred_because", job.deferredBecause)
         text.field("dest", job.dest)
@@ -41,6 +42,7 @@ enum JobEntryText {
         }
         text.field("resumed_from", job.resumedFrom)
         text.field("segments", job.segments)
+        text.field("signed_by", job.signedBy?.fields)
         text.field("size", job.size)
         text.field("skipped_because", job.skippedBecause)
         text.field("source", job.source?.rawValue)

@@ -153,6 +153,10 @@ public struct RunReport: Codable, Sendable {
         public var mirrors: [MirrorCheck]?
         /// Every request of a job that succeeded after a failure (a failed job has them in `error`).
         public var attemptLog: [Attempt]?
+        /// Who signed a checksum file whose job has `signature:` (Docs/Signatures.md).
+        public var signedBy: Signer?
+        /// Who signed the checksum file a job's digests came from.
+        public var checksumsSignedBy: Signer?
 
         enum CodingKeys: String, CodingKey {
             case id, kind, status, url, mirrorIndex = "mirror_index", redirects, dest, size, checksums
@@ -161,7 +165,7 @@ public struct RunReport: Codable, Sendable {
             case bytesTransferred = "bytes_transferred", segments, durationSeconds = "duration_seconds"
             case startedSeconds = "started_seconds", error
             case skippedBecause = "skipped_because", deferredBecause = "deferred_because", copiedFrom = "copied_from", source, extracted, evidence, mirrors
-            case attemptLog = "attempt_log"
+            case attemptLog = "attempt_log", signedBy = "signed_by", checksumsSignedBy = "checksums_signed_by"
         }
     }
 
@@ -248,6 +252,8 @@ extension RunReport.Job {
         startedSeconds = result.startedAfter.map { ($0 * 1000).rounded() / 1000 }
         skippedBecause = result.skippedBecause
         deferredBecause = result.deferredBecause?.rawValue
+        signedBy = result.signedBy
+        checksumsSignedBy = result.checksumsSignedBy
         let attempts = result.attempts.map { attempt in
             RunReport.Attempt(
                 mirrorIndex: attempt.mirrorIndex,

@@ -178,6 +178,11 @@ public final class Runner: Sendable {
         let sumFile = { (index: Int) in
             sumFileJob(index).map { (job: jobs[$0], path: jobs[$0].destination(in: outputDirectory)) }
         }
+        /// What the signed checksum files of this run verified, by job index: who signed, and a
+        /// clear-signed file's signed text; and the failures of those that did not verify, which
+        /// the jobs taking digests from them fail with (Docs/Signatures.md).
+        var signed: [Int: (signer: Signer, text: String?)] = [:]
+        var unsigned: [Int: BatchFetchError] = [:]
         let executors = context.transport.jobExecutors
         let options = options
         var schedule = RunSchedule(
@@ -195,6 +200,11 @@ public final class Runner: Sendable {
                     case .skip(let index, let reason):
                         var result = JobResult(id: jobs[index].id, status: .skipped, dest: jobs[index].dest.redacted)
                         result.skippedBecause = reason
+                        if let sumIndex = sumFileJob(index), let failure = unsigned[sumIndex] {
+                            // Its digests would have come from a file whose signature failed.
+                            result = JobResult(failed: jobs[index], BatchFetchError(
+                                .signatureInvalid, "the checksum file of '\(jobs[sumIndex].id)' is not trusted: \(failure.message)"))
+                        }
                         notRun(result, index)
                     case .postpone(let index, let reason):
                         var result = JobResult(id: jobs[index].id, status: .deferred, dest: jobs[index].dest.redacted)
@@ -222,13 +232,14 @@ public final class Runner: Sendable {
                 let startedAfter = active.add(index, id: job.id, progress: progress, expected: job.size)
                 emit(.jobStarted(id: job.id, dest: job.dest.redacted, url: job.url?.redacted ?? ""))
                 let sumFile = sumFile(index)
+                let signedSums = sumFileJob(index).flatMap { signed[$0] }
                 let onLoop = executor != nil
                 group.addTask(executorPreference: executor) {
                     var result: JobResult
                     if job.isUpload {
                         result = await JobUploader(job: job, context: context, progress: progress).run()
                     } else {
-                        switch self.prepared(job, sumFile: sumFile) {
+                        switch self.prepared(job, sumFile: sumFile, signedText: signedSums?.text) {
                         case .success(let prepared):
                             var downloader = JobDownloader(job: prepared, context: context, progress: progress,
                                                            copyFrom: source, locked: options.lock != nil)
@@ -243,6 +254,7 @@ public final class Runner: Sendable {
                         }
                     }
                     result.startedAfter = startedAfter
+                    result.checksumsSignedBy = signedSums?.signer
                     if result.status == .interrupted, let cut = budget.cut {
                         result.status = .deferred
                         result.deferredBecause = cut
@@ -256,6 +268,10 @@ public final class Runner: Sendable {
             checkBudget()
             perform(schedule.begin(interrupted: signalled))
             while let (index, result, entry) = await group.next() {
+                if let signer = result.signedBy { signed[index] = (signer, result.signedText) }
+                if let failure = result.failure, failure.code == .signatureInvalid, jobs[index].signature != nil {
+                    unsigned[index] = failure
+                }
                 active.finished(index, result)
                 journal.record(entry, at: index)
                 emit(.jobFinished(result))
@@ -279,17 +295,24 @@ public final class Runner: Sendable {
     /// simulated slow disk. Every other job runs on the cooperative pool.
     static func runsOnExecutor(_ job: Job, options: RunOptions, copying: Bool, sumFile: Bool) -> Bool {
         if let size = job.size ?? options.lock?.jobs[job.id]?.size, size > EventLoopTaskExecutor.smallJobLimit { return false }
-        return !job.isUpload && job.extract == nil && !copying && !sumFile && options.durability != .strict
+        return !job.isUpload && job.extract == nil && job.signature == nil && !copying && !sumFile && options.durability != .strict
             && options.simulatedDiskRate == nil
     }
 
     /// The job as it runs: held to its lockfile entry (`run --locked`), and given the digests its
-    /// `checksums_from` sum file lists (that job is a dependency, so the file is there).
-    private func prepared(_ job: Job, sumFile: (job: Job, path: String)?) -> Result<Job, BatchFetchError> {
+    /// `checksums_from` sum file lists (that job is a dependency, so the file is there; of a
+    /// clear-signed one only `signedText`, the part its signature covers).
+    private func prepared(_ job: Job, sumFile: (job: Job, path: String)?, signedText: String?) -> Result<Job, BatchFetchError> {
         if let failure = options.unexpanded[job.id] { return .failure(failure) }
         var result = Result<Job, BatchFetchError>.success(job)
         if let entry = options.lock?.jobs[job.id] { result = result.flatMap { $0.locked(by: entry) } }
-        if let sumFile { result = result.flatMap { $0.withChecksums(fromSumFileAt: sumFile.path, of: sumFile.job) } }
+        if let sumFile {
+            if let signedText {
+                result = result.flatMap { $0.withChecksums(from: SumFile(text: signedText), of: sumFile.job) }
+            } else {
+                result = result.flatMap { $0.withChecksums(fromSumFileAt: sumFile.path, of: sumFile.job) }
+            }
+        }
         return result
     }
 

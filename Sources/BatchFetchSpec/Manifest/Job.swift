@@ -83,6 +83,7 @@ public struct Job: Sendable, CustomReflectable {
         let upload: Upload?
         let extract: Extract?
         let listing: ObjectListing?
+        let signature: SignatureRule?
 
         /// The fields as one value, to change some of them in a copy (``with(_:)``).
         struct Fields {
@@ -96,6 +97,7 @@ public struct Job: Sendable, CustomReflectable {
             var upload: Upload?
             var extract: Extract?
             var listing: ObjectListing?
+            var signature: SignatureRule?
         }
 
         init(_ fields: Fields) {
@@ -109,18 +111,20 @@ public struct Job: Sendable, CustomReflectable {
             upload = fields.upload
             extract = fields.extract
             listing = fields.listing
+            signature = fields.signature
         }
 
         private var fields: Fields {
             Fields(moreURLs: moreURLs, moreChecksums: moreChecksums, checksumsFrom: checksumsFrom, dependsOn: dependsOn,
-                   method: method, body: body, headers: headers, upload: upload, extract: extract, listing: listing)
+                   method: method, body: body, headers: headers, upload: upload, extract: extract, listing: listing,
+                   signature: signature)
         }
 
         static let plain = Extras(Fields())
 
         var isPlain: Bool {
             moreURLs.isEmpty && moreChecksums.isEmpty && checksumsFrom == nil && dependsOn.isEmpty && method == .get
-                && body == nil && headers.isEmpty && upload == nil && extract == nil && listing == nil
+                && body == nil && headers.isEmpty && upload == nil && extract == nil && listing == nil && signature == nil
         }
 
         /// This box with some fields changed (a new box: a shared one is never written).
@@ -192,6 +196,13 @@ public struct Job: Sendable, CustomReflectable {
         set { extras = extras.with { $0.listing = newValue } }
     }
 
+    /// Set on a checksum file's job whose signature must verify before its digests are used
+    /// (`signature:`, Docs/Signatures.md).
+    package var signature: SignatureRule? {
+        get { extras.signature }
+        set { extras = extras.with { $0.signature = newValue } }
+    }
+
     /// Shown (`dump`, the debugger) as its fields: whether its extras' box is shared is not part
     /// of them (a manifest loaded in pieces shares one box per piece).
     public var customMirror: Mirror {
@@ -199,7 +210,7 @@ public struct Job: Sendable, CustomReflectable {
             "id": id, "urls": urls, "dest": dest, "size": size as Any, "checksums": checksums,
             "checksumsFrom": checksumsFrom as Any, "dependsOn": dependsOn, "method": method, "body": body as Any,
             "headers": headers, "settings": settings, "upload": upload as Any, "extract": extract as Any,
-            "listing": listing as Any, "source": source,
+            "listing": listing as Any, "signature": signature as Any, "source": source,
         ], displayStyle: .struct)
     }
 

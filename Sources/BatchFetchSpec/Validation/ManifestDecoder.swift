@@ -23,7 +23,7 @@ struct ManifestDecoder {
     static let defaultsKeys = settingKeys + ["headers", "hash_mirrors"]
     static let jobKeys = [
         "id", "url", "urls", "dest", "size", "checksum", "checksums_from", "depends_on", "method", "body",
-        "headers", "upload", "form", "content_md5", "retry_post", "extract", "include", "exclude",
+        "headers", "upload", "form", "content_md5", "retry_post", "extract", "include", "exclude", "signature", "sig_url",
     ] + settingKeys
     static let formKeys = ["file_field", "file_name", "content_type", "fields"]
     /// Keys of a download job that an upload job (`upload:`) must not have, with why.
@@ -40,7 +40,7 @@ struct ManifestDecoder {
     let expander: VariableExpander
     var problems = ProblemCollector()
     /// The manifest's directory: relative `output_dir` and `tls` paths start here.
-    private var baseDirectory = ""
+    var baseDirectory = ""
     /// The schemes `resolvers:` names: URLs with them are sources (``SourceReference``).
     private var resolverNames: Set<String> = []
     /// Where `per_host` was given, if it was (see ``fitPerHost(_:)``).
@@ -440,6 +440,7 @@ struct ManifestDecoder {
         }
         let upload = decodeUpload(fields, isUpload: isUpload, method: method, context: context)
         let extract = listing != nil ? nil : fields["extract"].flatMap { decodeExtract($0, dest: dest, isUpload: isUpload, context: context) }
+        let signature = decodeSignature(fields, isUpload: isUpload, context: context)
         var body: TemplatedString?
         if let entry = fields["body"] {
             body = templated(entry, context: context)
@@ -474,6 +475,7 @@ struct ManifestDecoder {
         if upload != nil { job.upload = upload }
         if extract != nil { job.extract = extract }
         if listing != nil { job.listing = listing }
+        if signature != nil { job.signature = signature }
         job.source = JobSource(
             job: node.location, id: fields["id"]?.value.location ?? node.location, dest: destLocation,
             dependsOn: dependsOnLocations, checksumsFrom: checksumsFromLocation)
@@ -951,21 +953,10 @@ struct ManifestDecoder {
         }
         checkKeys(mapping, allowed: Self.tlsKeys, context: context.appending("tls: "))
         let fields = Fields(mapping)
-        /// The absolute path `entry` (of `key`) names; nil when it is not a string.
-        func path(_ entry: YAMLMappingEntry, _ key: String) -> String? {
-            guard let text = templated(entry, context: context.appending("tls: "))?.resolved else { return nil }
-            let url = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
-            let absolute = url.standardizedFileURL.path
-            var isDirectory: ObjCBool = false
-            if !FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) || isDirectory.boolValue {
-                let relative = text.hasPrefix("/") ? "" : " (relative to the manifest's directory)"
-                problems.error("\(context)tls: '\(key)': no file at '\(text)'\(relative)", at: entry.value.location)
-            }
-            return absolute
-        }
-        if let entry = fields["ca_file"] { tls.caFile = path(entry, "ca_file") }
-        if let entry = fields["client_cert"] { tls.clientCertificate = path(entry, "client_cert") }
-        if let entry = fields["client_key"] { tls.clientKey = path(entry, "client_key") }
+        let files = context.appending("tls: ")
+        if let entry = fields["ca_file"] { tls.caFile = existingFile(entry, context: files) }
+        if let entry = fields["client_cert"] { tls.clientCertificate = existingFile(entry, context: files) }
+        if let entry = fields["client_key"] { tls.clientKey = existingFile(entry, context: files) }
         if (tls.clientCertificate == nil) != (tls.clientKey == nil) {
             problems.error("\(context)tls: 'client_cert' and 'client_key' go together; give both", at: entry.value.location)
         }

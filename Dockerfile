@@ -9,7 +9,7 @@
 # the toolchain and exactly the libraries the package declares.
 FROM swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      git make libyaml-dev libarchive-dev libsqlite3-dev dpkg-dev file \
+      git make libyaml-dev libarchive-dev libsqlite3-dev libsodium-dev dpkg-dev file \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

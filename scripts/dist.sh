@@ -95,6 +95,7 @@ Architecture: $arch
 Maintainer: batchfetch developers <batchfetch@localhost>
 Installed-Size: $size_kib
 Depends: $depends
+Suggests: gpgv, openssh-client
 Section: net
 Priority: optional
 Homepage: https://github.com/batchfetch/batchfetch

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what batchfetch needs on a fresh Debian/Ubuntu machine, and nothing that is already
-# there: libyaml and libarchive (headers + pkg-config files) to build; for the tests, nginx-light and lighttpd (real
+# there: libyaml, libarchive and libsodium (headers + pkg-config files) to build; for the tests, nginx-light and lighttpd (real
 # servers of the interop tests, beside python3's http.server), caddy, openssl (the TLS tests' throwaway
 # CA), promtool (prometheus), slurm-wlm (the sharding test's cluster) and Python's jsonschema, PyYAML, python-multipart,
 # moto and boto3. With --bench, also the peers the benchmarks compare against: curl, wget and
@@ -14,6 +14,15 @@ pkg-config --exists sqlite3 2>/dev/null || missing_apt+=(libsqlite3-dev)
 # libarchive reads the archives `extract:` unpacks; bsdtar (libarchive-tools), GNU tar, unzip,
 # zstd, xz and bzip2 are the references the archive tests compare extracted trees with.
 pkg-config --exists libarchive 2>/dev/null || missing_apt+=(libarchive-dev)
+# libsodium: BLAKE2b-512 for minisign's prehashed signatures (Docs/Signatures.md).
+pkg-config --exists libsodium 2>/dev/null || missing_apt+=(libsodium-dev)
+# The reference tools of signed checksum files: gpgv and ssh-keygen check them at run time;
+# minisign, signify-openbsd, gpg and ssh-keygen make the tests' keys and signatures.
+command -v gpgv >/dev/null || missing_apt+=(gpgv)
+command -v gpg >/dev/null || missing_apt+=(gnupg)
+command -v ssh-keygen >/dev/null || missing_apt+=(openssh-client)
+command -v minisign >/dev/null || missing_apt+=(minisign)
+command -v signify-openbsd >/dev/null || missing_apt+=(signify-openbsd)
 command -v bsdtar >/dev/null || missing_apt+=(libarchive-tools)
 command -v unzip >/dev/null || missing_apt+=(unzip)
 command -v zstd >/dev/null || missing_apt+=(zstd)

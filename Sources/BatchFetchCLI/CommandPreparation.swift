@@ -48,6 +48,9 @@ struct CommandPreparation {
         let expanded = prepared.manifest
         if policy.lock == .compared || policy.lock == .required, let lock {
             try lockOption.requireMatch(lock, forManifest: argument.manifest, expanded)
+        } else if command == .verify, let lock {
+            // A lock pinned under another key vouches for nothing here (Docs/Signatures.md).
+            try lockOption.requireMatch(lock, forManifest: argument.manifest, expanded, signersOnly: true)
         }
         let (selected, scope, shardLock) = try shardOption?.select(expanded, lock: lock, environment: environment) ?? (expanded, nil, lock)
         return CommandPreparation(manifest: selected, lock: shardLock, scope: scope, failures: prepared.expansion.failures,

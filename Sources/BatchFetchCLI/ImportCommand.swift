@@ -25,9 +25,18 @@ struct ImportCommand: AsyncParsableCommand {
             Without -o the manifest goes to stdout. --pin (with -o) then fetches every file and
             writes the lockfile, as `batchfetch pin` does.
 
+            A signed SHA256SUMS is verified before anything is written: a clear-signed one with
+            --keyring (a binary OpenPGP keyring, checked by gpgv), one with a detached FILE.minisig
+            beside it with --minisign-key. The manifest then has a job for the SUMS file with its
+            signature: and checksums_from: on the others, so every run checks the signature again
+            (Docs/Signatures.md). A signature that does not verify writes nothing (exit 2); a
+            signed file imported without a key is imported with a warning that its signature was
+            not checked.
+
             Examples:
               batchfetch import urls.txt -o datasets.yaml
               batchfetch import SHA256SUMS --base-url https://example.org/release/ -o release.yaml --pin
+              batchfetch import SHA256SUMS --base-url https://cdimage.debian.org/.../ --keyring debian-keyring.gpg
               batchfetch import files.meta4 --output-dir data -o datasets.yaml
               batchfetch import downloads.txt --format aria2 -o datasets.yaml
             """)
@@ -57,6 +66,14 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(help: "Replace the -o file if it exists.")
     var force = false
 
+    @Option(help: "Verify a clear-signed SHA256SUMS with this OpenPGP keyring (gpgv) and keep its signature in the manifest.",
+            completion: .file())
+    var keyring: String?
+
+    @Option(name: .customLong("minisign-key"), help: "Verify a SHA256SUMS with the minisign public key in this file (FILE.minisig beside it) and keep its signature in the manifest.",
+            completion: .file(extensions: ["pub"]))
+    var minisignKey: String?
+
     @Flag(name: .customLong("skip-invalid"), help: "Leave out lines that are not understood (each still reported) instead of writing nothing.")
     var skipInvalid = false
 
@@ -66,13 +83,14 @@ struct ImportCommand: AsyncParsableCommand {
     func validate() throws {
         if pin && output == nil { throw ValidationError("--pin needs -o: the lockfile is written beside the manifest") }
         if files.isEmpty { throw ValidationError("name at least one file to import") }
+        if keyring != nil && minisignKey != nil { throw ValidationError("give --keyring or --minisign-key, not both") }
     }
 
     func run() async throws {
         var jobs: [ImportedJob] = []
         var problems: [ImportProblem] = []
         for file in files {
-            let result = try read(file)
+            let result = try await read(file)
             jobs += result.jobs
             problems += result.problems
         }
@@ -102,7 +120,7 @@ struct ImportCommand: AsyncParsableCommand {
     }
 
     /// One file's jobs and problems, in its format.
-    private func read(_ file: String) throws -> ImportResult {
+    private func read(_ file: String) async throws -> ImportResult {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw CommandFailure(.invalid, "batchfetch: error: cannot read \(file)")
         }
@@ -112,9 +130,68 @@ struct ImportCommand: AsyncParsableCommand {
         case .urls, .wget: return URLListImport.read(text, file: file)
         case .aria2: return Aria2InputImport.read(text, file: file)
         case .metalink: return MetalinkImport.read(data, file: file)
-        case .sha256sums: return SumsImport.read(text, file: file, baseURL: baseURL)
+        case .sha256sums: return try await sums(file, text: text)
         case .csv: return try csv(file)
         }
+    }
+
+    /// A SHA256SUMS, its signature verified first when a key is given (a clear-signed file's
+    /// signed text is what is read then), else a warning when it is signed.
+    private func sums(_ file: String, text: String) async throws -> ImportResult {
+        let clearSigned = text.hasPrefix("-----BEGIN PGP SIGNED MESSAGE-----")
+        let detached = file + ".minisig"
+        let rule: SignatureRule
+        let written: String
+        if let keyring {
+            let absolute = URL(fileURLWithPath: keyring).standardizedFileURL.path
+            rule = SignatureRule(kind: .gpg(keyring: absolute, fingerprints: []))
+            written = "{gpg: {keyring: \(QuotedText.quoted(absolute))}}"
+        } else if let minisignKey {
+            guard let keyText = try? String(contentsOfFile: minisignKey, encoding: .utf8) else {
+                throw CommandFailure(.invalid, "batchfetch: error: cannot read \(minisignKey)")
+            }
+            switch Ed25519Key.parse(keyText) {
+            case .success(let key):
+                rule = SignatureRule(kind: .minisign(key))
+                let line = keyText.split(whereSeparator: \.isNewline).last { !$0.hasPrefix("untrusted comment:") }.map(String.init) ?? ""
+                written = "{minisign: {public_key: \(QuotedText.quoted(line.trimmingCharacters(in: .whitespaces)))}}"
+            case .failure(let problem):
+                throw CommandFailure(.invalid, "batchfetch: error: \(minisignKey): not a minisign public key: \(problem.message)")
+            }
+        } else {
+            if clearSigned || FileManager.default.fileExists(atPath: detached) {
+                Console.error("import: warning: \(file) is signed, but its signature was not checked (give --keyring or --minisign-key); "
+                    + "its digests are imported as written")
+            }
+            return SumsImport.read(text, file: file, baseURL: baseURL)
+        }
+        var signature: Data?
+        if case .minisign = rule.kind {
+            guard let data = FileManager.default.contents(atPath: detached) else {
+                throw CommandFailure(.invalid, "batchfetch: error: no signature at \(detached); nothing written")
+            }
+            signature = data
+        }
+        let verified: SignatureCheck.Verified
+        switch await SignatureCheck(rule: rule).verify(fileAt: file, signature: signature) {
+        case .success(let result): verified = result
+        case .failure(let problem):
+            throw CommandFailure(.invalid, "batchfetch: error: the signature of \(file) does not verify: \(problem.message); nothing written")
+        }
+        Console.error("import: \(file): good signature by \(verified.signer.description)")
+        var result = SumsImport.read(verified.signedText ?? text, file: file, baseURL: baseURL)
+        guard let baseURL, result.problems.isEmpty else { return result }
+        let name = (file as NSString).lastPathComponent
+        let base = baseURL.hasSuffix("/") ? baseURL : baseURL + "/"
+        var sumsJob = ImportedJob(urls: [base + ImportNames.percentEncodedPath(name)], dest: name, origin: "\(file) (signed)")
+        sumsJob.id = name
+        sumsJob.signature = written
+        for index in result.jobs.indices {
+            result.jobs[index].checksums = []
+            result.jobs[index].checksumsFrom = name
+        }
+        result.jobs.insert(sumsJob, at: 0)
+        return result
     }
 
     /// A CSV (or TSV, NDJSON) read as `jobs_from` reads it; its problems are the loader's, with

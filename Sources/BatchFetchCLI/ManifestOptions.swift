@@ -34,10 +34,10 @@ struct LockOption: ParsableArguments {
         lock ?? LockFile.defaultPath(forManifest: manifest)
     }
 
-    /// Exits 3 unless `lock` lists exactly the (expanded) manifest's jobs, printing each
-    /// difference.
-    func requireMatch(_ lock: LockFile, forManifest path: String, _ manifest: Manifest) throws {
-        let mismatch = lock.mismatch(with: manifest)
+    /// Exits 3 unless `lock` lists exactly the (expanded) manifest's jobs with the signers its
+    /// keys accept (or, `signersOnly`, only the latter: `verify`), printing each difference.
+    func requireMatch(_ lock: LockFile, forManifest path: String, _ manifest: Manifest, signersOnly: Bool = false) throws {
+        let mismatch = signersOnly ? lock.signerMismatch(with: manifest) : lock.mismatch(with: manifest)
         if !mismatch.isEmpty {
             for line in mismatch { Console.error("batchfetch: lock \(self.path(forManifest: path)): \(line)") }
             throw CommandFailure(.drift, "batchfetch: error: the lockfile does not match the manifest; run batchfetch pin to update it")

@@ -75,8 +75,9 @@ package final class Checker: Sendable {
         switch source.file.flatMap({ job.withChecksums(from: $0, of: source.job) }) {
         case .success(let listed):
             return (listed.checksums.first { $0.algorithm == .sha256 }?.hex, nil)
-        case .failure(let failure) where failure.code == .checksumUnavailable || failure.code == .checksumMismatch:
-            // The mirror's own sum file no longer lists (or contradicts) the file: drift.
+        case .failure(let failure) where [.checksumUnavailable, .checksumMismatch, .signatureInvalid].contains(failure.code):
+            // The mirror's own sum file no longer lists (or contradicts) the file, or its
+            // signature no longer verifies: drift.
             return (nil, (.drift, failure))
         case .failure(let failure):
             return (nil, (.unreachable, BatchFetchError(.checksumUnavailable, "cannot fetch the sum file of '\(id)': \(failure.message)")))
@@ -97,12 +98,38 @@ package final class Checker: Sendable {
             let probe = MirrorProbe(job: sumJob, network: network, hosts: hosts)
             var result = Result<SumFile, BatchFetchError>.failure(BatchFetchError(.connection, "no mirror"))
             for mirror in sumJob.urls.indices {
-                result = await probe.fetch(mirror: mirror, limit: 16 << 20).map { SumFile(text: String(decoding: $0, as: UTF8.self)) }
+                if sumJob.signature != nil {
+                    // Its digests count only once its signature verifies.
+                    result = await Self.signedFile(sumJob, mirror: mirror, probe: probe).map { SumFile(text: $0.text) }
+                    if case .failure(let failure) = result, failure.code == .signatureInvalid { break }
+                } else {
+                    result = await probe.fetch(mirror: mirror, limit: 16 << 20).map { SumFile(text: String(decoding: $0, as: UTF8.self)) }
+                }
                 if case .success = result { break }
             }
             sums[sumJob.id] = SumSource(job: sumJob, file: result.mapError { $0.redacted(by: network.redactor) })
         }
         return sums
+    }
+
+    /// A signed checksum file as mirror `mirror` serves it (at most 16 MiB, in a temporary file)
+    /// with its signature checked (Docs/Signatures.md): its text — of a clear-signed file the
+    /// signed text only — and who signed it; `signature_invalid` when it does not verify.
+    static func signedFile(_ job: Job, mirror: Int, probe: MirrorProbe) async -> Result<(text: String, signer: Signer), BatchFetchError> {
+        guard let rule = job.signature else { return .failure(BatchFetchError(.signatureInvalid, "no signature: to check")) }
+        let data: Data
+        switch await probe.fetch(mirror: mirror, limit: 16 << 20) {
+        case .success(let fetched): data = fetched
+        case .failure(let failure): return .failure(failure)
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("batchfetch-signed-\(UUID().uuidString)").path
+        guard FileManager.default.createFile(atPath: file, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            return .failure(BatchFetchError(.ioError, "cannot write \(file)"))
+        }
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        return await SignatureGate(rule: rule, job: job).verify(fileAt: file, mirror: mirror, probe: probe).map { verified in
+            (verified.signedText ?? String(decoding: data, as: UTF8.self), verified.signer)
+        }
     }
 
     /// A `checksums_from` job and what its sum file held.
@@ -127,8 +154,38 @@ package final class Checker: Sendable {
             mirrors.append(MirrorCheck(mirrorIndex: index, url: url.redacted, observation: observation,
                                        verdict: .judge(observation, expected: expected)))
         }
+        var signer: Signer?
+        var signatureFailure: BatchFetchError?
+        if let rule = job.signature {
+            // Every mirror that serves the file must serve it signed by the key the manifest
+            // names and, with a lock, by the signer the lock recorded: a mirror that does not
+            // is drift, its difference the signature.
+            for index in mirrors.indices where mirrors[index].status == .ok || mirrors[index].status == .drift {
+                var actual: String?
+                switch await Self.signedFile(job, mirror: index, probe: probe) {
+                case .success(let signed):
+                    signer = signed.signer
+                    if let recorded = entry?.signedBy, recorded != signed.signer {
+                        actual = "signed by \(signed.signer.description)"
+                        signatureFailure = BatchFetchError(.signatureInvalid, "mirror \(index) serves it signed by \(signed.signer.description); the lock recorded \(recorded.description)")
+                    }
+                case .failure(let failure) where failure.code == .signatureInvalid:
+                    actual = failure.message
+                    signatureFailure = failure
+                case .failure:
+                    break  // unreachable now; its verdict from the probe stands
+                }
+                if let actual {
+                    mirrors[index].status = .drift
+                    mirrors[index].differences = (mirrors[index].differences ?? [])
+                        + [MirrorVerdict.Difference(field: "signature", expected: entry?.signedBy?.description ?? rule.keyDescription, actual: actual)]
+                }
+            }
+        }
         var result = JobResult(id: job.id, status: .verdict(Self.worst(mirrors.map(\.status))), dest: job.dest.redacted)
         result.mirrors = mirrors
+        result.signedBy = signer
+        if let signatureFailure { result.failure = signatureFailure }
         result.size = entry?.size ?? job.size
         if let sha256 { result.checksums = ["sha256": sha256] }
         if let (status, failure) = sumProblem {

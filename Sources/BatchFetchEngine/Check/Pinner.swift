@@ -103,6 +103,7 @@ package final class Pinner: Sendable {
         }
         let others = Dictionary(job.checksums.filter { $0.algorithm != .sha256 }.map { ($0.algorithm.rawValue, $0.hex) },
                                 uniquingKeysWith: { first, _ in first })
-        return LockFile.Entry(dest: job.dest.redacted, size: size, sha256: sha256, mirrors: mirrors, checksums: others.isEmpty ? nil : others)
+        return LockFile.Entry(dest: job.dest.redacted, size: size, sha256: sha256, mirrors: mirrors, checksums: others.isEmpty ? nil : others,
+                              signedBy: result.signedBy)
     }
 }

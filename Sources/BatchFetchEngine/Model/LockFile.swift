@@ -41,13 +41,22 @@ package struct LockFile: Codable, Sendable, Equatable {
         /// when there were none (an additive key). `check` compares a source's listing with
         /// them, and a locked run holds the file to them again.
         package var checksums: [String: String]?
+        /// Who signed a checksum file whose job has `signature:` (Docs/Signatures.md); absent
+        /// otherwise (an additive key).
+        package var signedBy: Signer?
 
-        package init(dest: String, size: Int64, sha256: String, mirrors: [Mirror], checksums: [String: String]? = nil) {
+        package init(dest: String, size: Int64, sha256: String, mirrors: [Mirror], checksums: [String: String]? = nil,
+                     signedBy: Signer? = nil) {
             self.dest = dest
             self.size = size
             self.sha256 = sha256
             self.mirrors = mirrors
             self.checksums = checksums
+            self.signedBy = signedBy
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case dest, size, sha256, mirrors, checksums, signedBy = "signed_by"
         }
 
         /// Every digest pinned: the sha256 and the others.
@@ -139,6 +148,29 @@ package struct LockFile: Codable, Sendable, Equatable {
         let added = manifest.jobs.map(\.id).filter { jobs[$0] == nil }
         let removed = jobs.keys.sorted().filter { !ids.contains($0) }
         return added.map { "job '\($0)' is not in the lock" } + removed.map { "the lock has job '\($0)', which the manifest no longer has" }
+            + signerMismatch(with: manifest)
+    }
+
+    /// Where the signers the lock recorded differ from the keys the manifest names
+    /// (``signerMismatch(_:_:)``), job by job.
+    package func signerMismatch(with manifest: Manifest) -> [String] {
+        manifest.jobs.compactMap { job in jobs[job.id].flatMap { Self.signerMismatch(job, $0) } }
+    }
+
+    /// How the signer the lock recorded for a checksum file differs from the key the manifest
+    /// names now (another key, a signature added or dropped); nil when they agree. A lock pinned
+    /// under one key must not vouch for files signed by another (Docs/Signatures.md).
+    static func signerMismatch(_ job: Job, _ entry: Entry) -> String? {
+        switch (job.signature, entry.signedBy) {
+        case (nil, nil): return nil
+        case (let rule?, let signer?):
+            return rule.accepts(signer) ? nil
+                : "job '\(job.id)': the lock was pinned with a file signed by \(signer.description); the manifest names \(rule.keyDescription)"
+        case (let rule?, nil):
+            return "job '\(job.id)': the manifest names \(rule.keyDescription) but the lock was pinned without a signature"
+        case (nil, let signer?):
+            return "job '\(job.id)': the lock was pinned with a file signed by \(signer.description) but the manifest names no signature"
+        }
     }
 }
 

@@ -7,17 +7,21 @@ import Foundation
 /// `ssh-keygen -Y verify`, each run without a shell, with a timeout, in a directory of its own.
 /// The decisions are the pure types' (``MinisignSignature``, ``SignifySignature``,
 /// ``GPGStatus``); this only feeds them and runs the tools.
-struct SignatureCheck: Sendable {
+package struct SignatureCheck: Sendable {
     /// What a verified signature gives: who signed, and for a clear-signed file the signed text,
     /// the only part of it whose digests count.
-    struct Verified: Sendable, Equatable {
-        var signer: Signer
-        var signedText: String?
+    package struct Verified: Sendable, Equatable {
+        package var signer: Signer
+        package var signedText: String?
     }
 
-    let rule: SignatureRule
+    package let rule: SignatureRule
     /// How long `gpgv` or `ssh-keygen` may take.
     var timeout: Double = 30
+
+    package init(rule: SignatureRule) {
+        self.rule = rule
+    }
     /// The largest file a legacy (not prehashed) signature is checked over in memory.
     static let inMemoryLimit = 1 << 30
     /// The largest signature file fetched.
@@ -33,7 +37,7 @@ struct SignatureCheck: Sendable {
     }
 
     /// Checks the file at `path` with the detached `signature` (nil for a clear-signed file).
-    func verify(fileAt path: String, signature: Data?) async -> Result<Verified, SignatureProblem> {
+    package func verify(fileAt path: String, signature: Data?) async -> Result<Verified, SignatureProblem> {
         if let signature, signature.isEmpty { return .failure(.unavailable("the signature file is empty")) }
         switch rule.kind {
         case .minisign(let key):

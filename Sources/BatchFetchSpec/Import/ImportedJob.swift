@@ -14,6 +14,13 @@ package struct ImportedJob: Sendable, Equatable {
     package var segments: Int?
     /// `file:line` of the entry, for the comment above the job.
     package var origin: String
+    /// The job's id when the import names it (a signed SUMS file's own job); nil: from its dest.
+    package var id: String?
+    /// The job whose checksum file lists this one's digest (a signed SUMS file imported with its
+    /// key): written as `checksums_from` instead of the digests.
+    package var checksumsFrom: String?
+    /// `signature:` as a YAML flow mapping (a signed SUMS file's own job).
+    package var signature: String?
 
     package init(urls: [String], dest: String? = nil, size: Int64? = nil, checksums: [Checksum] = [], segments: Int? = nil,
                 origin: String) {

@@ -48,13 +48,18 @@ package enum ManifestText {
 
     /// A job's fields in the order people read them, whichever style writes them.
     private static func fields(_ job: ImportedJob, named names: inout ImportNames, id: String?) -> [(String, Value)] {
-        let (id, dest) = names.named(job, id: id)
+        let (id, dest) = names.named(job, id: job.id ?? id)
         let urls = job.urls.map { quoted(url($0)) }
         var fields: [(String, Value)] = [("id", .scalar(quoted(id))), urls.count == 1 ? ("url", .scalar(urls[0])) : ("urls", .list(urls)),
                                          ("dest", .scalar(quoted(dest)))]
         if let size = job.size { fields.append(("size", .scalar("\(size)"))) }
         let checksums = job.checksums.map { quoted($0.description) }
-        if !checksums.isEmpty { fields.append(("checksum", checksums.count == 1 ? .scalar(checksums[0]) : .list(checksums))) }
+        if let checksumsFrom = job.checksumsFrom {
+            fields.append(("checksums_from", .scalar(quoted(checksumsFrom))))
+        } else if !checksums.isEmpty {
+            fields.append(("checksum", checksums.count == 1 ? .scalar(checksums[0]) : .list(checksums)))
+        }
+        if let signature = job.signature { fields.append(("signature", .scalar(signature))) }
         if let segments = job.segments { fields.append(("segments", .scalar("\(segments)"))) }
         return fields
     }

@@ -117,7 +117,8 @@ extension ManifestDecoder {
     }
 
     /// The absolute path a file setting names (relative to the manifest's directory); a problem
-    /// at its value when no regular file is there.
+    /// at its value when no regular file is there (the path is still given, for the checks that
+    /// pair settings).
     mutating func existingFile(_ entry: YAMLMappingEntry, context: ProblemContext) -> String? {
         guard let text = templated(entry, context: context)?.resolved else { return nil }
         let absolute = URL(fileURLWithPath: text, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
@@ -126,7 +127,6 @@ extension ManifestDecoder {
         if !FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory) || isDirectory.boolValue {
             let relative = text.hasPrefix("/") ? "" : " (relative to the manifest's directory)"
             problems.error("\(context)'\(entry.key)': no file at '\(text)'\(relative)", at: entry.value.location)
-            return nil
         }
         return absolute
     }

@@ -2,6 +2,7 @@
 @testable import BatchFetchFiles
 @testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
+import BatchFetchSpec
 import Foundation
 import TestOrigin
 import Testing
@@ -60,6 +61,8 @@ import Testing
             result.copiedFrom = maybe { $0.string() }
             result.source = maybe { _ in ContentSource.allCases.randomElement()! }
             result.evidence = maybe { $0.string() }
+            result.signedBy = maybe { Signer(kind: $0.string(), keyID: $0.maybe { $0.string() }, fingerprint: $0.maybe { $0.string() }) }
+            result.checksumsSignedBy = maybe { Signer(kind: $0.string(), identity: $0.maybe { $0.string() }) }
             var job = RunReport.Job(result)
             job.attempts = maybe { _ in Int.random(in: 0...5) }
             job.durationSeconds = maybe { $0.double() }

@@ -2,6 +2,7 @@
 @testable import BatchFetchFiles
 @testable import BatchFetchNetwork
 @testable import BatchFetchObjectStore
+import BatchFetchSpec
 import Foundation
 import Testing
 
@@ -74,6 +75,8 @@ import Testing
         result.source = .link
         result.extracted = Extraction(into: "tree", format: "tar.gz", files: 3, bytes: 12, repaired: 1, streamed: true)
         result.evidence = "ETag"
+        result.signedBy = everySignerField
+        result.checksumsSignedBy = everySignerField
         return result
     }
 
@@ -119,12 +122,17 @@ import Testing
         #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
     }
 
+    /// A signer with every field set (one of them is, in a real report): the schema's keys.
+    static let everySignerField = Signer(kind: "minisign", keyID: "0123456789ABCDEF", fingerprint: String(repeating: "AB", count: 20),
+                                         identity: "release@example.org")
+
     @Test func theLockfilesKeysAreTheSchemas() throws {
         let lock = LockFile(manifest: "m.yaml", jobs: ["a": .init(
             dest: "a.bin", size: 1, sha256: String(repeating: "a", count: 64),
             mirrors: [.init(url: "http://127.0.0.1/a", size: 1, etag: "\"e\"", lastModified: "Tue, 24 Nov 2026 02:00:00 GMT",
                             sha256: String(repeating: "a", count: 64))],
-                                         checksums: ["git-sha1": String(repeating: "b", count: 40)])],
+                                         checksums: ["git-sha1": String(repeating: "b", count: 40)],
+                                         signedBy: Self.everySignerField)],
                             sources: ["src": .init(source: "hf://acme/tiny", revision: String(repeating: "1", count: 40))])
         let encoded = try JSONSerialization.jsonObject(with: try StableJSON.prettyEncoder().encode(lock))
         let schema = Self.schema("lock.schema.json")

@@ -347,6 +347,7 @@ enum EmbeddedSchemas {
           "dependentSchemas": {
             "body": { "required": ["method"], "properties": { "method": { "const": "POST" } } }
           },
+          "dependentRequired": { "sig_url": ["signature"] },
           "if": { "required": ["upload"] },
           "then": {
             "description": "An upload job: one target URL, method PUT (default) or POST; no download keys.",
@@ -354,7 +355,8 @@ enum EmbeddedSchemas {
             "not": {
               "anyOf": [
                 { "required": ["urls"] }, { "required": ["dest"] }, { "required": ["size"] }, { "required": ["checksum"] },
-                { "required": ["checksums_from"] }, { "required": ["segments"] }, { "required": ["body"] }, { "required": ["extract"] }
+                { "required": ["checksums_from"] }, { "required": ["segments"] }, { "required": ["body"] }, { "required": ["extract"] },
+                { "required": ["signature"] }
               ]
             },
             "dependentSchemas": {
@@ -392,6 +394,61 @@ enum EmbeddedSchemas {
             "checksums_from": {
               "description": "Id of a job whose file is a GNU or BSD checksum list naming this job's file.",
               "$ref": "#/$defs/id"
+            },
+            "signature": {
+              "description": "The key whose signature this file (a checksum file) must carry before it is published and before any job's checksums_from believes its digests (Docs/Signatures.md). Exactly one kind.",
+              "type": "object",
+              "minProperties": 1,
+              "maxProperties": 1,
+              "additionalProperties": false,
+              "properties": {
+                "minisign": {
+                  "description": "minisign's format, legacy and prehashed; the trusted comment's global signature is checked too.",
+                  "type": "object",
+                  "additionalProperties": false,
+                  "properties": {
+                    "public_key": { "description": "The base64 public key (RW...).", "type": "string", "minLength": 1 },
+                    "key_file": { "description": "A minisign public key file, relative to the manifest.", "type": "string", "minLength": 1 }
+                  },
+                  "oneOf": [{ "required": ["public_key"] }, { "required": ["key_file"] }]
+                },
+                "signify": {
+                  "description": "OpenBSD signify's detached signature.",
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": ["key_file"],
+                  "properties": { "key_file": { "description": "A signify public key file, relative to the manifest.", "type": "string", "minLength": 1 } }
+                },
+                "gpg": {
+                  "description": "A detached (sig_url) or clear-signed OpenPGP signature, checked by gpgv; good signatures by expired or revoked keys are refused.",
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": ["keyring"],
+                  "properties": {
+                    "keyring": { "description": "A binary OpenPGP keyring (gpg --export), relative to the manifest.", "type": "string", "minLength": 1 },
+                    "fingerprints": {
+                      "description": "The signing key (primary or subkey) must be one of these.",
+                      "type": "array",
+                      "items": { "type": "string", "pattern": "^[0-9A-Fa-f ]{40,80}$" }
+                    }
+                  }
+                },
+                "ssh": {
+                  "description": "An SSH signature, checked by ssh-keygen -Y verify.",
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": ["allowed_signers", "identity"],
+                  "properties": {
+                    "allowed_signers": { "description": "An allowed-signers file, relative to the manifest.", "type": "string", "minLength": 1 },
+                    "identity": { "type": "string", "minLength": 1 },
+                    "namespace": { "type": "string", "minLength": 1, "default": "file" }
+                  }
+                }
+              }
+            },
+            "sig_url": {
+              "description": "Where the detached signature is. Default: the URL that served the file plus .minisig (minisign), .sig (signify, ssh) or .asc (gpg).",
+              "$ref": "#/$defs/url"
             },
             "depends_on": {
               "description": "Jobs that must succeed first.",
@@ -747,7 +804,8 @@ enum EmbeddedSchemas {
             "archive_invalid",
             "resolver_failed",
             "unsupported_doi",
-            "unexpected_html"
+            "unexpected_html",
+            "signature_invalid"
           ]
         },
         "attempt": {
@@ -917,6 +975,14 @@ enum EmbeddedSchemas {
                 "max_bytes"
               ]
             },
+            "signed_by": {
+              "description": "Who signed this checksum file, when its job has signature: and it verified (Docs/Signatures.md).",
+              "$ref": "#/$defs/signer"
+            },
+            "checksums_signed_by": {
+              "description": "Who signed the checksum file this job's digests came from (checksums_from); also on up-to-date reruns.",
+              "$ref": "#/$defs/signer"
+            },
             "copied_from": {
               "type": "string",
               "description": "The job whose published file this one took instead of fetching it again: the same URL to another dest (hard link, or a copy)."
@@ -1055,6 +1121,37 @@ enum EmbeddedSchemas {
               }
             }
           ]
+        },
+        "signer": {
+          "type": "object",
+          "required": [
+            "kind"
+          ],
+          "additionalProperties": false,
+          "properties": {
+            "kind": {
+              "enum": [
+                "minisign",
+                "signify",
+                "gpg",
+                "ssh"
+              ]
+            },
+            "key_id": {
+              "description": "minisign's or signify's key id: 16 upper-case hex digits.",
+              "type": "string",
+              "pattern": "^[0-9A-F]{16}$"
+            },
+            "fingerprint": {
+              "description": "The GPG primary key's fingerprint.",
+              "type": "string",
+              "pattern": "^[0-9A-F]{40,64}$"
+            },
+            "identity": {
+              "description": "The SSH signer's identity.",
+              "type": "string"
+            }
+          }
         },
         "mirror": {
           "type": "object",
@@ -1234,6 +1331,18 @@ enum EmbeddedSchemas {
               "description": "Digests besides sha256 the job was held to when pinned (a source's published md5 or git-sha1 blob id, another algorithm the manifest pins), by algorithm. Absent when there were none.",
               "propertyNames": { "enum": ["sha512", "sha1", "md5", "git-sha1"] },
               "additionalProperties": { "type": "string", "pattern": "^[0-9a-f]+$" }
+            },
+            "signed_by": {
+              "type": "object",
+              "description": "Who signed this checksum file when it was pinned (its job has signature:, Docs/Signatures.md). run --locked and verify refuse the lock when the manifest names another key.",
+              "required": ["kind"],
+              "additionalProperties": false,
+              "properties": {
+                "kind": { "enum": ["minisign", "signify", "gpg", "ssh"] },
+                "key_id": { "type": "string", "pattern": "^[0-9A-F]{16}$" },
+                "fingerprint": { "type": "string", "pattern": "^[0-9A-F]{40,64}$" },
+                "identity": { "type": "string" }
+              }
             }
           }
         },

@@ -30,7 +30,7 @@ import Testing
             "checksum-and-checksums-from", "segments-out-of-range", "concurrency-zero", "negative-size",
             "size-unknown-unit", "duration-without-unit", "url-and-urls", "body-without-post", "jobs-not-a-list",
             "wrong-types", "unsupported-scheme", "upload-with-download-keys", "upload-form-with-put", "upload-bad-form",
-            "requests-per-second-not-a-count",
+            "requests-per-second-not-a-count", "signature-malformed",
         ]
         let (status, text) = try await BinaryRunner.validateWithSchema(
             ["--expect-invalid", "schemas/manifest.schema.json"] + names.map { "Tests/Fixtures/invalid/\($0).yaml" })

@@ -135,6 +135,10 @@ package struct Ed25519Key: Sendable, Equatable {
     /// What is wrong with a key's text.
     package struct Malformed: Error, Equatable {
         package var message: String
+
+        package init(message: String) {
+            self.message = message
+        }
     }
 
     /// A key from its base64 line (minisign's `public_key:` value) or from a key file's text

@@ -279,6 +279,12 @@ import Testing
                                 signer: Signer(kind: "ssh", identity: "release@example.org"))
         await good.close()
 
+        let tampered = try await world(sums: Self.sums.replacingOccurrences(of: "part-1", with: "part-7"))
+        tampered.origin.serve("/rel/SHA256SUMS.sig", .bytes(signature))
+        try await expectRefused(tampered, Self.manifest("{ssh: {allowed_signers: '\(signers)', identity: release@example.org}}"),
+                                saying: "ssh-keygen")
+        await tampered.close()
+
         let otherNamespace = try await world()
         otherNamespace.origin.serve("/rel/SHA256SUMS.sig", .bytes(signature))
         try await expectRefused(otherNamespace, Self.manifest("{ssh: {allowed_signers: '\(signers)', identity: release@example.org, namespace: git}}"),

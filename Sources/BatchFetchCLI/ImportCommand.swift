@@ -153,8 +153,7 @@ struct ImportCommand: AsyncParsableCommand {
             switch Ed25519Key.parse(keyText) {
             case .success(let key):
                 rule = SignatureRule(kind: .minisign(key))
-                let line = keyText.split(whereSeparator: \.isNewline).last { !$0.hasPrefix("untrusted comment:") }.map(String.init) ?? ""
-                written = "{minisign: {public_key: \(QuotedText.quoted(line.trimmingCharacters(in: .whitespaces)))}}"
+                written = "{minisign: {public_key: \(QuotedText.quoted(key.base64))}}"
             case .failure(let problem):
                 throw CommandFailure(.invalid, "batchfetch: error: \(minisignKey): not a minisign public key: \(problem.message)")
             }

@@ -127,7 +127,7 @@ package final class Checker: Sendable {
             return .failure(BatchFetchError(.ioError, "cannot write \(file)"))
         }
         defer { try? FileManager.default.removeItem(atPath: file) }
-        return await SignatureGate(rule: rule, job: job).verify(fileAt: file, mirror: mirror, probe: probe).map { verified in
+        return await SignatureGate(rule: rule).verify(fileAt: file, mirrors: [mirror], probe: probe).map { verified in
             (verified.signedText ?? String(decoding: data, as: UTF8.self), verified.signer)
         }
     }

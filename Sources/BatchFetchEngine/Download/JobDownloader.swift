@@ -60,7 +60,7 @@ struct JobDownloader: Sendable {
         expectation = ContentExpectation(job: job, locked: locked)
         destination = DestinationCheck(job: job, root: context.root, state: context.state, listings: context.listings)
         files = destination.files
-        gate = job.signature.map { SignatureGate(rule: $0, job: job) }
+        gate = job.signature.map { SignatureGate(rule: $0) }
         deadline = job.settings.deadline.map { .now + .seconds($0) }
     }
 
@@ -548,7 +548,7 @@ struct JobDownloader: Sendable {
         }
         if let gate {
             let mirror = machine.withLockedValue { $0.mirrorIndex }
-            switch await gate.verify(fileAt: files.partPath, mirror: mirror, probe: MirrorProbe(job: job, network: network, hosts: context.hosts)) {
+            switch await gate.verify(fileAt: files.partPath, mirrors: [mirror], probe: MirrorProbe(job: job, network: network, hosts: context.hosts)) {
             case .success(let verified): self.verified = verified
             case .failure(let failure): return .act(machine.withLockedValue { $0.verificationFailed(failure) })
             }
@@ -619,13 +619,7 @@ struct JobDownloader: Sendable {
             return result
         }
         let probe = MirrorProbe(job: job, network: network, hosts: context.hosts)
-        var outcome = Result<SignatureCheck.Verified, BatchFetchError>.failure(BatchFetchError(.signatureInvalid, "no mirror"))
-        for mirror in job.urls.indices {
-            outcome = await gate.verify(fileAt: path, mirror: mirror, probe: probe)
-            if case .success = outcome { break }
-            if case .failure(let failure) = outcome, !failure.message.contains("no signature:") { break }
-        }
-        switch outcome {
+        switch await gate.verify(fileAt: path, mirrors: Array(job.urls.indices), probe: probe) {
         case .success(let verified):
             context.state.recordSigner(verified.signer, of: job.dest.resolved, sha256: sha256)
             result.signedBy = verified.signer

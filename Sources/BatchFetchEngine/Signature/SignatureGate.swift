@@ -9,28 +9,30 @@ import Foundation
 /// the job's `signature_invalid`, naming the source, the manifest's key and what failed.
 struct SignatureGate: Sendable {
     let check: SignatureCheck
-    let job: Job
 
-    init(rule: SignatureRule, job: Job) {
+    init(rule: SignatureRule) {
         check = SignatureCheck(rule: rule)
-        self.job = job
     }
 
-    /// Checks the file at `path`, served by mirror `mirror` (`probe` fetches the signature).
-    func verify(fileAt path: String, mirror: Int, probe: MirrorProbe) async -> Result<SignatureCheck.Verified, BatchFetchError> {
+    /// Checks the file at `path` with the signature of the first of `mirrors` (their indices)
+    /// that serves one — the mirror that served the file, or every mirror for a file already on
+    /// disk; `probe` fetches it. A signature that is served and fails ends the search.
+    func verify(fileAt path: String, mirrors: [Int], probe: MirrorProbe) async -> Result<SignatureCheck.Verified, BatchFetchError> {
         if check.isClearSigned(path) {
             return await check.verify(fileAt: path, signature: nil).mapError { failure($0, source: nil) }
         }
-        guard let url = signatureURL(mirror: mirror, probe: probe) else {
-            return .failure(failure(.unavailable("no signature URL for mirror \(mirror)"), source: nil))
+        var last = failure(.unavailable("no mirror to fetch it from"), source: nil)
+        for mirror in mirrors {
+            guard let url = signatureURL(mirror: mirror, probe: probe) else { continue }
+            let shown = probe.network.redactor.redact(url.absoluteString)
+            switch await probe.fetch(mirror: mirror, limit: SignatureCheck.signatureLimit, url: url) {
+            case .failure(let fetchFailure):
+                last = failure(.unavailable(fetchFailure.message), source: shown)
+            case .success(let signature):
+                return await check.verify(fileAt: path, signature: signature).mapError { failure($0, source: shown) }
+            }
         }
-        let shown = probe.network.redactor.redact(url.absoluteString)
-        switch await probe.fetch(mirror: mirror, limit: SignatureCheck.signatureLimit, url: url) {
-        case .failure(let fetchFailure):
-            return .failure(failure(.unavailable(fetchFailure.message), source: shown))
-        case .success(let signature):
-            return await check.verify(fileAt: path, signature: signature).mapError { failure($0, source: shown) }
-        }
+        return .failure(last)
     }
 
     /// `sig_url`, or mirror `mirror`'s URL with the kind's suffix added to its path.

@@ -153,6 +153,11 @@ package struct Ed25519Key: Sendable, Equatable {
         return .success(Ed25519Key(keyNumber: Array(bytes[2..<10]), publicKey: Array(bytes[10..<42])))
     }
 
+    /// The key as minisign's `public_key:` line writes it.
+    package var base64: String {
+        Data([0x45, 0x64] + keyNumber + publicKey).base64EncodedString()
+    }
+
     package static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
         bytes.map { String(format: "%02X", $0) }.joined()
     }

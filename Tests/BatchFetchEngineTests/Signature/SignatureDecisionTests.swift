@@ -111,6 +111,7 @@ import Testing
         let line = "RWSDas+aJ0uXYg39t1HT7hYYSWQBDC3VSQiTQEzoU88j57s5jiox6HuJ"
         let fromLine = try Ed25519Key.parse(line).get()
         #expect(fromLine.minisignID == "62974B279ACF6A83")  // as `minisign -G` printed it
+        #expect(fromLine.base64 == line)  // what `import --minisign-key` writes back
         #expect(try Ed25519Key.parse("untrusted comment: minisign public key 62974B279ACF6A83\n\(line)\n").get() == fromLine)
         #expect(Ed25519Key.parse("RWQnotbase64!!") == .failure(Ed25519Key.Malformed(message: "the key is not base64")))
         #expect(Ed25519Key.parse("\(line)\n\(line)") == .failure(Ed25519Key.Malformed(message: "expected one base64 key line, found 2")))

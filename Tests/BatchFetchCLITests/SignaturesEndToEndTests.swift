@@ -129,6 +129,49 @@ import TestOrigin
         try await origin.shutdown()
     }
 
+    /// A release file itself signed (minisign's prehashed form over 8 MiB, BLAKE2b streamed),
+    /// served by nginx at 2 MB/s: killed with SIGKILL a quarter in, the rerun resumes with
+    /// nginx's ETag and publishes only once the whole file's signature verifies; a third run is
+    /// up to date without a request.
+    @Test(.enabled(if: NginxServer.binary != nil || NginxServer.required))
+    func aSignedFileKilledMidwayIsResumedAndVerifiedWhole() async throws {
+        let nginx = try await NginxServer()
+        defer { nginx.stop() }
+        let directory = try TemporaryDirectory()
+        let data = Data(OriginContent.generated(size: 8 << 20, seed: 77).allBytes)
+        try directory.write("sign/tool.bin", "")
+        try data.write(to: directory.url.appendingPathComponent("sign/tool.bin"))
+        try await tool(["minisign", "-G", "-W", "-p", "k.pub", "-s", "k.key"], in: directory)
+        try await tool(["minisign", "-S", "-s", "k.key", "-m", "sign/tool.bin"], in: directory)
+        try nginx.write("slow/tool.bin", data)
+        try nginx.write("slow/tool.bin.minisig", try Data(contentsOf: directory.url.appendingPathComponent("sign/tool.bin.minisig")))
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: tool, url: "\(nginx.url("/slow/tool.bin"))", signature: {minisign: {key_file: k.pub}}}
+            """)
+        let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
+        let part = directory.url.appendingPathComponent("data/tool.bin.part").path
+        let held = await BinaryRunner.signal(SIGKILL, to: process) { BinaryRunner.fileSize(part) >= Int64(2 << 20) }
+        await BinaryRunner.exit(of: process)
+        try #require(held, "the download never reached a quarter")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data/tool.bin").path))
+
+        let rerun = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let job = try #require((try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("data/batchfetch-report.json")))
+            as? [String: Any])?["jobs"] as? [[String: Any]]).first ?? [:]
+        #expect(job["status"] as? String == "downloaded" && (job["resumed_from"] as? Int ?? 0) > 0, "\(job)")
+        #expect((job["signed_by"] as? [String: String])?["kind"] == "minisign", "\(job)")
+        #expect(try Data(contentsOf: directory.url.appendingPathComponent("data/tool.bin")) == data)
+
+        let asked = nginx.accessLog().components(separatedBy: "\n").filter { $0.contains("tool.bin") }.count
+        let again = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url)
+        #expect(again.status == 0 && again.stderr.contains("1 up to date"), "\(again.stderr)")
+        #expect(nginx.accessLog().components(separatedBy: "\n").filter { $0.contains("tool.bin") }.count == asked)
+    }
+
     @Test func importOfAClearSignedSumsFileWithAKeyring() async throws {
         let directory = try TemporaryDirectory()
         try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("gnupg"), withIntermediateDirectories: true,

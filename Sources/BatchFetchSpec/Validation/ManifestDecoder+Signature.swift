@@ -60,6 +60,11 @@ extension ManifestDecoder {
                     }
                 }
             }
+            if let keyring, let entry = values["keyring"], Self.isArmoured(keyring) {
+                // gpgv reads binary keyrings only; an armoured one reads as "no public key".
+                problems.error("\(kindContext)'keyring': '\(entry.value.scalar?.value ?? keyring)' is an ASCII-armoured key, and gpgv reads binary keyrings: "
+                    + "gpg --dearmor it (or write it with gpg --export, without --armor)", at: entry.value.location)
+            }
             kind = keyring.map { .gpg(keyring: $0, fingerprints: fingerprints) }
         default:
             checkKeys(settings, allowed: ["allowed_signers", "identity", "namespace"], context: kindContext)
@@ -114,6 +119,13 @@ extension ManifestDecoder {
         if let entry = values[key] { return entry }
         problems.error("\(context)needs '\(key)'", at: location)
         return nil
+    }
+
+    /// Whether the file at `path` begins as an ASCII-armoured OpenPGP block.
+    private static func isArmoured(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        return String(decoding: (try? handle.read(upToCount: 64)) ?? Data(), as: UTF8.self).hasPrefix("-----BEGIN PGP")
     }
 
     /// The absolute path a file setting names (relative to the manifest's directory); a problem

@@ -172,6 +172,35 @@ import TestOrigin
         #expect(nginx.accessLog().components(separatedBy: "\n").filter { $0.contains("tool.bin") }.count == asked)
     }
 
+    /// Without `gpgv` on PATH a GPG-signed file fails saying which package gives it, and its
+    /// dependents with it.
+    @Test func aMissingVerifierIsAClearError() async throws {
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("gnupg"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        try await tool(["gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", "Rel <rel@example.org>",
+                        "ed25519", "sign", "1y"], in: directory)
+        try await tool(["gpg", "--batch", "--export", "-o", "keyring.gpg"], in: directory)
+        try directory.write("sign/SHA256SUMS", Self.sums)
+        try await tool(["gpg", "--batch", "--armor", "--detach-sign", "-o", "sign/SHA256SUMS.asc", "sign/SHA256SUMS"], in: directory)
+        let origin = try await TestOrigin.start()
+        for file in Self.files { origin.serve("/rel/\(file.name)", .bytes(Array(file.data))) }
+        origin.serve("/rel/SHA256SUMS", .text(Self.sums))
+        origin.serve("/rel/SHA256SUMS.asc", .bytes(Array(try Data(contentsOf: directory.url.appendingPathComponent("sign/SHA256SUMS.asc")))))
+        try directory.write("m.yaml", manifest(origin, key: "k.pub").replacingOccurrences(of: "{minisign: {key_file: k.pub}}", with: "{gpg: {keyring: keyring.gpg}}"))
+        let found = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url)
+        #expect(found.status == 0, "\(found.stderr)")
+        try FileManager.default.removeItem(at: directory.url.appendingPathComponent("data"))
+        let missing = try await BinaryRunner.run(["run", "m.yaml", "--progress", "none"], in: directory.url,
+                                                 environment: ["PATH": directory.url.appendingPathComponent("empty").path])
+        #expect(missing.status == 1, "\(missing.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.url.appendingPathComponent("data/batchfetch-report.json"))) as? [String: Any]
+        let errors = (report?["jobs"] as? [[String: Any]] ?? []).map { ($0["error"] as? [String: Any])?["message"] as? String ?? "" }
+        #expect(errors.count == 3 && errors.allSatisfy { $0.contains("gpgv is not installed (Debian: apt install gpgv)") }, "\(errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("data/SHA256SUMS").path))
+        try await origin.shutdown()
+    }
+
     @Test func importOfAClearSignedSumsFileWithAKeyring() async throws {
         let directory = try TemporaryDirectory()
         try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("gnupg"), withIntermediateDirectories: true,

@@ -144,7 +144,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // A SwiftNIO HTTP/1.1 origin with switchable faults, for tests, the demo and benchmarks.
+        // A SwiftNIO HTTP/1.1 origin with switchable faults, for tests, the demo and benchmarks;
+        // and the tests' way to run programs without holding Swift's cooperative pool
+        // (OffThePool, SpawnedProcess).
         .target(
             name: "TestOrigin",
             dependencies: [

@@ -613,7 +613,7 @@ struct JobDownloader: Sendable {
         var result = upToDate
         let path = context.root.path + "/" + job.dest.resolved
         let sha256 = context.state.recorded(job.dest.resolved)?.digests["sha256"] ?? Runner.fileSHA256(path)
-        if !gate.check.isClearSigned(path), let signer = context.state.signer(of: job.dest.resolved, sha256: sha256),
+        if !gate.check.carriesItsSignature(path), let signer = context.state.signer(of: job.dest.resolved, sha256: sha256),
            gate.check.rule.accepts(signer) {
             result.signedBy = signer
             return result

@@ -71,6 +71,17 @@ package struct SignifySignature: Sendable, Equatable {
         return .success(SignifySignature(keyNumber: Array(bytes[2..<10]), signature: Array(bytes[10..<74])))
     }
 
+    /// An embedded signature file (`signify -S -e`) as its signature (the first two lines) and
+    /// the message after them.
+    package static func split(embedded bytes: [UInt8]) -> (signature: [UInt8], message: [UInt8]) {
+        var newlines = 0
+        for (index, byte) in bytes.enumerated() where byte == 0x0A {
+            newlines += 1
+            if newlines == 2 { return (Array(bytes[...index]), Array(bytes[(index + 1)...])) }
+        }
+        return (bytes, [])
+    }
+
     package func verify(_ message: [UInt8], key: Ed25519Key) -> Result<Signer, SignatureProblem> {
         guard keyNumber == key.keyNumber else {
             return .failure(.wrongKey("signed by signify key \(Ed25519Key.hex(keyNumber)), not \(key.signifyID)"))

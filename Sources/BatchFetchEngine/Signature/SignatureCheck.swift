@@ -27,13 +27,18 @@ package struct SignatureCheck: Sendable {
     /// The largest signature file fetched.
     static let signatureLimit = 64 << 10
 
-    /// Whether the file at `path` carries its signature inside: a clear-signed OpenPGP message
-    /// (then no signature is fetched).
-    func isClearSigned(_ path: String) -> Bool {
-        guard case .gpg = rule.kind, let handle = FileHandle(forReadingAtPath: path) else { return false }
+    /// Whether the file at `path` carries its signature inside, so that none is fetched: a
+    /// clear-signed OpenPGP message, or a signify signature with the message embedded after it
+    /// (`signify -S -e`: OpenBSD's `SHA256.sig`).
+    func carriesItsSignature(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: 64)) ?? Data()
-        return String(decoding: head, as: UTF8.self).hasPrefix("-----BEGIN PGP SIGNED MESSAGE-----")
+        let head = String(decoding: (try? handle.read(upToCount: 64)) ?? Data(), as: UTF8.self)
+        switch rule.kind {
+        case .gpg: return head.hasPrefix("-----BEGIN PGP SIGNED MESSAGE-----")
+        case .signify: return head.hasPrefix("untrusted comment:")
+        case .minisign, .ssh: return false
+        }
     }
 
     /// Checks the file at `path` with the detached `signature` (nil for a clear-signed file).
@@ -46,10 +51,16 @@ package struct SignatureCheck: Sendable {
                 parsed.verify({ prehashed in prehashed ? try BLAKE2b.digest(ofFileAt: path) : try Self.contents(path) }, key: key)
             }.map { Verified(signer: $0) }
         case .signify(let key):
-            guard let signature else { return .failure(.unavailable("no signature")) }
-            return SignifySignature.parse(String(decoding: signature, as: UTF8.self)).flatMap { parsed in
-                do { return parsed.verify(try Self.contents(path), key: key) } catch { return .failure(.unreadable("\(error)")) }
-            }.map { Verified(signer: $0) }
+            let bytes: [UInt8]
+            do { bytes = try Self.contents(path) } catch { return .failure(.unreadable("\(error)")) }
+            guard let signature else {
+                // Embedded: the signature's two lines, then the message they sign.
+                let (signature, message) = SignifySignature.split(embedded: bytes)
+                return SignifySignature.parse(String(decoding: signature, as: UTF8.self)).flatMap { $0.verify(message, key: key) }
+                    .map { Verified(signer: $0, signedText: String(decoding: message, as: UTF8.self)) }
+            }
+            return SignifySignature.parse(String(decoding: signature, as: UTF8.self)).flatMap { $0.verify(bytes, key: key) }
+                .map { Verified(signer: $0) }
         case .gpg(let keyring, let fingerprints):
             return await gpg(path, signature: signature, keyring: keyring, fingerprints: fingerprints)
         case .ssh(let signers, let identity, let namespace):

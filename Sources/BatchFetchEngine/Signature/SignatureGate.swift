@@ -18,7 +18,7 @@ struct SignatureGate: Sendable {
     /// that serves one — the mirror that served the file, or every mirror for a file already on
     /// disk; `probe` fetches it. A signature that is served and fails ends the search.
     func verify(fileAt path: String, mirrors: [Int], probe: MirrorProbe) async -> Result<SignatureCheck.Verified, BatchFetchError> {
-        if check.isClearSigned(path) {
+        if check.carriesItsSignature(path) {
             return await check.verify(fileAt: path, signature: nil).mapError { failure($0, source: nil) }
         }
         var last = failure(.unavailable("no mirror to fetch it from"), source: nil)

@@ -202,6 +202,35 @@ import Testing
         await bad.close()
     }
 
+    /// OpenBSD's layout: `SHA256.sig` is the signature with the list embedded after it
+    /// (`signify -S -e`); the job names it, no other signature is fetched, only the embedded
+    /// list is believed, and a changed list is refused.
+    @Test func anEmbeddedSignifySignatureCarriesItsList() async throws {
+        let tools = try Tools()
+        try await tools.run(["signify-openbsd", "-G", "-n", "-p", "k.pub", "-s", "k.sec"])
+        try tools.write("SHA256", Data(Self.sums.utf8))
+        try await tools.run(["signify-openbsd", "-S", "-e", "-s", "k.sec", "-m", "SHA256", "-x", "SHA256.sig"])
+        let embedded = String(decoding: try tools.read("SHA256.sig"), as: UTF8.self)
+        let key = try #require(try? Ed25519Key.parse(String(decoding: tools.read("k.pub"), as: UTF8.self)).get())
+        let yaml = Self.manifest("{signify: {key_file: '\(tools.path("k.pub"))'}}").replacingOccurrences(of: "/rel/SHA256SUMS'", with: "/rel/SHA256.sig'")
+
+        let world = try await world()
+        world.origin.serve("/rel/SHA256.sig", .text(embedded))
+        let report = try await world.run(yaml)
+        let signer = Signer(kind: "signify", keyID: key.signifyID)
+        #expect(report.status == .succeeded, "\(report.jobs.map { $0.error?.message ?? "" })")
+        #expect(report.jobs.map(\.checksumsSignedBy) == [nil, signer, signer])
+        #expect(world.origin.requests("/rel/SHA256.sig.sig").isEmpty)
+        await world.close()
+
+        let changed = try await self.world()
+        changed.origin.serve("/rel/SHA256.sig", .text(embedded.replacingOccurrences(of: "part-1.bin", with: "part-8.bin")))
+        let refused = try await changed.run(yaml)
+        #expect(refused.jobs.map { $0.error?.code } == [.signatureInvalid, .signatureInvalid, .signatureInvalid])
+        #expect(changed.origin.requests("/rel/part-0.bin").isEmpty)
+        await changed.close()
+    }
+
     @Test func gpgDetachedAndClearSignedFilesAreTrustedAndOnlyTheSignedTextCounts() async throws {
         let tools = try Tools()
         let fingerprint = try await tools.gpgKey("release@example.org")

@@ -48,6 +48,15 @@ import TestOrigin
         """
     }
 
+    /// A GPG signing key in `directory`'s own GNUPGHOME, exported to `keyring.gpg`.
+    private func gpgKeyring(in directory: TemporaryDirectory) async throws {
+        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("gnupg"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        try await tool(["gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", "Rel <rel@example.org>",
+                        "ed25519", "sign", "1y"], in: directory)
+        try await tool(["gpg", "--batch", "--export", "-o", "keyring.gpg"], in: directory)
+    }
+
     private func lock(_ directory: TemporaryDirectory) throws -> [String: Any] {
         let data = try Data(contentsOf: directory.url.appendingPathComponent("m.lock.json"))
         return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
@@ -176,11 +185,7 @@ import TestOrigin
     /// dependents with it.
     @Test func aMissingVerifierIsAClearError() async throws {
         let directory = try TemporaryDirectory()
-        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("gnupg"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        try await tool(["gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", "Rel <rel@example.org>",
-                        "ed25519", "sign", "1y"], in: directory)
-        try await tool(["gpg", "--batch", "--export", "-o", "keyring.gpg"], in: directory)
+        try await gpgKeyring(in: directory)
         try directory.write("sign/SHA256SUMS", Self.sums)
         try await tool(["gpg", "--batch", "--armor", "--detach-sign", "-o", "sign/SHA256SUMS.asc", "sign/SHA256SUMS"], in: directory)
         let origin = try await TestOrigin.start()
@@ -203,11 +208,7 @@ import TestOrigin
 
     @Test func importOfAClearSignedSumsFileWithAKeyring() async throws {
         let directory = try TemporaryDirectory()
-        try FileManager.default.createDirectory(at: directory.url.appendingPathComponent("gnupg"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        try await tool(["gpg", "--batch", "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", "Rel <rel@example.org>",
-                        "ed25519", "sign", "1y"], in: directory)
-        try await tool(["gpg", "--batch", "--export", "-o", "keyring.gpg"], in: directory)
+        try await gpgKeyring(in: directory)
         try directory.write("plain", Self.sums)
         try await tool(["gpg", "--batch", "--clearsign", "-o", "SHA256SUMS", "plain"], in: directory)
         let signed = try await BinaryRunner.run(["import", "SHA256SUMS", "--base-url", "https://example.org/rel/", "--keyring", "keyring.gpg"],

@@ -611,8 +611,9 @@ struct JobDownloader: Sendable {
     private mutating func confirmSignature(of upToDate: JobResult) async -> JobResult {
         guard let gate else { return upToDate }
         var result = upToDate
-        let path = context.root.path + "/" + job.dest.resolved
-        let sha256 = context.state.recorded(job.dest.resolved)?.digests["sha256"] ?? Runner.fileSHA256(path)
+        let path = files.destPath
+        // The destination check hashed the file, or found its digests recorded, to call it up to date.
+        let sha256 = upToDate.checksums["sha256"] ?? Runner.fileSHA256(path)
         if !gate.check.carriesItsSignature(path), let signer = context.state.signer(of: job.dest.resolved, sha256: sha256),
            gate.check.rule.accepts(signer) {
             result.signedBy = signer

@@ -18,6 +18,10 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         var stall: (at: Int64, seconds: Double)?
         var pauseAt: Int64?
         var bytesPerSecond: Int?
+        /// When the paced body began and how much of it went out since: a paced body never gets
+        /// ahead of `bytesPerSecond` × the time since it began (plus 10 ms' worth).
+        var pacingSince = NIODeadline.now()
+        var paced: Int64 = 0
         var closeWhenDone: Bool
         /// The origin's counter epoch when the response began.
         var epoch: Int
@@ -207,11 +211,23 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
                 limit = min(limit, gate)
             }
             var count = min(Self.chunkSize, limit - transfer.offset)
-            if let rate = transfer.bytesPerSecond { count = min(count, Int64(max(1, rate / 20))) }
+            if let rate = transfer.bytesPerSecond {
+                let elapsed = Double((NIODeadline.now() - transfer.pacingSince).nanoseconds) / 1e9
+                let allowed = Int64(Double(rate) * (elapsed + 0.01)) - transfer.paced
+                // Sent in pieces of at least 16 KiB (or 5 ms' worth): writing whatever a few
+                // microseconds allowed kept the event loop busy, its other connections waiting.
+                let least = min(count, max(16 << 10, Int64(rate / 200)))
+                guard allowed >= least else {
+                    resume(after: min(0.05, max(0.002, Double(least - allowed) / Double(rate))), context: context)
+                    return
+                }
+                count = min(count, allowed)
+            }
             if count > 0 {
                 let bytes = transfer.content.bytes(in: transfer.offset..<transfer.offset + count)
                 context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))), promise: nil)
                 transfer.offset += count
+                transfer.paced += count
                 state.countServed(transfer.path, count, epoch: transfer.epoch)
                 self.transfer = transfer
             }
@@ -242,10 +258,6 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
             if transfer.offset >= transfer.end {
                 self.transfer = nil
                 finish(context: context, close: transfer.closeWhenDone)
-                return
-            }
-            if transfer.bytesPerSecond != nil {
-                resume(after: 0.05, context: context)
                 return
             }
         }

@@ -37,6 +37,12 @@ struct TestOriginCommand: AsyncParsableCommand {
     @Option(help: "Delay every response head by this many milliseconds, like a network round trip (benchmarks).")
     var headDelay = 0
 
+    @Option(help: "Send each response's body no faster than this many bytes per second (like 20MB or 16MiB): a mirror that caps each connection (benchmarks).")
+    var ratePerConnection: String?
+
+    @Option(help: "Never send the bytes at or past this offset of a generated file: a mirror that stalls in a range (benchmarks).")
+    var stallFrom: Int64?
+
     @Flag(help: "Serve the files of examples/quickstart.yaml (/files/readme.txt, /files/sample.bin of 4 MiB) and take the uploads of examples/fetch-and-mirror.yaml (/mirror/ds/sample.bin, /api/datasets).")
     var demo = false
 
@@ -49,9 +55,16 @@ struct TestOriginCommand: AsyncParsableCommand {
             origin.receive("/mirror/ds/sample.bin")
             origin.receive("/api/datasets")
         }
+        let rate = try ratePerConnection.map { Int(try Self.parseSize($0, in: "--rate-per-connection")) }
         for spec in generated {
             let (path, size, seed) = try Self.parseGenerated(spec)
-            origin.serve(path, .generated(size: size, seed: seed))
+            var file = OriginFile.generated(size: size, seed: seed)
+            file.trickleBytesPerSecond = rate
+            if let stallFrom {
+                file.pauseFrom = stallFrom
+                file.paused = true
+            }
+            origin.serve(path, file)
         }
         if let directory {
             let root = URL(fileURLWithPath: directory).standardizedFileURL
@@ -74,17 +87,24 @@ struct TestOriginCommand: AsyncParsableCommand {
             throw ValidationError("--generated expects /PATH=SIZE[:SEED], got '\(spec)'")
         }
         let sizeAndSeed = parts[1].split(separator: ":")
-        let units: [(String, Int64)] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1)]
-        var sizeText = String(sizeAndSeed[0])
+        let count = try parseSize(String(sizeAndSeed[0]), in: spec)
+        let seed = sizeAndSeed.count > 1 ? UInt64(sizeAndSeed[1]) ?? 1 : 1
+        return (String(parts[0]), count, seed)
+    }
+
+    /// A size like 64KiB, 1GiB, 20MB or 512: binary units (KiB, MiB, GiB) and decimal ones (kB, MB, GB).
+    static func parseSize(_ text: String, in context: String) throws -> Int64 {
+        let units: [(String, Int64)] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10),
+                                        ("GB", 1_000_000_000), ("MB", 1_000_000), ("kB", 1000), ("B", 1)]
+        var sizeText = text
         var factor: Int64 = 1
         for (suffix, value) in units where sizeText.hasSuffix(suffix) {
             sizeText = String(sizeText.dropLast(suffix.count))
             factor = value
             break
         }
-        guard let count = Int64(sizeText) else { throw ValidationError("bad size in '\(spec)'") }
-        let seed = sizeAndSeed.count > 1 ? UInt64(sizeAndSeed[1]) ?? 1 : 1
-        return (String(parts[0]), count * factor, seed)
+        guard let count = Int64(sizeText), count >= 0 else { throw ValidationError("bad size in '\(context)'") }
+        return count * factor
     }
 
     /// Suspends until SIGINT or SIGTERM.

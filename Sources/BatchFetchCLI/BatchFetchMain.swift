@@ -13,7 +13,7 @@ public enum BatchFetchMain {
             return ExitStatus.invalid.rawValue
         }
         do {
-            var command = try BatchFetchCommand.parseAsRoot(arguments)
+            var command = try BatchFetchCommand.parseAsRoot(Self.withPieceDefault(arguments))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -33,6 +33,20 @@ public enum BatchFetchMain {
 }
 
 extension BatchFetchMain {
+    /// `pin --pieces` without a size means 4 MiB (Docs/Mirrors.md): the parser needs a value, so
+    /// one is put in when the next argument is not a size (an option, the manifest, nothing).
+    static func withPieceDefault(_ arguments: [String]) -> [String] {
+        guard arguments.first == "pin" else { return arguments }
+        var result: [String] = []
+        for (index, argument) in arguments.enumerated() {
+            result.append(argument)
+            guard argument == "--pieces" else { continue }
+            let next = arguments.indices.contains(index + 1) ? arguments[index + 1] : nil
+            if next.map({ (try? Quantity.bytes($0).get()) == nil }) ?? true { result.append("4MiB") }
+        }
+        return result
+    }
+
     /// A message for a first argument that is neither an option nor a command: the parser would
     /// say "2 unexpected arguments", which does not tell a newcomer that `frobnicate` is no command.
     static func unknownCommand(_ arguments: [String]) -> String? {

@@ -276,6 +276,11 @@ enum EmbeddedSchemas {
               ],
               "default": "auto"
             },
+            "sources": {
+              "description": "first: one mirror at a time, the next on failure. all: a segmented download's connections spread over every mirror at once (needs a pinned sha256 or pieces; Docs/Mirrors.md).",
+              "enum": ["first", "all"],
+              "default": "first"
+            },
             "refresh": {
               "description": "When an existing dest is fetched again.",
               "enum": ["never", "if-changed", "always"],
@@ -356,7 +361,7 @@ enum EmbeddedSchemas {
               "anyOf": [
                 { "required": ["urls"] }, { "required": ["dest"] }, { "required": ["size"] }, { "required": ["checksum"] },
                 { "required": ["checksums_from"] }, { "required": ["segments"] }, { "required": ["body"] }, { "required": ["extract"] },
-                { "required": ["signature"] }
+                { "required": ["signature"] }, { "required": ["sources"] }, { "required": ["pieces"] }
               ]
             },
             "dependentSchemas": {
@@ -444,6 +449,19 @@ enum EmbeddedSchemas {
                     "namespace": { "type": "string", "minLength": 1, "default": "file" }
                   }
                 }
+              }
+            },
+            "pieces": {
+              "description": "The sha256 of each fixed-length piece of the file, checked as each piece is written; a bad piece is fetched again alone (Docs/Mirrors.md).",
+              "type": "object",
+              "additionalProperties": false,
+              "required": ["length", "sha256"],
+              "properties": {
+                "length": {
+                  "description": "Bytes per piece: a power of two from 256KiB to 64MiB (the last piece may be shorter).",
+                  "oneOf": [{ "type": "integer", "minimum": 262144, "maximum": 67108864 }, { "type": "string", "pattern": "^[0-9]+(KiB|MiB)$" }]
+                },
+                "sha256": { "type": "array", "minItems": 1, "items": { "type": "string", "pattern": "^[0-9a-fA-F]{64}$" } }
               }
             },
             "sig_url": {
@@ -805,7 +823,8 @@ enum EmbeddedSchemas {
             "resolver_failed",
             "unsupported_doi",
             "unexpected_html",
-            "signature_invalid"
+            "signature_invalid",
+            "piece_mismatch"
           ]
         },
         "attempt": {
@@ -834,6 +853,15 @@ enum EmbeddedSchemas {
             "waited_seconds": {
               "type": "number",
               "minimum": 0
+            },
+            "index": {
+              "description": "A bad piece (piece_mismatch): its index, 0-based.",
+              "$ref": "#/$defs/count"
+            },
+            "bytes": {
+              "description": "A bad piece's bytes, first-last.",
+              "type": "string",
+              "pattern": "^[0-9]+-[0-9]+$"
             }
           }
         },
@@ -933,6 +961,22 @@ enum EmbeddedSchemas {
               "type": "integer",
               "minimum": 1,
               "maximum": 16
+            },
+            "pieces_repaired": {
+              "description": "Pieces found bad and fetched again (Docs/Mirrors.md).",
+              "type": "integer",
+              "minimum": 1
+            },
+            "hedged": {
+              "description": "Ranges also asked of a second connection because they lagged (hedged tails).",
+              "type": "integer",
+              "minimum": 1
+            },
+            "mirrors_used": {
+              "description": "The mirrors (indices) a sources: all download drew bytes from, when more than one.",
+              "type": "array",
+              "minItems": 2,
+              "items": { "$ref": "#/$defs/count" }
             },
             "duration_seconds": {
               "type": "number",
@@ -1342,6 +1386,16 @@ enum EmbeddedSchemas {
                 "key_id": { "type": "string", "pattern": "^[0-9A-F]{16}$" },
                 "fingerprint": { "type": "string", "pattern": "^[0-9A-F]{40,64}$" },
                 "identity": { "type": "string" }
+              }
+            },
+            "pieces": {
+              "type": "object",
+              "description": "The sha256 of each piece of the file (pin --pieces): a locked run checks each piece as it is written and fetches a bad one again alone (Docs/Mirrors.md). A count that does not fit size is refused before any request.",
+              "required": ["length", "sha256"],
+              "additionalProperties": false,
+              "properties": {
+                "length": { "type": "integer", "minimum": 262144, "maximum": 67108864 },
+                "sha256": { "type": "array", "items": { "type": "string", "pattern": "^[0-9a-f]{64}$" } }
               }
             }
           }

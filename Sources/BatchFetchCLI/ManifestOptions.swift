@@ -47,13 +47,19 @@ struct LockOption: ParsableArguments {
     /// The lockfile; a missing one is nil unless `required`; an unreadable one exits 2.
     func load(forManifest manifest: String, required: Bool) throws -> LockFile? {
         let path = path(forManifest: manifest)
+        let loaded: LockFile
         do {
-            return try LockFile.load(path: path)
+            loaded = try LockFile.load(path: path)
         } catch .missing where !required && lock == nil {
             return nil
         } catch {
             throw CommandFailure(.invalid, "batchfetch: error: \(error)")
         }
+        // Piece hashes that cannot be the file's are refused before any request.
+        if let problem = loaded.pieceProblems.first {
+            throw CommandFailure(.invalid, "batchfetch: error: lock \(path): \(problem)")
+        }
+        return loaded
     }
 }
 

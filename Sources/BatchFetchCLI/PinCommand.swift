@@ -50,6 +50,11 @@ struct PinCommand: AsyncParsableCommand {
         valueName: "report"), completion: .file(extensions: ["json"]))
     var fromReports: [String] = []
 
+    @Option(name: .customLong("pieces"), help: ArgumentHelp(
+        "Also record the sha256 of each piece of this size (a power of two from 256KiB to 64MiB; 4MiB when given without a size): a locked run checks each piece as it is written and fetches a bad one again alone.",
+        valueName: "size"))
+    var pieces: String?
+
     func run() async throws {
         // A prefix is pinned as the objects it lists now (each with its key, size, ETag, sha256),
         // a source as its files at the revision it resolves to now.
@@ -58,14 +63,15 @@ struct PinCommand: AsyncParsableCommand {
             throw CommandFailure(.jobsFailed, "batchfetch: error: job '\(id)': \(failure.code.rawValue): \(failure.message)")
         }
         let loaded = prepared.manifest
+        let pieceLength = try pieces.map(Self.pieceLength)
         let sources = prepared.resolved.isEmpty ? nil : prepared.resolved
         guard fromReports.isEmpty else {
-            var lock = try await pinFromReports(loaded)
+            var lock = try await pinFromReports(loaded, pieceLength)
             lock.sources = sources
             return try write(lock)
         }
         let (lock, report) = try await CommandRun.holdingLock(loaded.outputDirectory) {
-            await Pinner(manifest: loaded, options: runOptions(loaded)).run { await CommandRun.follow($0) }
+            await pinner(loaded, pieceLength).run { await CommandRun.follow($0) }
         }
         guard var lock else {
             let unfinished = report.summary.failed + report.summary.skipped + report.summary.interrupted + (report.summary.deferred ?? 0)
@@ -84,12 +90,25 @@ struct PinCommand: AsyncParsableCommand {
         return options
     }
 
+    private func pinner(_ loaded: Manifest, _ pieceLength: Int64?) -> Pinner {
+        Pinner(manifest: loaded, options: runOptions(loaded), pieceLength: pieceLength)
+    }
+
+    /// `--pieces SIZE`: a power of two from 256 KiB to 64 MiB (`--pieces` alone is 4 MiB:
+    /// ``BatchFetchMain``).
+    static func pieceLength(_ text: String) throws -> Int64 {
+        guard case .success(let length) = Quantity.bytes(text), PieceHashes.allows(length) else {
+            throw CommandFailure(.invalid, "batchfetch: error: --pieces must be a power of two from 256KiB to 64MiB, found '\(text)'")
+        }
+        return length
+    }
+
     /// The lock from `--from-report`: the reports merged (when more than one), held to this
     /// manifest, then every mirror asked for its validators; nothing is downloaded.
-    private func pinFromReports(_ loaded: Manifest) async throws -> LockFile {
+    private func pinFromReports(_ loaded: Manifest, _ pieceLength: Int64?) async throws -> LockFile {
         let reports = try fromReports.map { (name: $0, report: try ReportFile.read($0, as: "--from-report ")) }
         let report = reports.count == 1 ? reports[0].report : try ReportFile.merged(reports, as: "--from-report: ")
-        let pinner = Pinner(manifest: loaded, options: runOptions(loaded))
+        let pinner = pinner(loaded, pieceLength)
         let problems = pinner.problems(pinning: report)
         guard problems.isEmpty else {
             let name = reports.count == 1 ? reports[0].name : "the merged reports"

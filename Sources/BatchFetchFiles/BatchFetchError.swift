@@ -49,6 +49,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// A checksum file's signature did not verify with the manifest's key (tampered, wrong key,
     /// missing or malformed), or a job takes its digests from such a file (Docs/Signatures.md).
     case signatureInvalid = "signature_invalid"
+    /// A piece of a file did not match its sha256 (`pieces:`): an attempt-log entry naming the
+    /// mirror that served it and the piece; the piece is fetched again (Docs/Mirrors.md).
+    case pieceMismatch = "piece_mismatch"
 }
 
 /// What went wrong, anywhere in batchfetch — a download, an upload, a listing, an archive, the

@@ -71,6 +71,11 @@ package struct ByteRanges: Sendable, Equatable, Codable {
         return start < limit ? start..<limit : nil
     }
 
+    /// The first range of the set that shares a byte with `range`.
+    package func firstOverlap(with range: Range<Int64>) -> Range<Int64>? {
+        ranges.first { $0.overlaps(range) }
+    }
+
     package func union(_ other: ByteRanges) -> ByteRanges {
         var result = self
         for range in other.ranges { result.insert(range) }

@@ -120,18 +120,25 @@ package struct Digester: @unchecked Sendable {
         return try feed(descriptor: descriptor, upTo: limit)
     }
 
-    /// Feeds the first `limit` bytes (or all) of an open file, read with `pread` from offset 0,
+    /// The sha256 of bytes `range` of an open file (a piece of a segmented part).
+    package static func sha256(ofDescriptor descriptor: Int32, in range: Range<Int64>) throws -> String? {
+        var digester = Digester()
+        let read = try digester.feed(descriptor: descriptor, from: range.lowerBound, upTo: range.upperBound)
+        return read == range.count ? digester.finalize()["sha256"] : nil
+    }
+
+    /// Feeds bytes `start..<limit` (or to the end) of an open file, read with `pread`,
     /// in blocks of 4 MiB, or of the file's size when smaller (a 4 KiB file, or the manifest, is
     /// not worth 4 MiB of heap: glibc serves blocks that size from the heap once it has freed
     /// one, and they stay resident).
     @discardableResult
-    package mutating func feed(descriptor: Int32, upTo limit: Int64? = nil) throws -> Int64 {
+    package mutating func feed(descriptor: Int32, from start: Int64 = 0, upTo limit: Int64? = nil) throws -> Int64 {
         var info = stat()
         let size = fstat(descriptor, &info) == 0 ? Int64(info.st_size) : Int64.max
         let blockSize = Int(max(64 << 10, min(4 << 20, limit.map { min($0, size) } ?? size)))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 16)
         defer { buffer.deallocate() }
-        var total: Int64 = 0
+        var total: Int64 = start
         while limit.map({ total < $0 }) ?? true {
             let want = limit.map { min(Int64(blockSize), $0 - total) } ?? Int64(blockSize)
             let got = pread(descriptor, buffer.baseAddress!, Int(want), off_t(total))
@@ -141,6 +148,6 @@ package struct Digester: @unchecked Sendable {
             update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
             total += Int64(got)
         }
-        return total
+        return total - start
     }
 }

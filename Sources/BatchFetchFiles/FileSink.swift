@@ -59,6 +59,10 @@ package final class FileSink: @unchecked Sendable {
     private var failure: BatchFetchError?
     private var endOffset: Int64?
     private var exceeded = false
+    /// Where a range was cut short (``cut(at:)``): its transfer still runs to the range's
+    /// original end, whose bytes are not wanted.
+    private var cutAt: Int64?
+    private var reachedCut = false
     /// Where the next body starts, until a write or a drain carries it to the writer.
     private var pendingStart: Start?
     /// Callbacks waiting for the unwritten bytes to fall to a limit (backpressure).
@@ -145,6 +149,8 @@ package final class FileSink: @unchecked Sendable {
             }
             endOffset = end
             exceeded = false
+            cutAt = nil
+            reachedCut = false
             buffer.count = 0
             pendingStart = start
             // Without an expected size the sink starts with no buffer: the first body whose
@@ -203,9 +209,12 @@ package final class FileSink: @unchecked Sendable {
     package func append(_ data: Data) -> AppendResult {
         lock.lock()
         defer { lock.unlock() }
-        guard failure == nil, !exceeded, queuedBytes + buffer.count <= 2 * memoryCap else { return .stop }
+        guard failure == nil, !exceeded, !reachedCut, queuedBytes + buffer.count <= 2 * memoryCap else { return .stop }
         var data = data
-        if let end = endOffset, nextOffset + Int64(data.count) > end {
+        if let cut = cutAt, nextOffset + Int64(data.count) >= cut {
+            data = data.prefix(Int(max(0, cut - nextOffset)))
+            reachedCut = true
+        } else if let end = endOffset, nextOffset + Int64(data.count) > end {
             data = data.prefix(Int(max(0, end - nextOffset)))
             exceeded = true
         }
@@ -213,7 +222,7 @@ package final class FileSink: @unchecked Sendable {
         buffer.append(data)
         nextOffset += Int64(data.count)
         if buffer.count >= writeSize { handOff() }
-        if exceeded { return .stop }
+        if exceeded || reachedCut { return .stop }
         return queuedBytes + buffer.count <= memoryCap ? .accepted : .pause
     }
 
@@ -236,6 +245,23 @@ package final class FileSink: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return endOffset.map { $0 - nextOffset }
+    }
+
+    /// Ends the current range at `offset` instead of its end, when no byte past it has arrived:
+    /// another connection fetches the rest (a steal). Once the body reaches `offset` the sink
+    /// takes nothing more (``reachedCutEnd``).
+    package func cut(at offset: Int64) -> Bool {
+        lock.withLock {
+            guard let end = endOffset, nextOffset <= offset, offset < end, !exceeded, !reachedCut else { return false }
+            cutAt = offset
+            reachedCut = nextOffset == offset
+            return true
+        }
+    }
+
+    /// The body reached the offset its range was cut at (``cut(at:)``).
+    package var reachedCutEnd: Bool {
+        lock.withLock { reachedCut }
     }
 
     /// Whether the body went past its expected end (the excess was not written).

@@ -21,6 +21,10 @@ package struct Sidecar: Codable, Sendable, Equatable {
     /// that file's bytes under this sidecar's validators would publish a mix of the two. Nil in
     /// sidecars of earlier versions, which are trusted as before.
     package var partInode: UInt64?
+    /// For a segmented download from several mirrors (`sources: all`), which of ``rangesDone``
+    /// each mirror wrote, by the job's mirror index: a resumed piece that proves bad is blamed
+    /// on the mirror that served it. Nil when one mirror wrote everything.
+    package var rangesFrom: [String: ByteRanges]?
 
     package init(url: String, urlSHA256: String, etag: String?, lastModified: String?, totalSize: Int64?,
                 rangesDone: ByteRanges? = nil) {
@@ -34,7 +38,7 @@ package struct Sidecar: Codable, Sendable, Equatable {
 
     package enum CodingKeys: String, CodingKey {
         case version, url, urlSHA256 = "url_sha256", etag, lastModified = "last_modified", totalSize = "total_size"
-        case rangesDone = "ranges_done", partInode = "part_inode"
+        case rangesDone = "ranges_done", partInode = "part_inode", rangesFrom = "ranges_from"
     }
 
     /// What `If-Range` carries: the strong ETag, else Last-Modified.

@@ -59,6 +59,10 @@ public struct OriginFile: Sendable {
     public var rangesHonoured: Int?
     /// Faults for the next requests, consumed in order.
     public var faults: [Fault] = []
+    /// Serve these bytes of the file flipped (each XOR 0xFF) to the next ``corruptResponses``
+    /// responses that send any of them: a mirror that serves one bad piece.
+    public var corruptBytes: Range<Int64>?
+    public var corruptResponses = 0
     /// Send the body no faster than this many bytes per second.
     public var trickleBytesPerSecond: Int?
     /// Declare a Content-Length this many bytes off the real length (then close after sending).

@@ -17,6 +17,8 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         var dropAt: Int64?
         var stall: (at: Int64, seconds: Double)?
         var pauseAt: Int64?
+        /// Bytes this response sends flipped (``OriginFile/corruptBytes``).
+        var corrupt: Range<Int64>?
         var bytesPerSecond: Int?
         /// When the paced body began and how much of it went out since: a paced body never gets
         /// ahead of `bytesPerSecond` × the time since it began (plus 10 ms' worth).
@@ -177,6 +179,7 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
         var transfer = Transfer(
             path: path, content: content, offset: response.body.lowerBound, end: response.body.upperBound,
             bytesPerSecond: state.trickleRate(path), closeWhenDone: close, epoch: state.epoch)
+        transfer.corrupt = state.takeCorruption(path, sending: response.body)
         switch response.fault {
         case .drop(let after)?: transfer.dropAt = response.body.lowerBound + after
         case .stall(let after, let seconds)?: transfer.stall = (response.body.lowerBound + after, seconds)
@@ -224,7 +227,10 @@ final class OriginHandler: ChannelInboundHandler, RemovableChannelHandler {
                 count = min(count, allowed)
             }
             if count > 0 {
-                let bytes = transfer.content.bytes(in: transfer.offset..<transfer.offset + count)
+                var bytes = transfer.content.bytes(in: transfer.offset..<transfer.offset + count)
+                if let bad = transfer.corrupt?.clamped(to: transfer.offset..<transfer.offset + count), !bad.isEmpty {
+                    for offset in bad { bytes[Int(offset - transfer.offset)] ^= 0xFF }
+                }
                 context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))), promise: nil)
                 transfer.offset += count
                 transfer.paced += count

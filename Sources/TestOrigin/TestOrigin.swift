@@ -166,6 +166,11 @@ public final class TestOrigin: Sendable {
         }
     }
 
+    /// Responses being sent now (a stalled one counts until its connection closes).
+    public var responsesInFlight: Int {
+        state.withLock { $0.inFlight }
+    }
+
     /// The most responses that were being sent at the same time.
     public var maxResponsesInFlight: Int {
         state.withLock { $0.maxInFlight }
@@ -300,6 +305,16 @@ final class OriginState: Sendable {
 
     func content(_ path: String) -> OriginContent? {
         withLock { $0.files[path]?.content }
+    }
+
+    /// The bytes a response sending `body` of the path serves flipped, counting it against
+    /// ``OriginFile/corruptResponses``; nil when none.
+    func takeCorruption(_ path: String, sending body: Range<Int64>) -> Range<Int64>? {
+        withLock { values in
+            guard let file = values.files[path], file.corruptResponses > 0, let bad = file.corruptBytes, bad.overlaps(body) else { return nil }
+            values.files[path]?.corruptResponses -= 1
+            return bad
+        }
     }
 
     func trickleRate(_ path: String) -> Int? {

@@ -30,10 +30,15 @@ import TestOrigin
         let data = try Data(contentsOf: BinaryRunner.fixtures.appendingPathComponent("import/\(name)"))
         let sha1 = Insecure.SHA1.hash(data: Self.notes.content.allBytes).map { String(format: "%02x", $0) }.joined()
         let md5 = Insecure.MD5.hash(data: Self.data.content.allBytes).map { String(format: "%02x", $0) }.joined()
+        // The Metalink's `<pieces>`: the sha256 of each 256 KiB piece of the data file.
+        func piece(_ bytes: Range<Int64>) -> String {
+            SHA256.hash(data: Self.data.content.bytes(in: bytes)).map { String(format: "%02x", $0) }.joined()
+        }
         let host = origin.url("/").dropFirst("http://".count).dropLast()
         var text = String(decoding: data, as: UTF8.self)
         for (placeholder, value) in [("HOST", String(host)), ("SHA_DATA", sha ?? hex(Self.data)), ("SHA_NOTES", hex(Self.notes)),
-                                     ("SHA1_OTHER", sha1), ("MD5_DATA", md5), ("SIZE_DATA", "\(Self.data.content.allBytes.count)")] {
+                                     ("SHA1_OTHER", sha1), ("MD5_DATA", md5), ("SIZE_DATA", "\(Self.data.content.allBytes.count)"),
+                                     ("PIECE0_DATA", piece(0..<262_144)), ("PIECE1_DATA", piece(262_144..<300_000))] {
             text = text.replacingOccurrences(of: placeholder, with: value)
         }
         try Data(text.utf8).write(to: directory.url.appendingPathComponent(name))
@@ -62,6 +67,7 @@ import TestOrigin
         let manifest = String(decoding: contents(directory, "m.yaml") ?? Data(), as: UTF8.self)
         #expect(manifest.contains("# \(file):"), "each job says where it came from:\n\(manifest)")
         #expect(manifest.contains("checksum:"), "\(manifest)")
+        if file.hasSuffix(".meta4") { #expect(manifest.contains("pieces: {length: 262144, sha256: ["), "\(manifest)") }
         let run = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
         #expect(run.status == 0, "\(run.stderr)\n\(manifest)")
         for dest in dests {

@@ -128,4 +128,58 @@ import TestOrigin
         #expect(deep.status == 3)
         #expect(deep.stderr.contains("sha256: expected "))
     }
+    /// `pin --pieces` records each piece's sha256 (4 MiB by default, or the size given); a locked
+    /// run holds a resumed download to them, repairing a piece the origin flips alone; a lock
+    /// whose piece count cannot be the file's is refused before any request (exit 2).
+    @Test func pinPiecesAreHeldToALockedRunAndABadCountIsRefused() async throws {
+        let origin = try await TestOrigin.start()
+        let size: Int64 = 12 << 20
+        origin.serve("/big.bin", .generated(size: size, seed: 54))
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            jobs:
+              - {id: big, url: "\(origin.url("/big.bin"))", segments: 4}
+            """)
+        let pin = try await BinaryRunner.run(["pin", "--pieces", "m.yaml"], in: directory.url)
+        #expect(pin.status == 0, "\(pin.stderr)")
+        let defaultLength = (try json(directory, "m.lock.json")["jobs"] as? [String: [String: Any]])?["big"]?["pieces"] as? [String: Any]
+        #expect(defaultLength?["length"] as? Int == 4 << 20 && (defaultLength?["sha256"] as? [String])?.count == 3)
+        #expect(try await BinaryRunner.run(["pin", "m.yaml", "--pieces", "1MiB"], in: directory.url).status == 0)
+        let pieces = (try json(directory, "m.lock.json")["jobs"] as? [String: [String: Any]])?["big"]?["pieces"] as? [String: Any]
+        #expect(pieces?["length"] as? Int == 1 << 20 && (pieces?["sha256"] as? [String])?.count == 12)
+        let (schemaStatus, schemaText) = try await BinaryRunner.validateWithSchema(
+            ["--expect-valid", "schemas/lock.schema.json", directory.url.appendingPathComponent("m.lock.json").path])
+        #expect(schemaStatus == 0, "\(schemaText)")
+
+        // The origin flips bytes of the sixth piece once: a locked run repairs that piece alone.
+        try FileManager.default.removeItem(at: directory.url.appendingPathComponent("data/big.bin"))
+        origin.update("/big.bin") {
+            $0.corruptBytes = (5 << 20) + 7..<(5 << 20) + 9
+            $0.corruptResponses = 1
+        }
+        origin.resetCounters()
+        let locked = try await BinaryRunner.run(["run", "m.yaml", "--locked"], in: directory.url)
+        #expect(locked.status == 0, "\(locked.stderr)")
+        let job = (try json(directory, "data/batchfetch-report.json")["jobs"] as? [[String: Any]])?.first
+        #expect(job?["pieces_repaired"] as? Int == 1)
+        // The piece again, and no more than a hedge's worth besides (a loaded machine may hedge).
+        let served = origin.bytesServed("/big.bin")
+        #expect(served >= size + (1 << 20) && served <= size + (3 << 20), "\(served)")
+
+        // Two hashes for a 12 MiB file in 1 MiB pieces: refused before any request.
+        let lockURL = directory.url.appendingPathComponent("m.lock.json")
+        var lock = try json(directory, "m.lock.json")
+        var jobs = lock["jobs"] as? [String: [String: Any]] ?? [:]
+        jobs["big"]?["pieces"] = ["length": 1 << 20, "sha256": Array((pieces?["sha256"] as? [String] ?? []).dropLast(10))]
+        lock["jobs"] = jobs
+        try JSONSerialization.data(withJSONObject: lock).write(to: lockURL)
+        origin.resetCounters()
+        let refused = try await BinaryRunner.run(["run", "m.yaml", "--locked"], in: directory.url)
+        try await origin.shutdown()
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("job 'big'") && refused.stderr.contains("piece hashes do not fit"), "\(refused.stderr)")
+        #expect(origin.allRequests.isEmpty)
+    }
 }

@@ -10,10 +10,13 @@ import Foundation
 package final class Pinner: Sendable {
     package let manifest: Manifest
     package let options: RunOptions
+    /// `pin --pieces SIZE`: record the sha256 of each piece of this length (Docs/Mirrors.md).
+    package let pieceLength: Int64?
 
     /// Upload jobs are left out: a lockfile pins what is fetched. (One a download depends on
     /// still runs, as its dependency.)
-    package init(manifest: Manifest, options: RunOptions = RunOptions()) {
+    package init(manifest: Manifest, options: RunOptions = RunOptions(), pieceLength: Int64? = nil) {
+        self.pieceLength = pieceLength
         self.manifest = (try? manifest.selecting(manifest.downloads.jobs.map(\.id)).get()) ?? manifest.downloads
         self.options = options
     }
@@ -75,14 +78,53 @@ package final class Pinner: Sendable {
         let byID = Dictionary(report.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let found = await boundedMap(jobs.count, limit: options.concurrency ?? manifest.concurrency) { index in
             guard let result = byID[jobs[index].id] else { return nil as LockFile.Entry? }
-            return await Self.entry(jobs[index], result, network: JobNetwork(
+            guard var entry = await Self.entry(jobs[index], result, network: JobNetwork(
                 job: jobs[index], transport: transport, perHost: self.manifest.perHost, environment: self.options.environment),
-                hosts: hosts)
+                hosts: hosts) else { return nil }
+            if let length = self.pieceLength {
+                // From the published file, which must still be the verified one.
+                let path = jobs[index].destination(in: self.manifest.outputDirectory)
+                guard let (pieces, sha256) = try? Self.pieces(ofFile: path, length: length), sha256 == entry.sha256 else { return nil }
+                entry.pieces = pieces
+            }
+            return entry
         }
         var entries: [String: LockFile.Entry] = [:]
         for (job, entry) in zip(jobs, found) { entries[job.id] = entry }
         guard entries.count == jobs.count else { return nil }
         return LockFile(manifest: (manifest.path as NSString).lastPathComponent, jobs: entries)
+    }
+
+    /// The sha256 of each `length`-byte piece of the file at `path`, and of the whole file, in
+    /// one read.
+    static func pieces(ofFile path: String, length: Int64) throws -> (PieceHashes, String) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        var whole = Digester()
+        var hashes: [String] = []
+        var offset: Int64 = 0
+        while true {
+            var piece = Digester()
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(length, 4 << 20)), alignment: 16)
+            defer { buffer.deallocate() }
+            var read: Int64 = 0
+            while read < length {
+                let got = pread(descriptor, buffer.baseAddress!, Int(min(Int64(buffer.count), length - read)), off_t(offset + read))
+                if got < 0 && errno == EINTR { continue }
+                guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                if got == 0 { break }
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
+                piece.update(bytes)
+                whole.update(bytes)
+                read += Int64(got)
+            }
+            if read == 0 { break }
+            hashes.append(piece.finalize()["sha256"]!)
+            offset += read
+            if read < length { break }
+        }
+        return (PieceHashes(length: length, sha256: hashes), whole.finalize()["sha256"]!)
     }
 
     private static func entry(_ job: Job, _ result: RunReport.Job, network: JobNetwork, hosts: HostLimiter) async

@@ -65,6 +65,7 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, Sendable {
                 ready()
             }
         case .stop:
+            if sink.reachedCutEnd { return endAtCut(ready) }
             state.withLockedValue { $0.attempt.stop(sinkFull: false) }
             if sink.writeFailure != nil || sink.bodyTooLong { watch.attachedTask?.cancel() }
             ready()
@@ -82,6 +83,8 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, Sendable {
             // about to end anyway (the sink holds up to twice its cap).
             guard allowsShedding, state.withLockedValue({ $0.attempt.shed() }) else { return }
             cancelOffQueue()
+        case .stop? where sink.reachedCutEnd:
+            endAtCut()
         case .stop?:
             let failed = sink.bodyTooLong || sink.writeFailure != nil
             state.withLockedValue { $0.attempt.stop(sinkFull: !failed) }
@@ -89,6 +92,18 @@ final class AttemptHandler<Decision: HeadDecision>: WatchedHandler, Sendable {
             // the cancel-versus-completion trap in FoundationNetworking.
             if allowsShedding || failed { cancelOffQueue() }
         }
+    }
+
+    /// The range was cut short (another connection took its rest) and its body reached the cut:
+    /// the rest is not wanted, and the transfer is ended as an interrupt ends one — at once, or
+    /// near its end after a grace (the cancel-versus-completion trap). A shed, not a failure.
+    private func endAtCut(_ ready: (@Sendable () -> Void)? = nil) {
+        let first = state.withLockedValue { state -> Bool in
+            defer { state.attempt.stop(sinkFull: true) }
+            return state.attempt.phase != .stopped
+        }
+        if first { interrupt() }
+        ready?()
     }
 
     /// Counts a body part and hands it to the sink; nil when the body is not being accepted.

@@ -628,7 +628,7 @@ struct DownloadStateMachine: Sendable {
             // The first bounded or segmented request: a range without If-Range; a server that
             // ignores ranges answers 200 with the whole file, which is accepted as it is.
             planned.rangeStart = 0
-            planned.rangeEnd = (segmentsPlanned && !segmentingOffered ? configuration.transfer.pieceSize : configuration.transfer.chunkSize) - 1
+            planned.rangeEnd = (segmentsPlanned && !segmentingOffered ? configuration.transfer.probeSize(expectedSize: configuration.expectedSize) : configuration.transfer.chunkSize) - 1
         }
         return planned
     }

@@ -20,6 +20,8 @@ extension JobDownloader {
         var writeSize: Int
         var simulatedDiskRate: Int64?
         var segmentRangeSize: Int64?
+        /// Whether lagging ranges are hedged (``RunOptions``).
+        var hedging = true
         var interruption: Interruption
         /// What earlier runs verified (digests and validators by dest).
         var state: StateCache

@@ -43,6 +43,13 @@ struct JobDownloader: Sendable {
     private var bytesTransferred: Int64 = 0
     /// Connections used by a segmented transfer, for the report.
     private var segmentsUsed: Int?
+    /// What segmented transfers did, for the report (Docs/Mirrors.md).
+    private var piecesRepaired = 0
+    private var hedged = 0
+    private var mirrorsUsed: [Int]?
+    /// The mirror that served most bytes of a download from several, and its URL.
+    private var busiest: (index: Int, url: String)?
+    private var warnings: [String] = []
     /// The archive being unpacked while it downloads (`extract:` of a tar or a compressed file,
     /// read in order as one stream or a segmented transfer's prefix makes it final), when it is.
     private var streaming: StreamingExtraction?
@@ -437,25 +444,44 @@ struct JobDownloader: Sendable {
     }
 
     /// Runs a segmented transfer and returns what to do next: verify and publish, continue as one
-    /// stream from the written prefix, or fail (disk errors, deadline, interruption).
+    /// stream from the written prefix, or fail (disk errors, deadline, interruption). With
+    /// `sources: all` and proof of one content its connections are dealt over the current mirror
+    /// and the later ones (Docs/Mirrors.md).
     private mutating func performSegments(_ start: DownloadStateMachine.SegmentStart, sink: FileSink) async -> Next {
         let state = machine.withLockedValue { $0 }
-        let connections = state.configuration.transfer.segments
         let network = self.network
+        let proven = expectation.checksums.contains { $0.algorithm == .sha256 } || job.pieces != nil
+        let (indices, warning) = TransferPolicy.sourceMirrors(job.settings.sources, current: state.mirrorIndex,
+                                                              count: network.mirrors.count, proven: proven)
+        if let warning, !warnings.contains(warning) { warnings.append(warning) }
+        let mirrors = indices.compactMap { index -> SegmentedTransfer.Mirror? in
+            guard let mirror = network.mirrors[index] else { return nil }
+            let url = index == state.mirrorIndex ? start.url : mirror.url
+            return SegmentedTransfer.Mirror(index: index, displayURL: index == state.mirrorIndex ? state.servedURL : mirror.printed,
+                                            host: url.host ?? "")
+        }
+        let connections = TransferPolicy.connections(segments: state.configuration.transfer.segments,
+                                                     hosts: Set(mirrors.map(\.host)).count, perHost: context.perHost)
         // Segments write the part out of order; an unpacking follows their written prefix.
         let stream = streaming?.stream
         var followPrefix: (@Sendable (Int64) -> Void)?
         if let stream { followPrefix = { stream.wrote(through: $0) } }
+        let current = state.mirrorIndex
         let transfer = SegmentedTransfer(.init(
-            start: start, connections: connections, mirrorIndex: state.mirrorIndex, displayURL: state.servedURL,
+            start: start, connections: connections, mirrors: mirrors, perHost: context.perHost,
             files: files, algorithms: algorithms, context: context, transport: network.transport, progress: progress,
             idleTimeout: .seconds(job.settings.timeout),
             deadline: deadline,
             planner: .init(total: start.total, pieceSize: state.configuration.transfer.pieceSize,
-                           ifRange: start.sidecar.ifRangeValue ?? "", retry: network.retry),
-            request: { range in
-                network.request(for: PlannedRequest(mirrorIndex: state.mirrorIndex, url: start.url, rangeStart: range.lowerBound,
-                                                    rangeEnd: range.upperBound - 1, ifRange: start.sidecar.ifRangeValue))
+                           ifRange: start.sidecar.ifRangeValue ?? "", retry: network.retry, mirrors: mirrors.map(\.index),
+                           pieces: job.pieces.flatMap { $0.fits(start.total) ? $0 : nil },
+                           minimumSteal: TransferPolicy.minimumSteal(pieceSize: state.configuration.transfer.pieceSize,
+                                                                     backpressure: network.transport.hasBackpressure),
+                           hedge: context.hedging ? SegmentPlanner.HedgeRule() : nil),
+            request: { range, mirror, ifRange in
+                let url = mirror == current ? start.url : network.mirrors[mirror]!.url
+                return network.request(for: PlannedRequest(mirrorIndex: mirror, url: url, rangeStart: range.lowerBound,
+                                                           rangeEnd: range.upperBound - 1, ifRange: ifRange))
             },
             followPrefix: followPrefix))
         progress.moved(to: start.done.count, total: start.total)
@@ -463,6 +489,18 @@ struct JobDownloader: Sendable {
         let outcome = await withTaskExecutorPreference(globalConcurrentExecutor) { await transfer.run() }
         bytesTransferred += transfer.received
         segmentsUsed = connections
+        let planner = transfer.planner
+        piecesRepaired += planner.piecesRepaired
+        hedged += planner.hedged
+        for (mirror, failure) in planner.dropped.sorted(by: { $0.key < $1.key }) where mirrors.count > 1 {
+            let url = mirrors.first { $0.index == mirror }?.displayURL ?? ""
+            warnings.append("mirror \(mirror) (\(url)) dropped for this job: \(failure.message)")
+        }
+        let used = mirrors.map(\.index).filter { (planner.servedBy[$0]?.count ?? 0) > 0 }
+        if used.count > 1 {
+            mirrorsUsed = used
+            busiest = mirrors.first { $0.index == planner.busiestMirror }.map { ($0.index, $0.displayURL) }
+        }
         switch outcome {
         case .complete(let digests):
             machine.withLockedValue { $0.segmentsFinished(attempts: transfer.attempts) }
@@ -472,6 +510,7 @@ struct JobDownloader: Sendable {
             // From here one stream continues at the prefix; the sidecar must not promise more.
             var sidecar = start.sidecar
             sidecar.rangesDone = ByteRanges([0..<prefix])
+            sidecar.rangesFrom = nil
             try? files.writeSidecar(sidecar)
             return .act(machine.withLockedValue { $0.segmentsEnded(writtenThrough: prefix, failure: failure, attempts: transfer.attempts) })
         }
@@ -581,6 +620,14 @@ struct JobDownloader: Sendable {
         result.resumedFrom = state.resumedFrom
         result.bytesTransferred = bytesTransferred
         result.segments = segmentsUsed
+        result.piecesRepaired = piecesRepaired
+        result.hedged = hedged
+        result.mirrorsUsed = mirrorsUsed
+        result.warnings = warnings
+        if let busiest, failure == nil {
+            result.mirrorIndex = busiest.index
+            result.url = busiest.url
+        }
         if let published {
             context.state.record(
                 job.dest.resolved, status: published.status, digests: published.digests,

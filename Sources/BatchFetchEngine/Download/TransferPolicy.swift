@@ -49,6 +49,15 @@ struct TransferPolicy: Sendable, Equatable {
             boundedBodies: !backpressure)
     }
 
+    /// The first range of a segmented download, fetched alone before the other connections
+    /// start (its answer proves the size and the validator): a piece, but at most 2 MiB — a
+    /// 16 MiB first piece over a connection capped at 20 MB/s kept three connections idle for
+    /// most of a second (bench/results/mirrors.md). With `segments: auto` and no size in the
+    /// manifest a whole piece, so a file smaller than it comes in that one request.
+    func probeSize(expectedSize: Int64?) -> Int64 {
+        segmentedFrom > 0 && expectedSize == nil ? pieceSize : min(pieceSize, 2 << 20)
+    }
+
     /// The size of each bounded range: paced, else the memory cap's.
     var chunkSize: Int64 { pacedChunk ?? pauseChunk }
 
@@ -88,6 +97,35 @@ struct TransferPolicy: Sendable, Equatable {
     }
 
     static let minimumShare = 512 << 10
+
+    /// The mirrors a segmented transfer draws from, the current one first, and what to warn: with
+    /// `sources: all` and proof of one content (`proven`: a pinned sha256 or piece hashes) the
+    /// current mirror and every later one (the earlier ones already failed over); without proof
+    /// only the current one, with a warning (Docs/Mirrors.md).
+    static func sourceMirrors(_ sources: JobSettings.Sources, current: Int, count: Int, proven: Bool)
+        -> (mirrors: [Int], warning: String?) {
+        guard sources == .all, current + 1 < count else { return ([current], nil) }
+        guard proven else {
+            return ([current], "'sources: all' without a pinned sha256 or piece hashes: bytes of several mirrors "
+                + "cannot be proven to be one file, so it is fetched from one mirror at a time")
+        }
+        return (Array(current..<count), nil)
+    }
+
+    /// The shortest half of a range worth stealing: 2 MiB on a transport with backpressure, where
+    /// a range cut short with more than 1 MiB to go is cancelled at once (closer to its end it
+    /// is left a grace to finish: ``AttemptHandler/interrupt()``); without it (URLSession) a range is a piece of a
+    /// connection's memory share, too short to split — a cancel there waits out the
+    /// cancel-versus-completion trap near a transfer's end (``AttemptHandler/interrupt()``).
+    static func minimumSteal(pieceSize: Int64, backpressure: Bool) -> Int64 {
+        backpressure ? 2 << 20 : max(2 << 20, pieceSize)
+    }
+
+    /// Connections for a segmented transfer over `mirrors` hosts: the job's segments, at most
+    /// `per_host` on each host (a job that falls back to one mirror opens `min(segments, per_host)`).
+    static func connections(segments: Int, hosts: Int, perHost: Int) -> Int {
+        min(segments, max(1, perHost) * max(1, hosts))
+    }
 
     /// Bodies up to this size get no sidecar: a partial without one is fetched again whole
     /// (small files are cheaper to fetch again than to make resumable).

@@ -91,6 +91,15 @@ public struct JobResult: Sendable {
     public var resumedFrom: Int64?
     /// Connections of a segmented transfer; nil for a single stream.
     public var segments: Int?
+    /// Pieces found bad and fetched again (`pieces:`, Docs/Mirrors.md); 0 when none.
+    public var piecesRepaired = 0
+    /// Ranges also asked of a second connection because they lagged (hedged tails); 0 when none.
+    public var hedged = 0
+    /// The mirrors (indices) a `sources: all` download drew bytes from, when more than one.
+    public var mirrorsUsed: [Int]?
+    /// What the run should say about this job without failing it (a mirror dropped, `sources:
+    /// all` without proof of one content): emitted as warnings, once each.
+    public var warnings: [String] = []
     /// The job whose published file this one took (the same URL to another dest).
     public var copiedFrom: String?
     /// Where a downloaded job's bytes came from; nil for a job that fetched nothing.

@@ -44,19 +44,23 @@ package struct LockFile: Codable, Sendable, Equatable {
         /// Who signed a checksum file whose job has `signature:` (Docs/Signatures.md); absent
         /// otherwise (an additive key).
         package var signedBy: Signer?
+        /// The sha256 of each piece (`pin --pieces`), held to a locked run as `pieces:` is
+        /// (Docs/Mirrors.md); absent otherwise (an additive key). `length` is in bytes.
+        package var pieces: PieceHashes?
 
         package init(dest: String, size: Int64, sha256: String, mirrors: [Mirror], checksums: [String: String]? = nil,
-                     signedBy: Signer? = nil) {
+                     signedBy: Signer? = nil, pieces: PieceHashes? = nil) {
             self.dest = dest
             self.size = size
             self.sha256 = sha256
             self.mirrors = mirrors
             self.checksums = checksums
             self.signedBy = signedBy
+            self.pieces = pieces
         }
 
         enum CodingKeys: String, CodingKey {
-            case dest, size, sha256, mirrors, checksums, signedBy = "signed_by"
+            case dest, size, sha256, mirrors, checksums, signedBy = "signed_by", pieces
         }
 
         /// Every digest pinned: the sha256 and the others.
@@ -151,6 +155,15 @@ package struct LockFile: Codable, Sendable, Equatable {
             + signerMismatch(with: manifest)
     }
 
+    /// The lock's piece hashes that cannot be its files' (another count than the size makes, a
+    /// length the contract does not allow), one line per job: a locked run refuses them before
+    /// any request.
+    package var pieceProblems: [String] {
+        jobs.sorted { $0.key < $1.key }.compactMap { id, entry in
+            entry.pieces?.problem(for: entry.size).map { "job '\(id)': \($0)" }
+        }
+    }
+
     /// Where the signers the lock recorded differ from the keys the manifest names
     /// (``signerMismatch(_:_:)``), job by job.
     package func signerMismatch(with manifest: Manifest) -> [String] {
@@ -189,6 +202,7 @@ extension Job {
             job.checksums.append(Checksum(algorithm: .sha256, hex: entry.sha256))
         }
         job.size = entry.size
+        if job.pieces == nil, let pieces = entry.pieces { job.pieces = pieces }
         return .success(job)
     }
 }

@@ -16,7 +16,9 @@ enum JobEntryText {
     /// The entry as an element of the report's `jobs` (depth 2), or nil when it has nested
     /// values.
     static func entry(_ job: RunReport.Job) -> [UInt8]? {
-        guard job.error == nil, job.mirrors == nil, job.attemptLog == nil, job.extracted == nil else { return nil }
+        guard job.error == nil, job.mirrors == nil, job.attemptLog == nil, job.extracted == nil, job.mirrorsUsed == nil else {
+            return nil
+        }
         var text = EntryTextWriter()
         text.bytes.reserveCapacity(512)
         text.raw("    {")
@@ -32,11 +34,13 @@ enum JobEntryText {
         text.field("duration_seconds", job.durationSeconds)
         text.field("etag", job.etag)
         text.field("evidence", job.evidence)
+        text.field("hedged", job.hedged)
         text.field("http_status", job.httpStatus)
         text.field("id", job.id)
         text.field("kind", job.kind)
         text.field("last_modified", job.lastModified)
         text.field("mirror_index", job.mirrorIndex)
+        text.field("pieces_repaired", job.piecesRepaired)
         if let redirects = job.redirects {
             text.nested("redirects", "[", "]", redirects) { text, url in text.string(url) }
         }

@@ -102,10 +102,13 @@ public struct RunReport: Codable, Sendable {
         public var code: ErrorCode?
         public var message: String?
         public var waitedSeconds: Double?
+        /// A bad piece (`piece_mismatch`): its index, 0-based, and its bytes as `first-last`.
+        public var index: Int?
+        public var bytes: String?
 
         enum CodingKeys: String, CodingKey {
             case mirrorIndex = "mirror_index", url, httpStatus = "http_status", code, message
-            case waitedSeconds = "waited_seconds"
+            case waitedSeconds = "waited_seconds", index, bytes
         }
     }
 
@@ -134,6 +137,11 @@ public struct RunReport: Codable, Sendable {
         public var resumedFrom: Int64?
         public var bytesTransferred: Int64?
         public var segments: Int?
+        /// Pieces found bad and fetched again; hedged ranges; the mirrors a `sources: all`
+        /// download drew from (Docs/Mirrors.md) — each only when there is something to say.
+        public var piecesRepaired: Int?
+        public var hedged: Int?
+        public var mirrorsUsed: [Int]?
         public var durationSeconds: Double?
         /// Seconds after the run's `started_at` when the job started (`run` only; absent for a
         /// job that never started): with `duration_seconds`, the job's place on a timeline
@@ -166,6 +174,7 @@ public struct RunReport: Codable, Sendable {
             case startedSeconds = "started_seconds", error
             case skippedBecause = "skipped_because", deferredBecause = "deferred_because", copiedFrom = "copied_from", source, extracted, evidence, mirrors
             case attemptLog = "attempt_log", signedBy = "signed_by", checksumsSignedBy = "checksums_signed_by"
+            case piecesRepaired = "pieces_repaired", hedged, mirrorsUsed = "mirrors_used"
         }
     }
 
@@ -242,6 +251,9 @@ extension RunReport.Job {
         attempts = [.downloaded, .uploaded, .failed, .interrupted].contains(result.status) ? result.attempts.count : nil
         resumedFrom = result.resumedFrom
         segments = result.segments
+        piecesRepaired = result.piecesRepaired > 0 ? result.piecesRepaired : nil
+        hedged = result.hedged > 0 ? result.hedged : nil
+        mirrorsUsed = result.mirrorsUsed
         copiedFrom = result.copiedFrom
         source = result.source
         extracted = result.extracted
@@ -259,7 +271,8 @@ extension RunReport.Job {
                 mirrorIndex: attempt.mirrorIndex,
                 url: attempt.url,
                 httpStatus: attempt.httpStatus, code: attempt.failure?.code, message: attempt.failure?.message,
-                waitedSeconds: attempt.waited > 0 ? (attempt.waited * 1000).rounded() / 1000 : nil)
+                waitedSeconds: attempt.waited > 0 ? (attempt.waited * 1000).rounded() / 1000 : nil,
+                index: attempt.piece?.index, bytes: attempt.piece.map { "\($0.bytes.lowerBound)-\($0.bytes.upperBound - 1)" })
         }
         if let failure = result.failure {
             error = RunReport.JobError(code: failure.code, message: failure.message, attempts: attempts.isEmpty ? nil : attempts)

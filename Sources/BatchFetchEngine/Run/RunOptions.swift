@@ -14,6 +14,17 @@ public struct RunOptions: Sendable {
     /// Size of the ranges a segmented download asks for; by default the memory cap's share per
     /// connection (URLSession) or 16 MiB (a transport with backpressure). A test knob.
     var segmentRangeSize: Int64?
+    /// Whether a lagging range is hedged (Docs/Mirrors.md); nil: yes, unless the environment has
+    /// `BATCHFETCH_HEDGING=off`. A test knob, undocumented in `--help`: tests that count each
+    /// request and byte, or gate an origin to stop a run part-way, turn it off, since a machine
+    /// loaded by the whole suite can make a range lag long enough to be hedged; the tests of
+    /// hedging turn it on.
+    var hedging: Bool?
+
+    /// ``hedging`` as the run applies it.
+    var hedges: Bool {
+        hedging ?? (environment["BATCHFETCH_HEDGING"] != "off")
+    }
     /// Size of the coalesced writes.
     public var writeSize = FileSink.defaultWriteSize
     /// Simulates a disk that writes no faster than this (bytes per second), to show that memory

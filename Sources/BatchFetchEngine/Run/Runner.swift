@@ -107,7 +107,7 @@ public final class Runner: Sendable {
                                      time: options.time, date: options.date),
             durability: options.durability,
             memoryCap: options.memoryCapPerJob, writeSize: options.writeSize, simulatedDiskRate: options.simulatedDiskRate,
-            segmentRangeSize: options.segmentRangeSize,
+            segmentRangeSize: options.segmentRangeSize, hedging: options.hedges,
             interruption: interruption, state: state,
             listings: DirectoryListings(limit: 4 * manifest.jobs.count + 1024), perHost: manifest.perHost,
             environment: options.environment)
@@ -274,6 +274,7 @@ public final class Runner: Sendable {
                 }
                 active.finished(index, result)
                 journal.record(entry, at: index)
+                for warning in result.warnings { emit(.warning("job '\(result.id)': \(warning)")) }
                 emit(.jobFinished(result))
                 checkBudget()
                 perform(schedule.finished(index, succeeded: result.status.succeeded, deferred: result.status == .deferred,

@@ -5,11 +5,14 @@ import BatchFetchSpec
 import Foundation
 import NIOConcurrencyHelpers
 
-/// Performs a segmented download (Docs/Contracts.md §3): several connections fetch ranges chosen by a
-/// ``SegmentPlanner`` and write them at their offsets into one preallocated `.part`, each through
-/// its own ``FileSink``; an ``OrderedHasher`` follows the written prefix. The sidecar lists the
-/// written ranges after every write (1 MiB), so a SIGKILL loses at most a write per connection,
-/// and a rerun resumes each gap.
+/// Performs a segmented download (Docs/Contracts.md §3, Docs/Mirrors.md): several connections —
+/// on one mirror, or dealt over every mirror (`sources: all`) — fetch ranges a
+/// ``SegmentPlanner`` hands out and write them at their offsets into one preallocated `.part`,
+/// each through its own ``FileSink``; an ``OrderedHasher`` follows the written (and, with piece
+/// hashes, verified) prefix. It decides nothing itself: it asks the planner, then cuts a range
+/// short for a steal, cancels a hedge's loser, hashes a finished piece. The sidecar lists the
+/// written ranges (and with several mirrors which mirror wrote them) after every write (1 MiB),
+/// so a SIGKILL loses at most a write per connection, and a rerun resumes each gap.
 final class SegmentedTransfer: Sendable {
     enum Outcome {
         /// Every byte is written; the digests cover the whole part.
@@ -18,13 +21,25 @@ final class SegmentedTransfer: Sendable {
         case stopped(prefix: Int64, BatchFetchError)
     }
 
+    /// One mirror the connections may use.
+    struct Mirror: Sendable {
+        /// The job's mirror index.
+        var index: Int
+        /// The URL as it may be printed, for attempt records.
+        var displayURL: String
+        /// Where its `per_host` slots are counted.
+        var host: String
+    }
+
     /// What the transfer needs from its job.
     struct Setup {
         var start: DownloadStateMachine.SegmentStart
         var connections: Int
-        var mirrorIndex: Int
-        /// The URL as it may be printed, for attempt records.
-        var displayURL: String
+        /// The first mirror is the one the transfer continues (its validator is the sidecar's);
+        /// the others only with `sources: all` and proof of one content.
+        var mirrors: [Mirror]
+        /// `per_host` of the run: connections dealt to one host at most.
+        var perHost: Int
         var files: PartialFiles
         var algorithms: DigestAlgorithms
         var context: JobDownloader.Context
@@ -34,23 +49,30 @@ final class SegmentedTransfer: Sendable {
         var idleTimeout: Duration
         var deadline: ContinuousClock.Instant?
         var planner: SegmentPlanner.Configuration
-        /// The request for one range (method, headers, Range and If-Range).
-        var request: @Sendable (Range<Int64>) -> TransportRequest
+        /// The request for one range from one mirror (method, headers, Range and If-Range).
+        var request: @Sendable (Range<Int64>, _ mirror: Int, _ ifRange: String?) -> TransportRequest
         /// Told each time the written prefix grows, as the hasher is: an unpacking that reads
         /// the archive in order while it arrives (``ArchiveStream``).
         var followPrefix: (@Sendable (Int64) -> Void)?
+        /// How often a connection with nothing to do looks again (a steal, a hedge, a bad piece).
+        var idleLook: Duration = .milliseconds(100)
     }
 
     /// What the connections share, changed by each of them.
     private struct State {
         var planner: SegmentPlanner
-        /// Each connection's range and how far it is written.
-        var active: [Int: (range: Range<Int64>, written: Int64)] = [:]
-        /// The range requests that failed (the planner counts them for the retry policy).
+        /// Each connection's sink and the handler of its request in flight: a steal cuts the
+        /// sink short, a hedge's loser is ended through its handler.
+        var sinks: [Int: FileSink] = [:]
+        var handlers: [Int: AttemptHandler<RangeHead>] = [:]
+        /// The range requests that failed, and bad pieces (the planner counts failures for the
+        /// retry policy).
         var attempts = AttemptLog()
         var received: Int64 = 0
         /// Made once the part is ready, before any connection starts.
         var hasher: OrderedHasher?
+        /// A piece-check reader of the part.
+        var reader: Int32 = -1
     }
 
     private let setup: Setup
@@ -60,38 +82,64 @@ final class SegmentedTransfer: Sendable {
     /// The other connections start once the first range's head proved the content: when the
     /// file changed, one refused response is in flight instead of one per connection.
     private let firstHead = Gate()
+    /// Seconds on the transfer's own clock, for the hedge rule.
+    private let started = ContinuousClock.now
 
     init(_ setup: Setup) {
         self.setup = setup
-        state = NIOLockedValueBox(State(planner: SegmentPlanner(configuration: setup.planner, done: setup.start.done)))
+        let served = (setup.start.sidecar.rangesFrom ?? [:]).reduce(into: [Int: ByteRanges]()) { served, entry in
+            if let index = Int(entry.key) { served[index] = entry.value }
+        }
+        state = NIOLockedValueBox(State(planner: SegmentPlanner(configuration: setup.planner, done: setup.start.done, servedBy: served)))
     }
 
-    /// The range requests that failed, as attempt records.
+    deinit {
+        let reader = state.withLockedValue { $0.reader }
+        if reader >= 0 { close(reader) }
+    }
+
+    /// The range requests that failed and the bad pieces, as attempt records.
     var attempts: [AttemptRecord] { state.withLockedValue { $0.attempts.records } }
     /// Body bytes received over every connection.
     var received: Int64 { state.withLockedValue { $0.received } }
+    /// What the planner ends with: steals, hedges, repaired pieces, mirrors used and dropped.
+    var planner: SegmentPlanner { state.withLockedValue { $0.planner } }
 
     private var hasher: OrderedHasher { state.withLockedValue { $0.hasher! } }
+
+    private var now: Double { (ContinuousClock.now - started).inSeconds }
 
     func run() async -> Outcome {
         do {
             try preallocate()
             try writeSidecar()
             let hasher = OrderedHasher(descriptor: try setup.files.openPart(), path: setup.files.partPath, algorithms: setup.algorithms)
-            state.withLockedValue { $0.hasher = hasher }
+            let reader = try setup.files.openPart()
+            state.withLockedValue {
+                $0.hasher = hasher
+                $0.reader = reader
+            }
         } catch {
             return .stopped(prefix: setup.start.done.prefix, error)
         }
-        prefixGrew(to: setup.start.done.prefix)
+        // Pieces a resumed part already holds are checked before anything is believed.
+        await checkPieces(state.withLockedValue { $0.planner.piecesToCheck() })
+        prefixGrew()
+        let dealt = SegmentPlanner.deal(connections: setup.connections, hosts: setup.mirrors.map(\.host), perHost: setup.perHost)
         await withTaskGroup(of: Void.self) { group in
-            for index in 0..<setup.connections {
+            for (key, mirror) in dealt.enumerated() {
                 group.addTask {
-                    if index > 0 { await self.firstHead.wait() }
-                    await self.connection(index)
+                    if key > 0 { await self.firstHead.wait() }
+                    await self.connection(key, mirror: self.setup.mirrors[mirror])
                 }
             }
         }
-        let (complete, prefix, reason) = state.withLockedValue { ($0.planner.isComplete, $0.planner.done.prefix, $0.planner.stopReason) }
+        // The sinks call back into the transfer: let them go, and the transfer with them.
+        state.withLockedValue {
+            $0.sinks = [:]
+            $0.handlers = [:]
+        }
+        let (complete, prefix, reason) = state.withLockedValue { ($0.planner.isComplete, $0.planner.hashablePrefix, $0.planner.stopReason) }
         guard complete else {
             try? writeSidecar()
             return .stopped(prefix: prefix, reason ?? BatchFetchError(.connection, "segments ended early"))
@@ -102,56 +150,105 @@ final class SegmentedTransfer: Sendable {
         }
     }
 
-    /// One connection: claims ranges until none are left or segmenting stops.
-    private func connection(_ key: Int) async {
-        let sink: FileSink
-        do {
-            // Each connection holds its share of the job's cap, written in halves of it at most.
-            let share = TransferPolicy.connectionShare(memoryCap: setup.context.memoryCap, connections: setup.connections,
-                                                       backpressure: setup.transport.hasBackpressure)
-            let files = setup.files
-            sink = FileSink(descriptor: try files.openPart(), partPath: files.partPath, algorithms: [],
-                            writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4, share / 2),
-                            memoryCap: share, hashes: false,
-                                onWrite: { [self] written in progressed(key, to: written) },
-                                writeRate: setup.context.simulatedDiskRate.map { $0 / Int64(setup.connections) })
+    /// What a connection does after asking the planner.
+    private enum Step {
+        case fetch(Range<Int64>)
+        case wait
+        case finish
+    }
+
+    /// One connection on `mirror`: takes ranges until none are left, its mirror is dropped or
+    /// segmenting stops.
+    private func connection(_ key: Int, mirror: Mirror) async {
+        do throws(BatchFetchError) {
+            let sink = try makeSink(key)
+            state.withLockedValue { $0.sinks[key] = sink }
         } catch {
             stop(error)
             return
         }
-        while let range = state.withLockedValue({ state -> Range<Int64>? in
-            let range = state.planner.claim()
-            if let range { state.active[key] = (range, range.lowerBound) }
-            return range
-        }) {
-            let verdict = await fetch(range, sink: sink, key: key)
-            guard case .retry(_, let delay) = verdict else { continue }
-            // The retry policy never returns a wait past the deadline.
-            guard await setup.context.interruption.sleep(.seconds(delay.draw())) else {
-                stop(BatchFetchError(.interrupted, "the run was interrupted"))
+        while true {
+            switch next(key, mirror: mirror) {
+            case .finish:
                 return
+            case .wait:
+                guard await setup.context.interruption.sleep(setup.idleLook) else {
+                    stop(BatchFetchError(.interrupted, "the run was interrupted"))
+                    return
+                }
+            case .fetch(let range):
+                switch await fetch(range, key: key, mirror: mirror) {
+                case .accept:
+                    continue
+                case .retry(_, let delay):
+                    // The retry policy never returns a wait past the deadline.
+                    guard await setup.context.interruption.sleep(.seconds(delay.draw())) else {
+                        stop(BatchFetchError(.interrupted, "the run was interrupted"))
+                        return
+                    }
+                case .leave, .stop:
+                    return
+                }
             }
         }
     }
 
-    /// Fetches one range and returns the planner's verdict on how it went.
-    private func fetch(_ range: Range<Int64>, sink: FileSink, key: Int) async -> SegmentPlanner.Verdict {
+    /// Asks the planner for the connection's next range and carries out a steal it proposes:
+    /// the victim's sink is cut at the split (refused when bytes past it already arrived), and
+    /// only then is the rest claimed.
+    private func next(_ key: Int, mirror: Mirror) -> Step {
+        let now = now
+        return state.withLockedValue { state -> Step in
+            switch state.planner.next(for: key, mirror: mirror.index, now: now) {
+            case .range(let range), .hedge(_, let range):
+                return .fetch(range)
+            case .steal(let victim, let at):
+                guard let sink = state.sinks[victim], sink.cut(at: at),
+                      let range = state.planner.stole(for: key, mirror: mirror.index, victim: victim, at: at, now: now) else { return .wait }
+                // Cut where its body already is: nothing more will reach the sink to end it.
+                if sink.reachedCutEnd { state.handlers[victim]?.interrupt() }
+                return .fetch(range)
+            case .wait:
+                return .wait
+            case .finished:
+                return .finish
+            }
+        }
+    }
+
+    private func makeSink(_ key: Int) throws(BatchFetchError) -> FileSink {
+        // Each connection holds its share of the job's cap, written in halves of it at most.
+        let share = TransferPolicy.connectionShare(memoryCap: setup.context.memoryCap, connections: setup.connections,
+                                                   backpressure: setup.transport.hasBackpressure)
+        let files = setup.files
+        return FileSink(descriptor: try files.openPart(), partPath: files.partPath, algorithms: [],
+                        writeSize: min(setup.context.writeSize, Int(setup.planner.pieceSize) / 4, share / 2),
+                        memoryCap: share, hashes: false,
+                        onWrite: { [self] written in progressed(key, to: written) },
+                        writeRate: setup.context.simulatedDiskRate.map { $0 / Int64(setup.connections) })
+    }
+
+    /// Fetches one range from `mirror` and returns the planner's verdict on how it went.
+    private func fetch(_ range: Range<Int64>, key: Int, mirror: Mirror) async -> SegmentPlanner.Verdict {
         // After a refusal the others start only once the stop is recorded, and then claim nothing.
         defer { firstHead.open() }
-        let request = setup.request(range)
-        let judge = state.withLockedValue { $0.planner }
+        let (judge, ifRange, sink) = state.withLockedValue { ($0.planner, $0.planner.validators[mirror.index], $0.sinks[key]!) }
+        let request = setup.request(range, mirror.index, ifRange)
         let handler = AttemptHandler<RangeHead>(
-            // Never shed or cancelled: without backpressure a range fits its sink (see
-            // TransferPolicy.pieceSize); with it, the sink holds the reads.
+            // Never shed for memory: without backpressure a range fits its sink (see
+            // TransferPolicy.pieceSize); with it, the sink holds the reads. Cut short by a
+            // steal or ended as a hedge's loser, it is interrupted.
             sink: sink, finishWithin: setup.planner.pieceSize, progress: setup.progress,
-            decide: { [firstHead] head in
-                let verdict = judge.judge(head, for: range)
+            decide: { [state, firstHead] head in
+                let verdict = judge.judge(head, for: range, mirror: mirror.index)
                 if verdict == .accept {
+                    state.withLockedValue { $0.planner.learn(mirror.index, from: head) }
                     sink.beginRange(at: range.lowerBound, end: range.upperBound)
                     firstHead.open()
                 }
                 return RangeHead(verdict: verdict, status: head.status)
             })
+        state.withLockedValue { $0.handlers[key] = handler }
         let outcome = await Exchange.perform(
             request, handler: handler, transport: setup.transport, hosts: setup.context.hosts,
             interruption: setup.context.interruption, idleTimeout: setup.idleTimeout, deadline: setup.deadline,
@@ -159,24 +256,52 @@ final class SegmentedTransfer: Sendable {
         await sink.drain()
         let head = outcome?.decision
         let written = head?.verdict == .accept ? sink.flushedOffset : range.lowerBound
-        let prefix = state.withLockedValue { state -> Int64 in
-            state.active[key] = nil
+        let (released, beaten, pieces) = state.withLockedValue { state in
+            state.handlers[key] = nil
             state.received += outcome?.received ?? 0
-            state.planner.release(range, writtenThrough: written)
-            return state.planner.done.prefix
+            let released = state.planner.release(key, writtenThrough: written)
+            return (released, released?.beat.flatMap { state.handlers[$0] }, state.planner.piecesToCheck())
         }
-        prefixGrew(to: prefix)
+        // The rival of a hedge this one won: its bytes are no longer wanted.
+        beaten?.interrupt()
+        await checkPieces(pieces)
+        prefixGrew()
         try? writeSidecar()
 
         // Not started: segmenting had stopped, or the run was interrupted.
         guard let outcome else { return stop(state.withLockedValue { $0.planner.stopReason } ?? BatchFetchError(.interrupted, "the run was interrupted")) }
+        guard let released, !released.superseded else { return .accept }
         let end = SegmentPlanner.RangeEnd(
             head: head?.verdict, status: head?.status, written: written,
             failure: outcome.failure, shed: outcome.overflow, diskFailure: sink.writeFailure,
             pastDeadline: setup.deadline.map { .now >= $0 } ?? false, remaining: remaining)
-        let (verdict, recorded) = state.withLockedValue { $0.planner.ended(range, end) }
-        if let recorded { record(status: head?.status, recorded) }
+        let (verdict, recorded) = state.withLockedValue { $0.planner.ended(released.range, end, mirror: mirror.index) }
+        if let recorded { record(mirror, status: head?.status, recorded) }
         return verdict
+    }
+
+    /// Hashes each piece the planner hands over and tells it which matched; a bad one goes in
+    /// the attempt log with the mirror that served it and its bytes.
+    private func checkPieces(_ indices: [Int]) async {
+        guard !indices.isEmpty, let pieces = setup.planner.pieces else { return }
+        let (reader, total) = (state.withLockedValue { $0.reader }, setup.start.total)
+        for index in indices {
+            let bytes = pieces.range(of: index, total: total)
+            let sha256 = await withTaskExecutorPreference(globalConcurrentExecutor) {
+                try? Digester.sha256(ofDescriptor: reader, in: bytes)
+            }
+            let matches = sha256 == pieces.sha256[index]
+            guard let bad = state.withLockedValue({ $0.planner.pieceChecked(index, matches: matches) }) else { continue }
+            let failure = BatchFetchError(.pieceMismatch, "piece \(index) (bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)) "
+                + "does not match its sha256; fetched again" + (bad.fatal == nil ? "" : " and bad again: the job fails"))
+            for mirror in bad.mirrors.isEmpty ? [setup.mirrors[0].index] : bad.mirrors {
+                let served = setup.mirrors.first { $0.index == mirror } ?? setup.mirrors[0]
+                state.withLockedValue {
+                    $0.attempts.record(mirror: served.index, url: served.displayURL, status: nil, failure: failure,
+                                       piece: AttemptRecord.Piece(index: index, bytes: bytes))
+                }
+            }
+        }
     }
 
     /// Seconds left before the job's deadline, for the retry policy.
@@ -192,9 +317,9 @@ final class SegmentedTransfer: Sendable {
         return .stop(failure)
     }
 
-    private func record(status: Int?, _ failure: BatchFetchError) {
+    private func record(_ mirror: Mirror, status: Int?, _ failure: BatchFetchError) {
         state.withLockedValue {
-            $0.attempts.record(mirror: setup.mirrorIndex, url: setup.displayURL, status: status, failure: failure)
+            $0.attempts.record(mirror: mirror.index, url: mirror.displayURL, status: status, failure: failure)
         }
     }
 
@@ -213,31 +338,38 @@ final class SegmentedTransfer: Sendable {
         }
     }
 
-    /// Bytes `0..<prefix` are written and final: the hasher and whoever follows the prefix read them.
-    private func prefixGrew(to prefix: Int64) {
+    /// The hasher and whoever follows the prefix read bytes up to the planner's hashable prefix:
+    /// written and, with piece hashes, verified.
+    private func prefixGrew() {
+        let prefix = state.withLockedValue { $0.planner.hashablePrefix }
         hasher.advance(to: prefix)
         setup.followPrefix?(prefix)
     }
 
     /// A connection's sink wrote through `written` (called on the sink's queue).
     private func progressed(_ key: Int, to written: Int64) {
-        state.withLockedValue { state in
-            if let entry = state.active[key], entry.range.contains(written - 1) {
-                state.active[key]?.written = max(entry.written, written)
-            }
-        }
+        let now = now
+        state.withLockedValue { $0.planner.progress(key, writtenThrough: written, now: now) }
         try? writeSidecar()
     }
 
-    /// Records what is written: finished ranges plus each connection's progress in its range.
+    /// Records what is written: finished ranges plus each connection's progress in its range,
+    /// and with several mirrors which wrote what.
     private func writeSidecar() throws(BatchFetchError) {
         sidecarWrites.lock()
         defer { sidecarWrites.unlock() }
         let sidecar = state.withLockedValue { state -> Sidecar in
             var done = state.planner.done
-            for entry in state.active.values { done.insert(entry.range.lowerBound..<entry.written) }
+            var served = state.planner.servedBy
+            for claim in state.planner.inFlight.values where !claim.superseded && claim.written > claim.range.lowerBound {
+                done.insert(claim.range.lowerBound..<claim.written)
+                served[claim.mirror, default: ByteRanges()].insert(claim.range.lowerBound..<claim.written)
+            }
             var sidecar = setup.start.sidecar
             sidecar.rangesDone = done
+            if setup.mirrors.count > 1 {
+                sidecar.rangesFrom = Dictionary(uniqueKeysWithValues: served.filter { !$0.value.ranges.isEmpty }.map { (String($0.key), $0.value) })
+            }
             return sidecar
         }
         try setup.files.writeSidecar(sidecar)
@@ -245,7 +377,7 @@ final class SegmentedTransfer: Sendable {
 }
 
 /// The planner's verdict on a range's response head, and the status it was given for.
-private struct RangeHead: HeadDecision {
+struct RangeHead: HeadDecision {
     var verdict: SegmentPlanner.HeadVerdict
     var status: Int
 

@@ -11,6 +11,19 @@ public struct AttemptRecord: Sendable, Equatable {
     public var failure: BatchFetchError?
     /// Seconds waited before this attempt.
     public var waited: Double
+    /// A bad piece this record is about (`piece_mismatch`): its index and bytes.
+    public var piece: Piece?
+
+    /// A piece of a file checked against its sha256 (Docs/Mirrors.md).
+    public struct Piece: Sendable, Equatable {
+        public var index: Int
+        public var bytes: Range<Int64>
+
+        public init(index: Int, bytes: Range<Int64>) {
+            self.index = index
+            self.bytes = bytes
+        }
+    }
 }
 
 /// A request the state machine wants sent.

@@ -19,14 +19,16 @@ package struct AttemptLog: Sendable, Equatable {
 
     /// Records the answer (or failure) of an attempt; with `continuing`, of the attempt the last
     /// record describes (a bounded range, a range asked again after the disk fell behind).
-    package mutating func record(mirror: Int, url: String, status: Int?, failure: BatchFetchError?, continuing: Bool = false) {
+    package mutating func record(mirror: Int, url: String, status: Int?, failure: BatchFetchError?, continuing: Bool = false,
+                                 piece: AttemptRecord.Piece? = nil) {
         if continuing, !records.isEmpty {
             records[records.count - 1].httpStatus = status ?? records[records.count - 1].httpStatus
             records[records.count - 1].failure = failure
             records[records.count - 1].url = url
             return
         }
-        records.append(AttemptRecord(mirrorIndex: mirror, url: url, httpStatus: status, failure: failure, waited: pendingWait))
+        records.append(AttemptRecord(mirrorIndex: mirror, url: url, httpStatus: status, failure: failure, waited: pendingWait,
+                                     piece: piece))
         pendingWait = 0
     }
 

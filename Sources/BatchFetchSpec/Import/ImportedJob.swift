@@ -21,6 +21,8 @@ package struct ImportedJob: Sendable, Equatable {
     package var checksumsFrom: String?
     /// `signature:` as a YAML flow mapping (a signed SUMS file's own job).
     package var signature: String?
+    /// A Metalink's `<pieces type="sha-256">`.
+    package var pieces: PieceHashes?
 
     package init(urls: [String], dest: String? = nil, size: Int64? = nil, checksums: [Checksum] = [], segments: Int? = nil,
                 origin: String) {

@@ -61,6 +61,9 @@ package enum ManifestText {
         }
         if let signature = job.signature { fields.append(("signature", .scalar(signature))) }
         if let segments = job.segments { fields.append(("segments", .scalar("\(segments)"))) }
+        if let pieces = job.pieces {
+            fields.append(("pieces", .scalar("{length: \(pieces.length), sha256: [\(pieces.sha256.joined(separator: ", "))]}")))
+        }
         return fields
     }
 

@@ -3,7 +3,8 @@ import Foundation
 /// A Metalink 4 file (RFC 5854): each `<file name>` with its `<size>`, `<hash type>`s and
 /// `<url priority>`s becomes a job whose mirrors are its URLs by priority (1 first; no
 /// priority last) and whose checksums are every hash batchfetch knows (sha-256, sha-512, sha-1,
-/// md5). Read through ``XMLTree``; problems carry the element's line.
+/// md5), and whose `pieces:` are its `<pieces type="sha-256">` (Docs/Mirrors.md). Read through
+/// ``XMLTree``; problems carry the element's line.
 package enum MetalinkImport {
     package static func read(_ data: Data, file: String) -> ImportResult {
         let root: XMLTree.Element
@@ -32,7 +33,7 @@ package enum MetalinkImport {
     static let namespace = "urn:ietf:params:xml:ns:metalink"
     static let hashTypes: [String: Checksum.Algorithm] = ["sha-256": .sha256, "sha-512": .sha512, "sha-1": .sha1, "md5": .md5]
 
-    /// One `<file>`: its direct `<size>`, `<hash>`es (not `<pieces>`' hashes) and `<url>`s.
+    /// One `<file>`: its direct `<size>`, `<hash>`es, `<pieces type="sha-256">` and `<url>`s.
     private static func read(_ element: XMLTree.Element, file: String, into result: inout ImportResult) {
         func problem(_ line: Int, _ message: String) {
             result.problems.append(ImportProblem(file: file, line: line, message))
@@ -42,6 +43,7 @@ package enum MetalinkImport {
         var size: Int64?
         var checksums: [Checksum] = []
         var urls: [(priority: Int, url: String)] = []
+        var pieces: (hashes: PieceHashes, line: Int)?
         for child in element.children where child.namespace == namespace {
             let value = child.text.trimmingCharacters(in: .whitespacesAndNewlines)
             switch child.name {
@@ -58,6 +60,19 @@ package enum MetalinkImport {
                 case .success(let checksum): checksums.append(checksum)
                 case .failure: problem(child.line, "<hash type=\"\(type)\"> '\(value)' is not a \(algorithm.rawValue) digest")
                 }
+            case "pieces":
+                // Other piece types (sha-1 is common) are skipped, as unknown hashes are.
+                guard child.attributes["type"]?.lowercased() == "sha-256" else { continue }
+                guard let length = child.attributes["length"].flatMap(Int64.init), PieceHashes.allows(length) else {
+                    problem(child.line, "<pieces length=\"\(child.attributes["length"] ?? "")\"> is not a power of two from 262144 to 67108864")
+                    continue
+                }
+                let hashes = child.children("hash", in: namespace).map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() }
+                if let bad = hashes.first(where: { $0.count != 64 || !$0.allSatisfy(\.isHexDigit) }) {
+                    problem(child.line, "<pieces> hash '\(bad)' is not a sha256 digest")
+                    continue
+                }
+                pieces = (PieceHashes(length: length, sha256: hashes), child.line)
             case "url":
                 if let issue = ImportLines.urlProblem(value) {
                     problem(child.line, issue)
@@ -71,6 +86,13 @@ package enum MetalinkImport {
         guard !name.isEmpty else { return }
         guard !urls.isEmpty else { return problem(element.line, "<file name=\"\(name)\"> has no http(s) <url>") }
         let ordered = urls.enumerated().sorted { ($0.element.priority, $0.offset) < ($1.element.priority, $1.offset) }.map(\.element.url)
-        result.jobs.append(ImportedJob(urls: ordered, dest: name, size: size, checksums: checksums, origin: "\(file):\(element.line)"))
+        var job = ImportedJob(urls: ordered, dest: name, size: size, checksums: checksums, origin: "\(file):\(element.line)")
+        if let (hashes, line) = pieces {
+            if let size, !hashes.fits(size) {
+                return problem(line, "<pieces> has \(hashes.sha256.count) hashes where \(size) bytes make \(hashes.count(for: size))")
+            }
+            job.pieces = hashes
+        }
+        result.jobs.append(job)
     }
 }

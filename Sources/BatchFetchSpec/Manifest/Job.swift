@@ -84,6 +84,7 @@ public struct Job: Sendable, CustomReflectable {
         let extract: Extract?
         let listing: ObjectListing?
         let signature: SignatureRule?
+        let pieces: PieceHashes?
 
         /// The fields as one value, to change some of them in a copy (``with(_:)``).
         struct Fields {
@@ -98,6 +99,7 @@ public struct Job: Sendable, CustomReflectable {
             var extract: Extract?
             var listing: ObjectListing?
             var signature: SignatureRule?
+            var pieces: PieceHashes?
         }
 
         init(_ fields: Fields) {
@@ -112,12 +114,13 @@ public struct Job: Sendable, CustomReflectable {
             extract = fields.extract
             listing = fields.listing
             signature = fields.signature
+            pieces = fields.pieces
         }
 
         private var fields: Fields {
             Fields(moreURLs: moreURLs, moreChecksums: moreChecksums, checksumsFrom: checksumsFrom, dependsOn: dependsOn,
                    method: method, body: body, headers: headers, upload: upload, extract: extract, listing: listing,
-                   signature: signature)
+                   signature: signature, pieces: pieces)
         }
 
         static let plain = Extras(Fields())
@@ -125,6 +128,7 @@ public struct Job: Sendable, CustomReflectable {
         var isPlain: Bool {
             moreURLs.isEmpty && moreChecksums.isEmpty && checksumsFrom == nil && dependsOn.isEmpty && method == .get
                 && body == nil && headers.isEmpty && upload == nil && extract == nil && listing == nil && signature == nil
+                && pieces == nil
         }
 
         /// This box with some fields changed (a new box: a shared one is never written).
@@ -203,6 +207,13 @@ public struct Job: Sendable, CustomReflectable {
         set { extras = extras.with { $0.signature = newValue } }
     }
 
+    /// The sha256 of each piece of the file (`pieces:`, or the lock's), checked as each piece is
+    /// written (Docs/Mirrors.md).
+    package var pieces: PieceHashes? {
+        get { extras.pieces }
+        set { extras = extras.with { $0.pieces = newValue } }
+    }
+
     /// Shown (`dump`, the debugger) as its fields: whether its extras' box is shared is not part
     /// of them (a manifest loaded in pieces shares one box per piece).
     public var customMirror: Mirror {
@@ -210,7 +221,8 @@ public struct Job: Sendable, CustomReflectable {
             "id": id, "urls": urls, "dest": dest, "size": size as Any, "checksums": checksums,
             "checksumsFrom": checksumsFrom as Any, "dependsOn": dependsOn, "method": method, "body": body as Any,
             "headers": headers, "settings": settings, "upload": upload as Any, "extract": extract as Any,
-            "listing": listing as Any, "signature": signature as Any, "source": source,
+            "listing": listing as Any, "signature": signature as Any, "pieces": pieces as Any,
+            "source": source,
         ], displayStyle: .struct)
     }
 
@@ -333,6 +345,13 @@ package struct JobSettings: Sendable, Equatable, CustomReflectable {
         package static let autoCount = 4
     }
 
+    /// `sources:` — `first`: one mirror at a time, the next on failure; `all`: a segmented
+    /// download's connections spread over every mirror at once (with proof of one content).
+    package enum Sources: String, Sendable, CaseIterable {
+        case first
+        case all
+    }
+
     package enum Refresh: String, Sendable, CaseIterable {
         case never
         case ifChanged = "if-changed"
@@ -348,6 +367,7 @@ package struct JobSettings: Sendable, Equatable, CustomReflectable {
         var timeout = 30.0
         var deadline: Double?
         var segments = Segments.auto
+        var sources = Sources.first
         var refresh = Refresh.never
         var allowInsecureRedirect = false
         var crossOriginHeaders: [String] = []
@@ -428,6 +448,11 @@ package struct JobSettings: Sendable, Equatable, CustomReflectable {
     package var segments: Segments {
         get { box.values.segments }
         set { values.segments = newValue }
+    }
+    /// Whether a segmented download draws from one mirror at a time or from all at once.
+    package var sources: Sources {
+        get { box.values.sources }
+        set { values.sources = newValue }
     }
     package var refresh: Refresh {
         get { box.values.refresh }

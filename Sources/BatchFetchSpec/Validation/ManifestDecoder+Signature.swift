@@ -114,7 +114,7 @@ extension ManifestDecoder {
         }
     }
 
-    private mutating func required(_ values: Fields, _ key: String, at location: SourceLocation,
+    mutating func required(_ values: Fields, _ key: String, at location: SourceLocation,
                                    context: ProblemContext) -> YAMLMappingEntry? {
         if let entry = values[key] { return entry }
         problems.error("\(context)needs '\(key)'", at: location)

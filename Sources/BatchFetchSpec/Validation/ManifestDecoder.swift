@@ -13,7 +13,7 @@ struct ManifestDecoder {
     ]
     static let listKeys = ["file", "format", "id_prefix", "dest"]
     static let settingKeys = [
-        "retries", "backoff", "backoff_max", "retry_after_max", "timeout", "deadline", "segments", "refresh",
+        "retries", "backoff", "backoff_max", "retry_after_max", "timeout", "deadline", "segments", "sources", "refresh",
         "allow_insecure_redirect", "cross_origin_headers", "netrc", "tls", "requests_per_second", "burst", "s3",
         "accept_html", "hf", "zenodo", "figshare",
     ]
@@ -24,6 +24,7 @@ struct ManifestDecoder {
     static let jobKeys = [
         "id", "url", "urls", "dest", "size", "checksum", "checksums_from", "depends_on", "method", "body",
         "headers", "upload", "form", "content_md5", "retry_post", "extract", "include", "exclude", "signature", "sig_url",
+        "pieces",
     ] + settingKeys
     static let formKeys = ["file_field", "file_name", "content_type", "fields"]
     /// Keys of a download job that an upload job (`upload:`) must not have, with why.
@@ -34,6 +35,8 @@ struct ManifestDecoder {
         ("checksum", "its digests are computed from the file and sent as Content-Digest"),
         ("checksums_from", "its digests are computed from the file and sent as Content-Digest"),
         ("segments", "a file is sent as one request"),
+        ("sources", "a file is sent to one URL"),
+        ("pieces", "its digests are computed from the file and sent as Content-Digest"),
         ("body", "the body is the file (or, with 'method: POST', the form)"),
     ]
 
@@ -312,19 +315,27 @@ struct ManifestDecoder {
     /// `rate_limit` no job is segmented, so neither applies.
     mutating func fitPerHost(_ manifest: inout Manifest) {
         guard manifest.rateLimit == nil else { return }
-        func count(_ job: Job) -> Int {
-            if case .count(let count) = job.settings.segments { return count }
-            return 1
+        /// The per-host cap `job` needs: its `segments: N`, spread over its mirrors' hosts with
+        /// `sources: all` (Docs/Mirrors.md).
+        func needs(_ job: Job) -> Int {
+            guard case .count(let count) = job.settings.segments else { return 1 }
+            guard job.settings.sources == .all else { return count }
+            let hosts = Set(job.urls.map { URL(string: $0.resolved)?.host ?? $0.resolved }).count
+            return (count + max(1, hosts) - 1) / max(1, hosts)
         }
-        guard let job = manifest.jobs.max(by: { count($0) < count($1) }) else { return }
-        let segments = count(job)
+        guard let job = manifest.jobs.max(by: { needs($0) < needs($1) }) else { return }
+        let needed = needs(job)
         guard let perHostLocation else {
-            manifest.perHost = max(manifest.perHost, segments)
+            manifest.perHost = max(manifest.perHost, needed)
             return
         }
-        if segments > manifest.perHost {
-            problems.error("'per_host: \(manifest.perHost)' is less than 'segments: \(segments)' of job '\(job.id)' (line "
-                + "\(job.source.job.line)): its segments would wait for each other; raise per_host to \(segments) or lower segments",
+        if needed > manifest.perHost {
+            var segments = "'segments: \(needed)'"
+            if job.settings.sources == .all, case .count(let count) = job.settings.segments, count != needed {
+                segments = "the \(needed) connections per host of 'segments: \(count)' over its mirrors"
+            }
+            problems.error("'per_host: \(manifest.perHost)' is less than \(segments) of job '\(job.id)' (line "
+                + "\(job.source.job.line)): its segments would wait for each other; raise per_host to \(needed) or lower segments",
                 at: perHostLocation)
         }
     }
@@ -441,6 +452,7 @@ struct ManifestDecoder {
         let upload = decodeUpload(fields, isUpload: isUpload, method: method, context: context)
         let extract = listing != nil ? nil : fields["extract"].flatMap { decodeExtract($0, dest: dest, isUpload: isUpload, context: context) }
         let signature = decodeSignature(fields, isUpload: isUpload, context: context)
+        let pieces = isUpload ? nil : decodePieces(fields, size: size, context: context)
         var body: TemplatedString?
         if let entry = fields["body"] {
             body = templated(entry, context: context)
@@ -476,6 +488,7 @@ struct ManifestDecoder {
         if extract != nil { job.extract = extract }
         if listing != nil { job.listing = listing }
         if signature != nil { job.signature = signature }
+        if pieces != nil { job.pieces = pieces }
         job.source = JobSource(
             job: node.location, id: fields["id"]?.value.location ?? node.location, dest: destLocation,
             dependsOn: dependsOnLocations, checksumsFrom: checksumsFromLocation)
@@ -679,7 +692,7 @@ struct ManifestDecoder {
                            at: entry.value.location)
         }
         let what = sources.isEmpty ? "a prefix: it becomes one job per object" : "a source: it becomes one job per file"
-        for key in ["size", "checksum", "checksums_from", "extract"] {
+        for key in ["size", "checksum", "checksums_from", "extract", "pieces"] {
             if let entry = fields[key] {
                 problems.error("\(context)'\(key)' does not apply to \(what)", at: entry.keyLocation)
             }
@@ -883,6 +896,7 @@ struct ManifestDecoder {
                                at: entry.value.location)
             }
         }
+        decodeSources(fields, into: &settings, context: context)
         if let entry = fields["refresh"], let text = string(entry, context: context) {
             if let value = JobSettings.Refresh(rawValue: text) {
                 settings.refresh = value

@@ -33,6 +33,8 @@ struct BinaryRunner {
     static var baseEnvironment: [String: String] {
         var env = ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()]
         env["BATCHFETCH_TRANSPORT"] = ProcessInfo.processInfo.environment["BATCHFETCH_TRANSPORT"]
+        // The tests count requests and gate origins; hedging is tested in the engine (MirrorsTests).
+        env["BATCHFETCH_HEDGING"] = "off"
         return env
     }
 

@@ -97,13 +97,16 @@ import Testing
         job.kind = "upload"
         let withTree = job
         job.extracted = nil
+        let withMirrors = job
+        job.mirrorsUsed = nil
         let unset = Swift.Mirror(reflecting: job).children.filter { child in
             guard let optional = child.value as? any OptionalProtocol else { return false }
-            return optional.isNone && !["error", "mirrors", "attemptLog", "extracted"].contains(child.label ?? "")
+            return optional.isNone && !["error", "mirrors", "attemptLog", "extracted", "mirrorsUsed"].contains(child.label ?? "")
         }.map { $0.label ?? "?" }
         #expect(unset.isEmpty, "fields JobEntryText may not write: \(unset)")
         #expect(try #require(JobEntryText.entry(job)) == (try Self.encoded(job)))
         #expect(JobEntryText.entry(withTree) == nil, "an extracted tree is left to the encoder")
+        #expect(JobEntryText.entry(withMirrors) == nil, "mirrors_used is left to the encoder")
     }
 
     /// Entries with nested values are left to the encoder.

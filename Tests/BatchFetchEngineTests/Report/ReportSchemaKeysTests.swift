@@ -62,11 +62,15 @@ import Testing
         result.etag = "\"e\""
         result.lastModified = "Tue, 24 Nov 2026 02:00:00 GMT"
         let failure = BatchFetchError(.httpStatus, "HTTP 503")
-        result.attempts = [AttemptRecord(mirrorIndex: 1, url: "http://127.0.0.1/all.bin", httpStatus: 503, failure: failure, waited: 1)]
+        result.attempts = [AttemptRecord(mirrorIndex: 1, url: "http://127.0.0.1/all.bin", httpStatus: 503, failure: failure, waited: 1,
+                                         piece: AttemptRecord.Piece(index: 2, bytes: 8..<12))]
         result.failure = failure
         result.resumedFrom = 100
         result.bytesTransferred = 3996
         result.segments = 4
+        result.piecesRepaired = 2
+        result.hedged = 1
+        result.mirrorsUsed = [0, 1]
         result.duration = 0.25
         result.startedAfter = 1.5
         result.skippedBecause = "not really"
@@ -132,7 +136,8 @@ import Testing
             mirrors: [.init(url: "http://127.0.0.1/a", size: 1, etag: "\"e\"", lastModified: "Tue, 24 Nov 2026 02:00:00 GMT",
                             sha256: String(repeating: "a", count: 64))],
                                          checksums: ["git-sha1": String(repeating: "b", count: 40)],
-                                         signedBy: Self.everySignerField)],
+                                         signedBy: Self.everySignerField,
+                                         pieces: PieceHashes(length: 262_144, sha256: [String(repeating: "c", count: 64)]))],
                             sources: ["src": .init(source: "hf://acme/tiny", revision: String(repeating: "1", count: 40))])
         let encoded = try JSONSerialization.jsonObject(with: try StableJSON.prettyEncoder().encode(lock))
         let schema = Self.schema("lock.schema.json")

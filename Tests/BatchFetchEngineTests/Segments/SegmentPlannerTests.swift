@@ -233,3 +233,16 @@ private extension SegmentPlanner.Verdict {
         return nil
     }
 }
+
+extension SegmentPlanner {
+    /// Claims the lowest free range for the next connection key (tests of one range at a time).
+    mutating func claim() -> Range<Int64>? {
+        claim(for: (inFlight.keys.max() ?? -1) + 1)
+    }
+
+    /// Releases the claim on `range`, whichever connection holds it.
+    mutating func release(_ range: Range<Int64>, writtenThrough written: Int64) {
+        guard let key = inFlight.first(where: { $0.value.range == range })?.key else { return }
+        _ = release(key, writtenThrough: written)
+    }
+}

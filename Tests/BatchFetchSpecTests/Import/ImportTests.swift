@@ -42,7 +42,7 @@ import Testing
             <metalink xmlns="urn:ietf:params:xml:ns:metalink">
               <file name="d/x.iso"><size>1234</size>
                 <hash type="sha-384">00</hash><hash type="sha-256">\(Self.sha)</hash><hash type="md5">\(String(repeating: "c", count: 32))</hash>
-                <pieces length="1" type="sha-256"><hash>\(String(repeating: "0", count: 64))</hash></pieces>
+                <pieces length="262144" type="sha-1"><hash>\(String(repeating: "0", count: 40))</hash></pieces>
                 <url priority="3">http://h/c</url><url>http://h/last</url><url priority="1">http://h/a</url><url priority="3">http://h/c2</url>
               </file>
               <file name="y"><url>ftp://h/y</url></file>
@@ -60,6 +60,40 @@ import Testing
         #expect(version3.problems.first?.message.hasPrefix("Metalink 3") == true)
         let broken = MetalinkImport.read(Data("<metalink xmlns=\"urn:ietf:params:xml:ns:metalink\">\n<file name=\"x\"></metalink>".utf8), file: "b").problems
         #expect(broken.first?.message.hasPrefix("not well-formed XML") == true, "\(broken)")
+    }
+
+    /// `<pieces type="sha-256">` becomes `pieces:`, which the manifest then loads; a length the
+    /// contract does not allow, or a count that does not fit the size, is a problem at its line.
+    @Test func metalinkPiecesBecomeTheJobsPieces() throws {
+        let hashes = (0..<3).map { String(repeating: String($0), count: 64) }
+        let xml = """
+            <?xml version="1.0"?>
+            <metalink xmlns="urn:ietf:params:xml:ns:metalink">
+              <file name="x.bin"><size>600000</size><hash type="sha-256">\(Self.sha)</hash>
+                <pieces length="262144" type="sha-256">\(hashes.map { "<hash>\($0)</hash>" }.joined())</pieces>
+                <url>http://h/x.bin</url>
+              </file>
+              <file name="odd.bin"><size>600000</size>
+                <pieces length="262144" type="sha-256"><hash>\(hashes[0])</hash></pieces>
+                <url>http://h/odd.bin</url>
+              </file>
+              <file name="short.bin">
+                <pieces length="1000" type="sha-256"><hash>\(hashes[0])</hash></pieces>
+                <url>http://h/short.bin</url>
+              </file>
+            </metalink>
+            """
+        let result = MetalinkImport.read(Data(xml.utf8), file: "m.meta4")
+        #expect(result.jobs.map(\.dest) == ["x.bin", "short.bin"])
+        #expect(result.jobs.first?.pieces == PieceHashes(length: 262_144, sha256: hashes))
+        #expect(result.problems.map(\.description) == [
+            "m.meta4:8: <pieces> has 1 hashes where 600000 bytes make 3",
+            "m.meta4:12: <pieces length=\"1000\"> is not a power of two from 262144 to 67108864",
+        ])
+        var names = ImportNames()
+        let text = ManifestText.manifest(jobs: Array(result.jobs.prefix(1)), named: &names, outputDirectory: "out", sources: ["m.meta4"])
+        let manifest = try ManifestLoader(environment: [:]).load(bytes: Array(text.utf8), displayPath: "m.yaml", baseDirectory: "/tmp")
+        #expect(manifest.jobs[0].pieces == PieceHashes(length: 262_144, sha256: hashes))
     }
 
     @Test func sumsFilesJoinTheirAlgorithmsAndEncodePaths() {

@@ -1,0 +1,199 @@
+@testable import BatchFetchEngine
+@testable import BatchFetchFiles
+@testable import BatchFetchNetwork
+import BatchFetchSpec
+import Crypto
+import Foundation
+import TestOrigin
+import Testing
+
+/// Many mirrors at once, piece hashes, work stealing and hedged tails against two TestOrigins on
+/// loopback (127.0.0.1 and 127.0.0.2: two hosts, so `per_host` counts each), on the transport
+/// under test (Docs/Mirrors.md). Stalls are forced by the origins' gates, never by timing.
+@Suite struct MirrorsTests {
+    static let size: Int64 = 16 << 20
+    static let content = OriginContent.generated(size: size, seed: 54)
+
+    /// The harness's origin and a second one on another loopback address, both serving `/f.bin`.
+    private func world(_ second: OriginFile, first: OriginFile = OriginFile(content: content)) async throws -> (Harness, TestOrigin) {
+        let world = try await Harness()
+        let other = try await TestOrigin.start(host: "127.0.0.2")
+        world.origin.serve("/f.bin", first)
+        other.serve("/f.bin", second)
+        return (world, other)
+    }
+
+    /// A job with both mirrors, `sources: all`, four segments of 2 MiB ranges, `per_host: 2`.
+    private func manifest(_ other: TestOrigin, extra: String = "", pinned: Bool = true, timeout: String = "60s") -> String {
+        """
+        version: 1
+        per_host: 2
+        defaults: {retries: 2, backoff: 50ms, backoff_max: 200ms, timeout: \(timeout)}
+        jobs:
+          - id: f
+            urls: ['{origin}/f.bin', '\(other.url("/f.bin"))']
+            dest: f.bin
+            size: \(Self.size)
+            segments: 4
+            sources: all
+        \(pinned ? "    checksum: sha256:\(Harness.sha256(Self.content))\n" : "")\(extra.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+        """
+    }
+
+    /// 2 MiB ranges whichever the transport; no hedging (the tests count bytes) unless `hedging`.
+    private static func options(hedging: Bool = false) -> RunOptions {
+        var options = RunOptions()
+        options.segmentRangeSize = 2 << 20
+        options.hedging = hedging
+        return options
+    }
+
+    /// Sha256 of each piece of `content`.
+    static func pieces(_ content: OriginContent, length: Int64) -> [String] {
+        stride(from: Int64(0), to: content.size, by: Int(length)).map { start in
+            SHA256.hash(data: content.bytes(in: start..<min(content.size, start + length))).map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    @Test func bothMirrorsServeOneFileEachRangeWithItsOwnValidator() async throws {
+        var paced = OriginFile(content: Self.content)
+        paced.trickleBytesPerSecond = 8 << 20  // both mirrors busy at once
+        var second = paced
+        second.version = 3  // another ETag and Last-Modified
+        let (world, other) = try await world(second, first: paced)
+        var events: [RunEvent] = []
+        let handle = try world.start(manifest(other), options: Self.options())
+        for await event in handle.events { events.append(event) }
+        let report = await handle.report
+        let (servedFirst, servedSecond) = (world.origin.bytesServed("/f.bin"), other.bytesServed("/f.bin"))
+        let secondRequests = other.requests("/f.bin")
+        let firstValidators = Set(world.origin.requests("/f.bin").compactMap { $0.header("if-range") })
+        let digest = try world.sha256(ofFile: "f.bin")
+        try? await other.shutdown()
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded, "\(String(describing: job.error))")
+        #expect(digest == Harness.sha256(Self.content))
+        #expect(job.mirrorsUsed == [0, 1] && job.segments == 4)
+        #expect(servedFirst > 0 && servedSecond > 0)
+        #expect(servedFirst + servedSecond == Self.size)
+        // The second mirror's first range on each connection proves nothing yet; every later one
+        // carries its own ETag, not the first mirror's.
+        let secondValidators = secondRequests.compactMap { $0.header("if-range") }
+        #expect(secondRequests.count - secondValidators.count <= 2)
+        #expect(Set(secondValidators).count == 1 && firstValidators.count == 1 && firstValidators.isDisjoint(with: secondValidators))
+        #expect(!events.contains { if case .warning = $0 { true } else { false } })
+    }
+
+    @Test func withoutProofOfOneContentOneMirrorServesAndAWarningSaysWhy() async throws {
+        let (world, other) = try await world(OriginFile(content: Self.content))
+        var warnings: [String] = []
+        let handle = try world.start(manifest(other, pinned: false), options: Self.options())
+        for await event in handle.events { if case .warning(let text) = event { warnings.append(text) } }
+        let report = await handle.report
+        let servedSecond = other.bytesServed("/f.bin")
+        try? await other.shutdown()
+        await world.close()
+
+        #expect(report.jobs[0].status == .downloaded)
+        #expect(servedSecond == 0 && report.jobs[0].mirrorsUsed == nil)
+        #expect(warnings.count == 1 && warnings[0].contains("'sources: all' without a pinned sha256"))
+    }
+
+    @Test func aMirrorOfAnotherSizeIsDroppedWithAWarning() async throws {
+        let (world, other) = try await world(OriginFile(content: .generated(size: Self.size + 1, seed: 54)))
+        var warnings: [String] = []
+        let handle = try world.start(manifest(other), options: Self.options())
+        for await event in handle.events { if case .warning(let text) = event { warnings.append(text) } }
+        let report = await handle.report
+        let digest = try world.sha256(ofFile: "f.bin")
+        let secondRequests = other.requests("/f.bin").count
+        try? await other.shutdown()
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded && digest == Harness.sha256(Self.content))
+        #expect(job.mirrorIndex == 0 && job.mirrorsUsed == nil)
+        // Each of its two connections learns it at its first answer; then none asks again.
+        #expect(secondRequests <= 2)
+        #expect(warnings.count == 1 && warnings[0].contains("mirror 1") && warnings[0].contains("\(Self.size + 1) bytes"))
+        #expect(job.attemptLog?.contains { $0.code == .sizeMismatch && $0.mirrorIndex == 1 } == true)
+    }
+
+    /// The second mirror serves other bytes of the same size: with piece hashes the first bad
+    /// piece drops it, only its pieces are fetched again (from the first), and the attempt log
+    /// names the mirror and the piece.
+    @Test func aBadPieceIsFetchedAgainAloneFromTheOtherMirror() async throws {
+        let pieces = Self.pieces(Self.content, length: 1 << 20)
+        let (world, other) = try await world(OriginFile(content: .generated(size: Self.size, seed: 99)))
+        let extra = "pieces: {length: 1MiB, sha256: [\(pieces.joined(separator: ", "))]}"
+        let report = try await world.run(manifest(other, extra: extra, pinned: false), options: Self.options())
+        let digest = try world.sha256(ofFile: "f.bin")
+        let (servedFirst, servedSecond) = (world.origin.bytesServed("/f.bin"), other.bytesServed("/f.bin"))
+        try? await other.shutdown()
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded, "\(String(describing: job.error))")
+        #expect(digest == Harness.sha256(Self.content))
+        let repaired = try #require(job.piecesRepaired)
+        let bad = job.attemptLog?.filter { $0.code == .pieceMismatch } ?? []
+        #expect(bad.count == repaired && bad.allSatisfy { $0.mirrorIndex == 1 && $0.url.contains("127.0.0.2") })
+        #expect(bad.allSatisfy { entry in
+            guard let index = entry.index, let bytes = entry.bytes else { return false }
+            return bytes == "\(Int64(index) << 20)-\((Int64(index + 1) << 20) - 1)"
+        })
+        // Every piece it served was bad, and only those are fetched again: the first mirror
+        // serves the file once (a range cut short by a steal may overshoot its cut a little).
+        #expect(repaired >= 1 && Int64(repaired) << 20 <= servedSecond)
+        #expect(servedFirst >= Self.size && servedFirst <= Self.size + (2 << 20))
+    }
+
+    /// One mirror serving one piece flipped once: that piece alone is fetched again, from it.
+    @Test func withOneMirrorABadPieceIsFetchedOnceMore() async throws {
+        let world = try await Harness()
+        var file = OriginFile(content: Self.content)
+        file.corruptBytes = (5 << 20) + 100..<(5 << 20) + 200
+        file.corruptResponses = 1
+        world.origin.serve("/f.bin", file)
+        let pieces = Self.pieces(Self.content, length: 1 << 20)
+        let yaml = world.single("/f.bin", dest: "f.bin", extra: """
+            size: \(Self.size)
+            segments: 4
+            pieces: {length: 1MiB, sha256: [\(pieces.joined(separator: ", "))]}
+            """)
+        let report = try await world.run(yaml, options: Self.options())
+        let digest = try world.sha256(ofFile: "f.bin")
+        let served = world.origin.bytesServed("/f.bin")
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded, "\(String(describing: job.error))")
+        #expect(digest == Harness.sha256(Self.content))
+        #expect(job.piecesRepaired == 1)
+        #expect(job.attemptLog?.contains { $0.code == .pieceMismatch && $0.index == 5 && $0.bytes == "5242880-6291455" } == true)
+        #expect(served == Self.size + (1 << 20))
+    }
+
+    /// The second mirror never sends bytes past 10 MiB: its range there is stolen or hedged onto
+    /// the first, the job finishes long before its idle timeout, and the stalled request is
+    /// ended.
+    @Test func aMirrorStalledInItsLastRangeIsHedgedOntoTheOther() async throws {
+        var stalled = OriginFile(content: Self.content)
+        stalled.pauseFrom = 10 << 20
+        stalled.paused = true
+        let (world, other) = try await world(stalled)
+        let report = try await world.run(manifest(other, timeout: "600s"), options: Self.options(hedging: true))
+        let digest = try world.sha256(ofFile: "f.bin")
+        let closed = await eventually { other.responsesInFlight == 0 }
+        try? await other.shutdown()
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded, "\(String(describing: job.error))")
+        #expect(digest == Harness.sha256(Self.content))
+        #expect((job.hedged ?? 0) >= 1)
+        #expect(closed, "the stalled request was not ended")
+    }
+}

@@ -266,8 +266,9 @@ struct SegmentPlanner: Sendable {
     /// The slowest range in flight — asked when nothing is left to claim or steal — whose rate
     /// over the rule's last seconds fell below its share of the median rate the job's
     /// connections had (each over the window ending at its last write: a connection that
-    /// finished its work keeps the rate it had). Any mirror may fetch it: the transfer has
-    /// several only with proof of one content.
+    /// finished its work keeps the rate it had). With several mirrors live only a connection on
+    /// another mirror hedges it (the transfer has several only with proof of one content); with
+    /// one, a connection to the same mirror does.
     private func hedgeVictim(for mirror: Int, running: [Int: Claim], now: Double) -> Int? {
         guard let rule = configuration.hedge else { return nil }
         let rates = samples.keys.compactMap { key in
@@ -275,8 +276,12 @@ struct SegmentPlanner: Sendable {
         }.sorted()
         guard !rates.isEmpty else { return nil }
         let median = rates.count % 2 == 1 ? rates[rates.count / 2] : (rates[rates.count / 2 - 1] + rates[rates.count / 2]) / 2
+        // With other mirrors live, a lagging range is asked of another one: its own mirror is the
+        // likelier cause.
+        let others = liveMirrors.count > 1
         let slow = running.compactMap { key, claim -> (key: Int, rate: Double)? in
-            guard claim.rival == nil, claim.written < claim.range.upperBound, now - claim.since >= rule.after else { return nil }
+            guard claim.rival == nil, claim.written < claim.range.upperBound, now - claim.since >= rule.after,
+                  !(others && claim.mirror == mirror) else { return nil }
             let recent = rate(of: key, over: rule.after, endingAt: now)
             return median > 0 && recent < rule.share * median ? (key, recent) : nil
         }

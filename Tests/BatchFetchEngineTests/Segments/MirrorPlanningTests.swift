@@ -107,6 +107,20 @@ import Testing
         #expect(planner.done.ranges == [0..<(2 * Self.mib)] && planner.servedBy[0]?.count == 2 * Self.mib)
     }
 
+    /// With two mirrors, a lagging range is hedged by a connection on the other one only: a
+    /// hedge on the mirror that stalls would stall too, and a range is hedged once.
+    @Test func withTwoMirrorsAHedgeGoesToTheOtherMirror() {
+        var planner = Self.planner(total: 4 * Self.mib, piece: 2 * Self.mib, mirrors: [0, 1])
+        _ = planner.next(for: 0, mirror: 0, now: 0)
+        _ = planner.next(for: 1, mirror: 1, now: 0)
+        planner.progress(0, writtenThrough: Self.mib, now: 0.5)
+        planner.progress(1, writtenThrough: 3 * Self.mib, now: 0.5)
+        _ = planner.release(1, writtenThrough: 4 * Self.mib)
+        planner.progress(0, writtenThrough: Self.mib + 1, now: 1)  // then nothing
+        #expect(planner.next(for: 3, mirror: 0, now: 4) == .wait)
+        #expect(planner.next(for: 1, mirror: 1, now: 4) == .hedge(victim: 0, range: (Self.mib + 1)..<(2 * Self.mib)))
+    }
+
     @Test func eachMirrorIsJudgedByItsOwnValidatorAndSize() {
         var planner = Self.planner(total: 1000, piece: 100, mirrors: [0, 1])
         let range: Range<Int64> = 100..<200

@@ -99,7 +99,7 @@ def main():
         def manifest(name, urls, extra):
             path = work / f"{name}.yaml"
             mirrors = "[" + ", ".join(f"'{u}'" for u in urls) + "]"
-            path.write_text(f"version: 1\noutput_dir: out\ndefaults: {{per_host: 2}}\njobs:\n"
+            path.write_text(f"version: 1\noutput_dir: out\nper_host: 2\njobs:\n"
                             f"  - {{id: big, urls: {mirrors}, size: {size}, checksum: 'sha256:{sha}', segments: 4{extra}}}\n")
             return [binary, "run", str(path)]
 

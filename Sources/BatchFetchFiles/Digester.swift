@@ -127,12 +127,14 @@ package struct Digester: @unchecked Sendable {
         return read == range.count ? digester.finalize()["sha256"] : nil
     }
 
-    /// Feeds bytes `start..<limit` (or to the end) of an open file, read with `pread`,
+    /// Feeds bytes `start..<limit` (or to the end) of an open file, read with `pread` (and hands
+    /// each block to `also`: another digest of the same bytes),
     /// in blocks of 4 MiB, or of the file's size when smaller (a 4 KiB file, or the manifest, is
     /// not worth 4 MiB of heap: glibc serves blocks that size from the heap once it has freed
     /// one, and they stay resident).
     @discardableResult
-    package mutating func feed(descriptor: Int32, from start: Int64 = 0, upTo limit: Int64? = nil) throws -> Int64 {
+    package mutating func feed(descriptor: Int32, from start: Int64 = 0, upTo limit: Int64? = nil,
+                               also: (UnsafeRawBufferPointer) -> Void = { _ in }) throws -> Int64 {
         var info = stat()
         let size = fstat(descriptor, &info) == 0 ? Int64(info.st_size) : Int64.max
         let blockSize = Int(max(64 << 10, min(4 << 20, limit.map { min($0, size) } ?? size)))
@@ -145,7 +147,9 @@ package struct Digester: @unchecked Sendable {
             if got < 0 && errno == EINTR { continue }
             guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             if got == 0 { break }
-            update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
+            update(bytes)
+            also(bytes)
             total += Int64(got)
         }
         return total - start

@@ -95,34 +95,23 @@ package final class Pinner: Sendable {
         return LockFile(manifest: (manifest.path as NSString).lastPathComponent, jobs: entries)
     }
 
-    /// The sha256 of each `length`-byte piece of the file at `path`, and of the whole file, in
-    /// one read.
+    /// The sha256 of each `length`-byte piece of the file at `path`, and of the whole file (each
+    /// piece is read once and fed to both).
     static func pieces(ofFile path: String, length: Int64) throws -> (PieceHashes, String) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let size = Int64(info.st_size)
+        let pieces = PieceHashes(length: length, sha256: [])
         var whole = Digester()
         var hashes: [String] = []
-        var offset: Int64 = 0
-        while true {
+        for index in 0..<pieces.count(for: size) {
+            let bytes = pieces.range(of: index, total: size)
             var piece = Digester()
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(length, 4 << 20)), alignment: 16)
-            defer { buffer.deallocate() }
-            var read: Int64 = 0
-            while read < length {
-                let got = pread(descriptor, buffer.baseAddress!, Int(min(Int64(buffer.count), length - read)), off_t(offset + read))
-                if got < 0 && errno == EINTR { continue }
-                guard got >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                if got == 0 { break }
-                let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
-                piece.update(bytes)
-                whole.update(bytes)
-                read += Int64(got)
-            }
-            if read == 0 { break }
+            try piece.feed(descriptor: descriptor, from: bytes.lowerBound, upTo: bytes.upperBound) { whole.update($0) }
             hashes.append(piece.finalize()["sha256"]!)
-            offset += read
-            if read < length { break }
         }
         return (PieceHashes(length: length, sha256: hashes), whole.finalize()["sha256"]!)
     }

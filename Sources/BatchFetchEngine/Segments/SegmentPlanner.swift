@@ -311,7 +311,13 @@ struct SegmentPlanner: Sendable {
         inFlight[key] = claim
         var history = samples[key] ?? [(now, 0)]
         history.append((now, (history.last?.bytes ?? 0) + grew))
-        history.removeAll { $0.at < now - (configuration.hedge?.window ?? 0) - 1 }
+        // Only the window matters, and the last sample before it, the baseline its bytes are
+        // counted from: a range that arrived in one burst (URLSession delivers a short range at
+        // once on a loaded machine) left one sample in the window, and without the baseline the
+        // connection's rate came out 0 — and with it the median, so no range was ever hedged.
+        if let baseline = history.lastIndex(where: { $0.at < now - (configuration.hedge?.window ?? 0) - 1 }) {
+            history.removeFirst(baseline)
+        }
         samples[key] = history
     }
 

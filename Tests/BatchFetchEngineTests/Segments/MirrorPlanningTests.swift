@@ -94,6 +94,30 @@ import Testing
         #expect(planner.isComplete && planner.next(for: 0, mirror: 0, now: 9) == .finished)
     }
 
+    /// Ranges that arrive in bursts seconds apart (URLSession on a loaded machine) still give
+    /// their connections a rate: the sample before the window is kept as its baseline.
+    @Test func burstsSecondsApartStillMakeARate() {
+        var planner = Self.planner(total: 8 * Self.mib, piece: 2 * Self.mib, mirrors: [0, 1])
+        _ = planner.next(for: 0, mirror: 0, now: 0)
+        _ = planner.next(for: 1, mirror: 1, now: 0)
+        // Connection 1 writes in two bursts 10 s apart, then stops with 1 MiB left (too little to steal).
+        planner.progress(1, writtenThrough: 2 * Self.mib + Self.mib / 2, now: 0.1)
+        planner.progress(1, writtenThrough: 3 * Self.mib, now: 10)
+        // Connection 0 writes each 2 MiB range in one burst, 8 s apart.
+        for (index, at) in [(0, 1.0), (1, 9.0), (2, 17.0)] {
+            if index > 0 { _ = planner.next(for: 0, mirror: 0, now: at - 0.5) }
+            let range = planner.inFlight[0]!.range
+            planner.progress(0, writtenThrough: range.upperBound, now: at)
+            _ = planner.release(0, writtenThrough: range.upperBound)
+        }
+        // Connection 1 wrote nothing since 10 s: below a quarter of the median, it is hedged.
+        guard case .hedge(let victim, _) = planner.next(for: 0, mirror: 0, now: 17.5) else {
+            Issue.record("no hedge: a burst left its connection without a rate")
+            return
+        }
+        #expect(victim == 1)
+    }
+
     @Test func aHedgeThatLosesLeavesTheVictimsBytes() {
         var planner = Self.planner(total: 2 * Self.mib, piece: 2 * Self.mib)
         _ = planner.next(for: 0, mirror: 0, now: 0)

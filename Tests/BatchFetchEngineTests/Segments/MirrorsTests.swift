@@ -180,11 +180,7 @@ import Testing
 
     /// The second mirror never sends bytes past 10 MiB: its ranges there are hedged (on nio also
     /// stolen) onto the first, and the job finishes long before its 90 s idle timeout.
-    @Test(.disabled("""
-        Passes alone and beside two CPU hogs on both transports, but in the whole suite its hedge is
-        not made and the job crawls through idle timeouts: a bug under investigation (Docs/Mirrors.md).
-        """))
-    func aMirrorStalledInItsLastRangeIsHedgedOntoTheOther() async throws {
+    @Test func aMirrorStalledInItsLastRangeIsHedgedOntoTheOther() async throws {
         var stalled = OriginFile(content: Self.content)
         stalled.pauseFrom = 10 << 20
         stalled.paused = true

@@ -197,6 +197,7 @@ import Testing
         #expect(job.status == .downloaded, "\(String(describing: job.error))")
         #expect(digest == Harness.sha256(Self.content))
         #expect((job.hedged ?? 0) >= 1, "\(String(describing: job.attemptLog)) \(String(describing: job.durationSeconds))")
-        #expect((job.durationSeconds ?? 90) < 60, "waited for the idle timeout: \(String(describing: job.attemptLog))")
+        // The stalled request's idle timeout never fired: the hedge finished the range first.
+        #expect(job.attemptLog?.contains { $0.code == .timeout } != true, "\(String(describing: job.attemptLog))")
     }
 }

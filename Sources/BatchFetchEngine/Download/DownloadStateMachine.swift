@@ -92,6 +92,9 @@ struct DownloadStateMachine: Sendable {
         /// The sidecar naming the content; its `ranges_done` says what is written.
         var sidecar: Sidecar
         var done: ByteRanges
+        /// Pieces a body that arrived whole got wrong, fetched again alone
+        /// (``piecesBad(_:done:)``); the rest of the part is `done`.
+        var repair: [Int] = []
     }
 
     /// How a response body ended, as seen by the owner.
@@ -190,9 +193,16 @@ struct DownloadStateMachine: Sendable {
     private var segmentingOffered = false
     /// Segmented transfers that stopped because the content changed.
     private var changedRestarts = 0
-    /// A partial that continued older bytes failed verification and the file was fetched whole
-    /// once more (``verificationFailed(_:)``): a second failure gives the mirror up.
+    /// A partial that continued older bytes, or bytes of several mirrors, failed verification
+    /// and the file was fetched whole once more (``verificationFailed(_:)``): a second failure
+    /// gives the mirror up.
     private var refetchedWhole = false
+    /// The bytes being verified came from more than one mirror (`sources: all`).
+    private var mixedMirrors = false
+    /// A file whose mixed bytes failed is fetched from one mirror at a time from then on.
+    private(set) var oneMirrorOnly = false
+    /// Bad pieces of a streamed body were fetched again (once per job).
+    private var piecesRepaired = false
 
     var mirrorIndex: Int { route.mirror }
     var redirects: [String] { route.redirects }
@@ -254,11 +264,22 @@ struct DownloadStateMachine: Sendable {
     /// When the segments stopped because the remote content changed, the prefix belongs to the
     /// old file: it is discarded and the new content fetched from byte 0 (segmented again),
     /// counted as a retry so content that never holds still ends in a failure, not a loop.
+    /// A piece bad twice with no other mirror to ask (`checksum_mismatch`) gives the mirror up;
+    /// so does a size most mirrors contradict (`size_mismatch`), with its bytes.
     mutating func segmentsEnded(writtenThrough prefix: Int64, failure: BatchFetchError, attempts: [AttemptRecord]) -> Action {
         guard case .segmenting(let resuming) = phase else { preconditionFailure("segments ended in phase \(phase)") }
         log.append(contentsOf: attempts)
         partial.bytes = prefix
         partial.mirror = route.mirror
+        if failure.code == .checksumMismatch { return failMirror(failure) }
+        if failure.code == .sizeMismatch {
+            // Most mirrors serve another size than this one: its bytes are another file's, and
+            // the next mirror starts over, segmented again.
+            record(status: nil, failure: failure)
+            discardPartial()
+            segmentingOffered = false
+            return failMirror(failure)
+        }
         if failure.code == .remoteChanged {
             discardPartial()
             // The first change is simply new content; content that keeps changing uses retries.
@@ -271,9 +292,11 @@ struct DownloadStateMachine: Sendable {
 
     /// Records the failed range requests of a segmented transfer that wrote every byte (it is
     /// verified next); a transfer that continued an earlier run's ranges is now a resume.
-    mutating func segmentsFinished(attempts: [AttemptRecord]) {
+    /// `mixed`: more than one mirror served its bytes.
+    mutating func segmentsFinished(attempts: [AttemptRecord], mixed: Bool = false) {
         guard case .segmenting(let resuming) = phase else { preconditionFailure("segments finished in phase \(phase)") }
         log.append(contentsOf: attempts)
+        mixedMirrors = mixed
         if let resuming {
             resumedFrom = resuming
             if lastStatus == nil {
@@ -421,22 +444,46 @@ struct DownloadStateMachine: Sendable {
     /// A partial that continued older bytes may hold a stale prefix the validators could not
     /// tell from the new content (rsync `-t --inplace` rewrites a file with the same size and
     /// mtime): it is fetched whole once more from the same mirror before the mirror is given up,
-    /// so a mirror with good content never costs a failed run.
+    /// so a mirror with good content never costs a failed run. Bytes of several mirrors
+    /// (`sources: all` without piece hashes to name the bad one) are fetched whole once more from
+    /// the current mirror alone, and from one mirror at a time after that (Docs/Mirrors.md).
     mutating func verificationFailed(_ failure: BatchFetchError) -> Action {
         precondition(phase == .verifying, "verification failed in phase \(phase)")
         // Older bytes: a resumed range was accepted, or a complete partial was answered by 416.
         let olderBytes = resumedFrom != nil || lastStatus == 416
+        let mixed = mixedMirrors
+        mixedMirrors = false
         discardPartial()
         amendLastAttempt(failure)
         // Only a digest can catch a stale prefix of the right length; a wrong size is the
         // server's own contradiction and fails the mirror as before.
         let contentDiffers = [.checksumMismatch, .lockMismatch, .signatureInvalid].contains(failure.code)
-        if olderBytes && contentDiffers && !refetchedWhole {
+        if (olderBytes || mixed) && contentDiffers && !refetchedWhole {
             refetchedWhole = true
+            oneMirrorOnly = oneMirrorOnly || mixed
             segmentingOffered = false
             return send(resuming: false)
         }
         return failMirror(failure)
+    }
+
+    /// Pieces `bad` of a body that arrived whole failed their hashes: only they are fetched
+    /// again, over a segmented transfer whose `done` is every other byte (a bad piece's mirror
+    /// is avoided there while another one may serve it). Once per job, and only when a
+    /// validator and the size are known; nil when not offered (the body fails as a whole).
+    mutating func piecesBad(_ bad: [AttemptRecord.Piece], done: ByteRanges) -> Action? {
+        precondition(phase == .verifying, "pieces checked in phase \(phase)")
+        guard !bad.isEmpty, !piecesRepaired, let total = partial.total, partial.validator != nil else { return nil }
+        piecesRepaired = true
+        for piece in bad {
+            log.record(mirror: route.mirror, url: servedURL, status: nil,
+                       failure: SegmentPlanner.pieceFailure(piece, fatal: false), piece: piece)
+        }
+        segmentingOffered = true
+        phase = .segmenting(resuming: nil)
+        var sidecar = sidecar()
+        sidecar.rangesDone = done
+        return .segment(SegmentStart(url: route.url, total: total, sidecar: sidecar, done: done, repair: bad.map(\.index)))
     }
 
     /// The job's deadline passed.

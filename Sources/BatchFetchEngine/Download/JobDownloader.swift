@@ -450,9 +450,11 @@ struct JobDownloader: Sendable {
     private mutating func performSegments(_ start: DownloadStateMachine.SegmentStart, sink: FileSink) async -> Next {
         let state = machine.withLockedValue { $0 }
         let network = self.network
-        let proven = expectation.checksums.contains { $0.algorithm == .sha256 } || job.pieces != nil
-        let (indices, warning) = TransferPolicy.sourceMirrors(job.settings.sources, current: state.mirrorIndex,
-                                                              count: network.mirrors.count, proven: proven)
+        let proven = expectation.pinsSHA256 || job.pieces != nil
+        var (indices, warning) = TransferPolicy.sourceMirrors(state.oneMirrorOnly ? .first : job.settings.sources,
+                                                              current: state.mirrorIndex, count: network.mirrors.count,
+                                                              proven: proven)
+        if !start.repair.isEmpty { indices = TransferPolicy.repairMirrors(current: state.mirrorIndex, count: network.mirrors.count) }
         if let warning, !warnings.contains(warning) { warnings.append(warning) }
         let mirrors = indices.compactMap { index -> SegmentedTransfer.Mirror? in
             guard let mirror = network.mirrors[index] else { return nil }
@@ -473,11 +475,14 @@ struct JobDownloader: Sendable {
             idleTimeout: .seconds(job.settings.timeout),
             deadline: deadline,
             planner: .init(total: start.total, pieceSize: state.configuration.transfer.pieceSize,
-                           ifRange: start.sidecar.ifRangeValue ?? "", retry: network.retry, mirrors: mirrors.map(\.index),
+                           // The sidecar's validator is the current mirror's; a repair elsewhere learns its own.
+                           ifRange: mirrors.first?.index == current ? start.sidecar.ifRangeValue ?? "" : "",
+                           retry: network.retry, mirrors: mirrors.map(\.index),
                            pieces: job.pieces.flatMap { $0.fits(start.total) ? $0 : nil },
                            minimumSteal: TransferPolicy.minimumSteal(pieceSize: state.configuration.transfer.pieceSize,
                                                                      backpressure: network.transport.hasBackpressure),
-                           hedge: context.hedging ? SegmentPlanner.HedgeRule() : nil),
+                           hedge: context.hedging ? SegmentPlanner.HedgeRule() : nil, badBefore: start.repair,
+                           sizePinned: expectation.size != nil),
             request: { range, mirror, ifRange in
                 let url = mirror == current ? start.url : network.mirrors[mirror]!.url
                 return network.request(for: PlannedRequest(mirrorIndex: mirror, url: url, rangeStart: range.lowerBound,
@@ -496,15 +501,14 @@ struct JobDownloader: Sendable {
             let url = mirrors.first { $0.index == mirror }?.displayURL ?? ""
             warnings.append("mirror \(mirror) (\(url)) dropped for this job: \(failure.message)")
         }
+        // The file is this transfer's: an earlier one's mix was fetched again.
         let used = mirrors.map(\.index).filter { (planner.servedBy[$0]?.count ?? 0) > 0 }
-        if used.count > 1 {
-            mirrorsUsed = used
-            busiest = mirrors.first { $0.index == planner.busiestMirror }.map { ($0.index, $0.displayURL) }
-        }
+        mirrorsUsed = used.count > 1 ? used : nil
+        busiest = used.count > 1 ? mirrors.first { $0.index == planner.busiestMirror }.map { ($0.index, $0.displayURL) } : nil
         switch outcome {
         case .complete(let digests):
-            machine.withLockedValue { $0.segmentsFinished(attempts: transfer.attempts) }
-            return await verifyAndPublish(digests: digests, size: start.total, sink: sink)
+            machine.withLockedValue { $0.segmentsFinished(attempts: transfer.attempts, mixed: used.count > 1) }
+            return await verifyAndPublish(digests: digests, size: start.total, sink: sink, piecesChecked: true)
         case .stopped(let prefix, let failure):
             if Self.endsTheJob(failure) { return .act(.fail(failure)) }
             // From here one stream continues at the prefix; the sidecar must not promise more.
@@ -571,8 +575,11 @@ struct JobDownloader: Sendable {
 
     /// Checks size and checksums against the expectations — the manifest's (or the lock's), then
     /// the size and sha256 the server announced — and the signature of a signed job, and
-    /// publishes when they hold.
-    private mutating func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink) async -> Next {
+    /// publishes when they hold. A body that arrived whole (`piecesChecked` false) is held to
+    /// the job's piece hashes too, when its digest failed or no sha256 is pinned: bad pieces
+    /// alone are fetched again (``checkPieces(size:)``).
+    private mutating func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink,
+                                           piecesChecked: Bool = false) async -> Next {
         let (total, sha256, contentType, served) = machine.withLockedValue { ($0.totalSize, $0.announcedSHA256, $0.contentType, $0.servedURL) }
         let html = HTMLGuard(job: job)
         if html.applies, let page = html.failure(contentType: contentType, prefix: files.partPrefix(HTMLGuard.sniffLength), served: served) {
@@ -580,7 +587,16 @@ struct JobDownloader: Sendable {
         }
         let announced = ContentExpectation(size: total, checksums: sha256.map { [Checksum(algorithm: .sha256, hex: $0)] } ?? [],
                                            authority: .server)
-        if let problem = ContentExpectation.firstMismatch([expectation, announced], size: size, digests: digests) {
+        var mismatch = ContentExpectation.firstMismatch([expectation, announced], size: size, digests: digests)
+        if !piecesChecked, let pieces = job.pieces, pieces.fits(size),
+           mismatch.map({ [.checksumMismatch, .lockMismatch].contains($0.code) }) ?? !expectation.pinsSHA256 {
+            switch await checkPieces(pieces, size: size) {
+            case .repair(let action): return .act(action)
+            case .bad(let failure): mismatch = mismatch ?? failure
+            case .good: break
+            }
+        }
+        if let problem = mismatch {
             // The part is truncated by the next mirror's body, or removed when the job fails;
             // unlinking it here would leave the sink writing to a deleted file.
             return .act(machine.withLockedValue { $0.verificationFailed(problem) })
@@ -600,6 +616,36 @@ struct JobDownloader: Sendable {
             return .act(.fail(error))
         }
         return .done(finish(published: (digests, size, status)))
+    }
+
+    /// What the pieces of a body that arrived whole say.
+    private enum PieceCheck {
+        case good
+        /// Some are bad: fetch them again (the machine's segment action).
+        case repair(Action)
+        /// Bad, and not to be repaired: every piece (another file), or a repair already made.
+        case bad(BatchFetchError)
+    }
+
+    /// Hashes each piece of the part (on the pool: it may be large) against the job's piece
+    /// hashes; a part with some bad pieces has them fetched again alone (Docs/Mirrors.md).
+    private mutating func checkPieces(_ pieces: PieceHashes, size: Int64) async -> PieceCheck {
+        let files = files
+        let hashes: [String?] = await withTaskExecutorPreference(globalConcurrentExecutor) {
+            guard let descriptor = try? files.openPart() else { return [] }
+            defer { close(descriptor) }
+            return (0..<pieces.count(for: size)).map { try? Digester.sha256(ofDescriptor: descriptor, in: pieces.range(of: $0, total: size)) }
+        }
+        let bad = hashes.indices.filter { hashes[$0] != pieces.sha256[$0] }
+        guard !bad.isEmpty else { return .good }
+        let failure = BatchFetchError(.checksumMismatch, "\(bad.count) of \(hashes.count) pieces do not match their sha256")
+        guard !hashes.isEmpty, bad.count < hashes.count else { return .bad(failure) }
+        var done = ByteRanges([0..<size])
+        for index in bad { done.remove(pieces.range(of: index, total: size)) }
+        let records = bad.map { AttemptRecord.Piece(index: $0, bytes: pieces.range(of: $0, total: size)) }
+        guard let action = machine.withLockedValue({ $0.piecesBad(records, done: done) }) else { return .bad(failure) }
+        piecesRepaired += bad.count
+        return .repair(action)
     }
 
     /// The job's result: published with these digests and size (and the file's status as

@@ -112,6 +112,13 @@ struct TransferPolicy: Sendable, Equatable {
         return (Array(current..<count), nil)
     }
 
+    /// The mirrors that fetch again the bad pieces of a body that arrived whole from `current`:
+    /// every later one, and `current` only when there is none (Docs/Mirrors.md). The pieces'
+    /// hashes prove each one, whatever `sources` says.
+    static func repairMirrors(current: Int, count: Int) -> [Int] {
+        current + 1 < count ? Array(current + 1..<count) : [current]
+    }
+
     /// The shortest half of a range worth stealing: 2 MiB on a transport with backpressure, where
     /// a range cut short with more than 1 MiB to go is cancelled at once (closer to its end it
     /// is left a grace to finish: ``AttemptHandler/interrupt()``); without it (URLSession) a range is a piece of a

@@ -38,6 +38,9 @@ struct ContentExpectation: Sendable {
         self.init(size: entry.size, checksums: [Checksum(algorithm: .sha256, hex: entry.sha256)], authority: .lock)
     }
 
+    /// A sha256 is pinned: the proof that bytes of several mirrors make one file.
+    var pinsSHA256: Bool { checksums.contains { $0.algorithm == .sha256 } }
+
     /// Nil when `size` is the expected one, else the failure to report.
     func sizeMismatch(_ size: Int64) -> BatchFetchError? {
         guard let expected = self.size, expected != size else { return nil }

@@ -23,7 +23,8 @@ struct SegmentPlanner: Sendable {
         var pieceSize: Int64
         /// The validator every range request to the first mirror carries in `If-Range`; a strong
         /// ETag is also compared with each 206's ETag. Other mirrors' are learned from their first
-        /// 206 (``learn(_:from:)``).
+        /// 206 (``learn(_:from:)``), and the first's too when this is empty (a repair of bad
+        /// pieces from a mirror other than the one that served the body: the hashes prove it).
         var ifRange: String
         /// The job's retries, backoff and Retry-After cap (counted per mirror).
         var retry: RetryPolicy
@@ -36,9 +37,18 @@ struct SegmentPlanner: Sendable {
         var minimumSteal: Int64
         /// Rules of a hedged tail (Docs/Mirrors.md); nil: no hedging.
         var hedge: HedgeRule?
+        /// Pieces already found bad once (a body that arrived whole): bad again with no other
+        /// mirror to ask, they fail the job.
+        var badBefore: [Int]
+        /// The job pins its size (which `total` then is): a mirror of another size is always the
+        /// odd one. Without it the majority of the mirrors decides.
+        var sizePinned: Bool
 
         init(total: Int64, pieceSize: Int64, ifRange: String, retry: RetryPolicy, mirrors: [Int] = [0],
-             pieces: PieceHashes? = nil, minimumSteal: Int64 = 1 << 20, hedge: HedgeRule? = HedgeRule()) {
+             pieces: PieceHashes? = nil, minimumSteal: Int64 = 1 << 20, hedge: HedgeRule? = HedgeRule(), badBefore: [Int] = [],
+             sizePinned: Bool = false) {
+            self.badBefore = badBefore
+            self.sizePinned = sizePinned
             self.total = total
             self.pieceSize = max(1, pieceSize)
             self.ifRange = ifRange
@@ -66,9 +76,12 @@ struct SegmentPlanner: Sendable {
         /// A response worth retrying (408, 429, 5xx), with the server's `Retry-After` in seconds:
         /// pass it to ``failed(_:mirror:retryAfter:remaining:)``, which decides.
         case retryable(BatchFetchError, retryAfter: Double?)
-        /// This mirror cannot serve the range (ranges not honoured, content changed, another
-        /// size, a hard error): segmenting stops, or with other mirrors left the mirror is dropped.
+        /// This mirror cannot serve the range (ranges not honoured, content changed, a hard
+        /// error): segmenting stops, or with other mirrors left the mirror is dropped.
         case stop(BatchFetchError)
+        /// This mirror (not the first) serves another size: it is the odd one and dropped, unless
+        /// a majority of the mirrors serve that size and no size is pinned (``ended(_:_:mirror:)``).
+        case otherSize(Int64, BatchFetchError)
     }
 
     /// How one range request ended, for the connection that made it.
@@ -144,6 +157,8 @@ struct SegmentPlanner: Sendable {
     private var logs: [Int: AttemptLog] = [:]
     /// Each mirror's validator for `If-Range`.
     private(set) var validators: [Int: String]
+    /// The size each mirror that answered a range serves (the first serves `total`).
+    private var sizes: [Int: Int64]
     /// Mirrors that get no more ranges, and why.
     private(set) var dropped: [Int: BatchFetchError] = [:]
     /// Which mirror wrote which bytes (this run's and, resumed, the sidecar's).
@@ -163,7 +178,9 @@ struct SegmentPlanner: Sendable {
         self.configuration = configuration
         self.done = done.clipped(to: configuration.total)
         self.servedBy = servedBy
-        validators = [configuration.mirrors[0]: configuration.ifRange]
+        validators = configuration.ifRange.isEmpty ? [:] : [configuration.mirrors[0]: configuration.ifRange]
+        sizes = [configuration.mirrors[0]: configuration.total]
+        badCounts = Dictionary(configuration.badBefore.map { ($0, 1) }, uniquingKeysWith: +)
     }
 
     /// Every byte is written (and every piece verified).
@@ -348,7 +365,8 @@ struct SegmentPlanner: Sendable {
         case 206:
             let answered = ResponseHeaders.contentRange(head.header("content-range"))
             if let answered, answered.total != configuration.total, let total = answered.total, mirror != configuration.mirrors[0] {
-                return .stop(BatchFetchError(.sizeMismatch, "this mirror serves \(total) bytes where the others serve \(configuration.total)"))
+                return .otherSize(total, BatchFetchError(
+                    .sizeMismatch, "this mirror serves \(total) bytes where the others serve \(configuration.total)"))
             }
             guard let answered, answered.first == range.lowerBound, answered.last == range.upperBound - 1,
                   answered.total == configuration.total else {
@@ -377,6 +395,7 @@ struct SegmentPlanner: Sendable {
 
     /// A mirror's first accepted 206 gives its validator for the ranges that follow.
     mutating func learn(_ mirror: Int, from head: TransportResponseHead) {
+        sizes[mirror] = configuration.total
         guard validators[mirror] == nil else { return }
         let etag = head.header("etag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
         if let validator = etag ?? head.header("last-modified") { validators[mirror] = validator }
@@ -413,6 +432,8 @@ struct SegmentPlanner: Sendable {
         switch end.head {
         case .stop(let failure)?:
             return (leaving(mirror, failure), failure)
+        case .otherSize(let total, let failure)?:
+            return (outvoting(mirror, serving: total, failure), failure)
         case .retryable(let failure, let retryAfter)?:
             return (failed(failure, mirror: mirror, retryAfter: retryAfter, remaining: end.remaining), failure)
         case .accept?:
@@ -449,6 +470,22 @@ struct SegmentPlanner: Sendable {
         guard liveMirrors.count > 1 else { return stopping(failure) }
         drop(mirror, failure)
         return .leave(failure)
+    }
+
+    /// `mirror` serves `total` bytes, not the first mirror's size. It is the odd one and
+    /// dropped — unless no size is pinned and more mirrors serve `total` than the first's size:
+    /// then the first is, and segmenting stops with `size_mismatch` (its bytes are another
+    /// file's; the job fails over to the next mirror). Two mirrors that disagree keep the first.
+    private mutating func outvoting(_ mirror: Int, serving total: Int64, _ failure: BatchFetchError) -> Verdict {
+        sizes[mirror] = total
+        let majority = sizes.values.filter { $0 == total }.count
+        let first = sizes.values.filter { $0 == configuration.total }.count
+        guard !configuration.sizePinned, majority >= 2, majority > first else { return leaving(mirror, failure) }
+        let voters = sizes.filter { $0.value == total }.keys.sorted()
+        // They were right: none of them is the odd one.
+        for voter in voters { dropped[voter] = nil }
+        return stopping(BatchFetchError(.sizeMismatch, "mirror \(configuration.mirrors[0]) serves \(configuration.total) bytes "
+            + "where mirrors \(voters.map(String.init).joined(separator: ", ")) serve \(total)"))
     }
 
     /// No more ranges for `mirror`.
@@ -531,6 +568,15 @@ struct SegmentPlanner: Sendable {
             for mirror in culprits { drop(mirror, failure) }
         }
         return bad
+    }
+}
+
+extension SegmentPlanner {
+    /// The attempt log's entry for a bad piece (code `piece_mismatch`): fetched again, or with
+    /// `fatal` bad again with nothing left to ask.
+    static func pieceFailure(_ piece: AttemptRecord.Piece, fatal: Bool) -> BatchFetchError {
+        BatchFetchError(.pieceMismatch, "piece \(piece.index) (bytes \(piece.bytes.lowerBound)-\(piece.bytes.upperBound - 1)) "
+            + "does not match its sha256; fetched again" + (fatal ? " and bad again: the job fails" : ""))
     }
 }
 

@@ -292,8 +292,7 @@ final class SegmentedTransfer: Sendable {
             }
             let matches = sha256 == pieces.sha256[index]
             guard let bad = state.withLockedValue({ $0.planner.pieceChecked(index, matches: matches) }) else { continue }
-            let failure = BatchFetchError(.pieceMismatch, "piece \(index) (bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)) "
-                + "does not match its sha256; fetched again" + (bad.fatal == nil ? "" : " and bad again: the job fails"))
+            let failure = SegmentPlanner.pieceFailure(AttemptRecord.Piece(index: index, bytes: bytes), fatal: bad.fatal != nil)
             for mirror in bad.mirrors.isEmpty ? [setup.mirrors[0].index] : bad.mirrors {
                 let served = setup.mirrors.first { $0.index == mirror } ?? setup.mirrors[0]
                 state.withLockedValue {

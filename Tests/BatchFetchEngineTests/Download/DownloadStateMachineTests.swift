@@ -565,9 +565,94 @@ import Testing
         _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 300-999/1000", "ETag": "\"v1\""]))
         #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
     }
+
+    /// Segments that reached their end through the first piece of two mirrors.
+    static func twoMirrorSegments(size: Int64? = nil) -> DownloadStateMachine {
+        var machine = DownloadStateMachine(configuration: .init(
+            mirrors: [a, b], expectedSize: size, checksumPinned: true,
+            retries: 2, backoff: 1, backoffMax: 8, allowInsecureRedirect: false, segments: 4, pieceSize: 100))
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/1000", "ETag": "\"v1\""]))
+        _ = machine.bodyFinished(.complete, flushed: 100)
+        return machine
+    }
+
+    /// Bytes of several mirrors that fail the checksum, with no piece hashes to name the bad
+    /// ones: the file is fetched whole once more from the current mirror, one mirror at a time
+    /// from then on; failing again, the job fails over as any mismatch does.
+    @Test func aMixOfMirrorsThatFailsItsChecksumIsFetchedWholeFromOneMirror() {
+        var machine = Self.twoMirrorSegments()
+        machine.segmentsFinished(attempts: [], mixed: true)
+        let mismatch = BatchFetchError(.checksumMismatch, "bad")
+        #expect(machine.verificationFailed(mismatch) == .send(PlannedRequest(mirrorIndex: 0, url: Self.a, rangeStart: 0, rangeEnd: 99)))
+        #expect(machine.oneMirrorOnly)
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/1000", "ETag": "\"v1\""]))
+        guard case .segment = machine.bodyFinished(.complete, flushed: 100) else {
+            Issue.record("the whole fetch from one mirror is not segmented")
+            return
+        }
+        machine.segmentsFinished(attempts: [])
+        // Failing again, the next mirror as after any mismatch (segments are offered once).
+        #expect(machine.verificationFailed(mismatch) == .send(Self.request(Self.b, mirror: 1)))
+        // Bytes of one mirror that fail are that mirror's fault: no second whole fetch.
+        var single = Self.twoMirrorSegments()
+        single.segmentsFinished(attempts: [])
+        #expect(single.verificationFailed(mismatch).isSend(mirror: 1))
+        #expect(!single.oneMirrorOnly)
+    }
+
+    /// Most mirrors serve another size than the first: its bytes are dropped and the next mirror
+    /// starts over, segmented again. A piece bad twice gives the mirror up.
+    @Test func segmentsEndedByASizeOrAPieceGiveTheMirrorUp() {
+        var machine = Self.twoMirrorSegments()
+        let outvoted = BatchFetchError(.sizeMismatch, "mirror 0 serves 1000 bytes where mirrors 1, 2 serve 900")
+        #expect(machine.segmentsEnded(writtenThrough: 400, failure: outvoted, attempts: [])
+            == .send(PlannedRequest(mirrorIndex: 1, url: Self.b, rangeStart: 0, rangeEnd: 99)))
+        _ = machine.headReceived(Self.head(206, ["Content-Range": "bytes 0-99/900", "ETag": "\"v2\""]))
+        guard case .segment(let start) = machine.bodyFinished(.complete, flushed: 100) else {
+            Issue.record("no segments on the next mirror")
+            return
+        }
+        #expect(start.total == 900 && start.done == ByteRanges([0..<100]))
+        #expect(machine.attempts.contains { $0.mirrorIndex == 0 && $0.failure == outvoted })
+        var bad = Self.twoMirrorSegments()
+        let twice = BatchFetchError(.checksumMismatch, "piece 3 bad again")
+        #expect(bad.segmentsEnded(writtenThrough: 300, failure: twice, attempts: [])
+            == .send(PlannedRequest(mirrorIndex: 1, url: Self.b, rangeStart: 300, ifRange: "\"v1\"")))
+    }
+
+    /// A body that arrived whole with bad pieces: only they are fetched, over segments whose
+    /// `done` is the rest, each named in the attempt log; once per job.
+    @Test func badPiecesOfAWholeBodyAreFetchedAgainAlone() {
+        var machine = Self.machine(mirrors: [Self.a, Self.b], pinned: true)
+        _ = machine.start(local: nil)
+        _ = machine.headReceived(Self.head(200, ["Content-Length": "1000", "ETag": "\"v1\""]))
+        #expect(machine.bodyFinished(.complete, flushed: 1000) == .verify)
+        let piece = AttemptRecord.Piece(index: 2, bytes: 512..<768)
+        let done = ByteRanges([0..<512, 768..<1000])
+        guard case .segment(let start) = machine.piecesBad([piece], done: done) else {
+            Issue.record("no repair")
+            return
+        }
+        #expect(start.done == done && start.repair == [2] && start.total == 1000 && start.sidecar.etag == "\"v1\"")
+        #expect(machine.attempts.last?.failure?.code == .pieceMismatch && machine.attempts.last?.piece == piece)
+        machine.segmentsFinished(attempts: [])
+        #expect(machine.piecesBad([piece], done: done) == nil)
+        // Without a validator nothing is repaired: the body fails as a whole.
+        var bare = Self.machine(pinned: true)
+        _ = bare.start(local: nil)
+        _ = bare.headReceived(Self.head(200, ["Content-Length": "1000"]))
+        _ = bare.bodyFinished(.complete, flushed: 1000)
+        #expect(bare.piecesBad([piece], done: done) == nil)
+    }
 }
 
 extension DownloadStateMachine.Action {
+    func isSend(mirror: Int) -> Bool {
+        if case .send(let request) = self { return request.mirrorIndex == mirror }
+        return false
+    }
+
     var failureCode: ErrorCode? {
         if case .fail(let failure) = self { return failure.code }
         return nil

@@ -160,11 +160,65 @@ import Testing
         }
         #expect(changed.code == .remoteChanged)
         // Another size on the second mirror: that mirror is the odd one.
-        guard case .stop(let size) = planner.judge(Self.head(206, ["Content-Range": "bytes 100-199/1001"]), for: range, mirror: 1) else {
+        guard case .otherSize(1001, let size) = planner.judge(Self.head(206, ["Content-Range": "bytes 100-199/1001"]), for: range, mirror: 1) else {
             Issue.record("another size accepted")
             return
         }
         #expect(size.code == .sizeMismatch && size.message.contains("1001"))
+    }
+
+    /// Without a pinned size the majority decides which mirror is the odd one: two mirrors
+    /// serving another size than the first stop segmenting (the job fails the first over);
+    /// one that disagrees alone is dropped; a pinned size keeps the first whatever the others say.
+    @Test func theMajorityOfMirrorsDecidesTheOddOneUnlessTheSizeIsPinned() {
+        let odd = BatchFetchError(.sizeMismatch, "this mirror serves 900 bytes")
+        func otherSize(_ planner: inout SegmentPlanner, mirror: Int, key: Int) -> SegmentPlanner.Verdict {
+            let range = planner.claim(for: key, mirror: mirror)!
+            _ = planner.release(key, writtenThrough: range.lowerBound)
+            return planner.ended(range, .init(head: .otherSize(900, odd), status: 206, written: range.lowerBound), mirror: mirror).verdict
+        }
+        var planner = Self.planner(total: 10 * Self.mib, piece: Self.mib, mirrors: [0, 1, 2])
+        #expect(otherSize(&planner, mirror: 1, key: 1) == .leave(odd))
+        #expect(planner.stopReason == nil && planner.liveMirrors == [0, 2])
+        guard case .stop(let outvoted) = otherSize(&planner, mirror: 2, key: 2) else {
+            Issue.record("the first mirror kept against two others")
+            return
+        }
+        #expect(outvoted.code == .sizeMismatch && outvoted.message.contains("mirrors 1, 2 serve 900"))
+        #expect(planner.stopReason == outvoted && planner.dropped.isEmpty)
+        // Mirror 1 agrees with the first: two against one, mirror 2 is the odd one.
+        var agreed = Self.planner(total: 10 * Self.mib, piece: Self.mib, mirrors: [0, 1, 2])
+        agreed.learn(1, from: Self.head(206, ["ETag": "\"b\""]))
+        #expect(otherSize(&agreed, mirror: 2, key: 2) == .leave(odd))
+        // A pinned size is the truth.
+        var pinned = SegmentPlanner(configuration: .init(total: 10 * Self.mib, pieceSize: Self.mib, ifRange: "\"a\"", retry: Self.retry,
+                                                         mirrors: [0, 1, 2], sizePinned: true))
+        #expect(otherSize(&pinned, mirror: 1, key: 1) == .leave(odd))
+        #expect(otherSize(&pinned, mirror: 2, key: 2) == .leave(odd))
+        #expect(pinned.liveMirrors == [0] && pinned.stopReason == nil)
+    }
+
+    /// A repair of a whole body's bad pieces: without the sidecar's validator (another mirror
+    /// serves it) no If-Range is sent until that mirror's first 206; a piece bad before is bad
+    /// twice at its first failure here.
+    @Test func aRepairLearnsItsValidatorAndCountsTheBodysBadPieces() throws {
+        let pieces = PieceHashes(length: Self.mib, sha256: Array(repeating: String(repeating: "0", count: 64), count: 2))
+        var planner = SegmentPlanner(configuration: .init(total: 2 * Self.mib, pieceSize: Self.mib, ifRange: "", retry: Self.retry,
+                                                          mirrors: [1], pieces: pieces, badBefore: [1]),
+                                     done: ByteRanges([0..<Self.mib]))
+        #expect(planner.validators.isEmpty)
+        #expect(planner.piecesToCheck() == [0])
+        #expect(planner.pieceChecked(0, matches: true) == nil)
+        #expect(planner.claim(for: 0, mirror: 1) == Self.mib..<(2 * Self.mib))
+        planner.learn(1, from: Self.head(206, ["ETag": "\"b\""]))
+        #expect(planner.validators == [1: "\"b\""])
+        _ = planner.release(0, writtenThrough: 2 * Self.mib)
+        #expect(planner.piecesToCheck() == [1])
+        let checked = planner.pieceChecked(1, matches: false)
+        let again = try #require(checked)
+        #expect(again.fatal?.code == .checksumMismatch)
+        #expect(TransferPolicy.repairMirrors(current: 0, count: 3) == [1, 2])
+        #expect(TransferPolicy.repairMirrors(current: 2, count: 3) == [2])
     }
 
     @Test func aMirrorThatFailsIsDroppedWhileAnotherIsLive() {

@@ -178,6 +178,128 @@ import Testing
         #expect(served == Self.size + (1 << 20))
     }
 
+    /// A job on `mirrors` in order, its sha256 pinned to `pinned`, `per_host: 7` (see
+    /// ``manifest(_:extra:pinned:timeout:)``).
+    private func job(_ mirrors: [String], segments: Int, pinned: OriginContent? = content, size: Bool = true,
+                     extra: String = "") -> String {
+        """
+        version: 1
+        per_host: 7
+        defaults: {retries: 2, backoff: 50ms, backoff_max: 200ms, timeout: 60s}
+        jobs:
+          - id: f
+            urls: [\(mirrors.map { "'\($0)'" }.joined(separator: ", "))]
+            dest: f.bin
+            segments: \(segments)
+        \(size ? "    size: \(Self.size)\n" : "")\(pinned.map { "    checksum: sha256:\(Harness.sha256($0))\n" } ?? "")\(extra.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+        """
+    }
+
+    /// Two mirrors serving other bytes of one size, no piece hashes to tell which: the mix fails
+    /// the pinned sha256 and the file is fetched whole once more from the first mirror alone
+    /// (which serves the pinned bytes); when that fails too, the job fails over to the second.
+    @Test func withoutPiecesAMixThatFailsIsFetchedWholeFromOneMirror() async throws {
+        let other = OriginContent.generated(size: Self.size, seed: 99)
+        for (pinned, served) in [(Self.content, 0), (other, 1)] {
+            let (world, second) = try await world(OriginFile(content: other))
+            let yaml = job(["{origin}/f.bin", second.url("/f.bin")], segments: 4, pinned: pinned, extra: "sources: all")
+            let report = try await world.run(yaml, options: Self.options())
+            let digest = try world.sha256(ofFile: "f.bin")
+            let (servedFirst, servedSecond) = (world.origin.bytesServed("/f.bin"), second.bytesServed("/f.bin"))
+            try? await second.shutdown()
+            await world.close()
+
+            let job = report.jobs[0]
+            #expect(job.status == .downloaded, "\(String(describing: job.error))")
+            #expect(digest == Harness.sha256(pinned))
+            #expect(job.mirrorIndex == served && job.mirrorsUsed == nil)
+            let mismatches = job.attemptLog?.filter { $0.code == .checksumMismatch } ?? []
+            // The mix, and when the first mirror's bytes are not the pinned ones, its whole file.
+            #expect(mismatches.count == 1 + served)
+            if served == 0 {
+                // The mix (both mirrors), then the whole file from the first alone.
+                #expect(servedSecond > 0 && servedSecond < Self.size)
+                #expect(servedFirst + servedSecond == 2 * Self.size)
+            } else {
+                #expect(servedFirst == 2 * Self.size - servedSecond + Self.size)
+            }
+        }
+    }
+
+    /// A body that arrived whole (`segments: 1`) is held to its piece hashes: the bad piece alone
+    /// is fetched again from the next mirror, and the attempt log names the first.
+    @Test func aWholeBodysBadPieceIsFetchedAgainAloneFromTheNextMirror() async throws {
+        var flipping = OriginFile(content: Self.content)
+        flipping.corruptBytes = (5 << 20) + 100..<(5 << 20) + 200
+        flipping.corruptResponses = 100
+        let (world, second) = try await world(OriginFile(content: Self.content), first: flipping)
+        let pieces = Self.pieces(Self.content, length: 1 << 20)
+        let yaml = job(["{origin}/f.bin", second.url("/f.bin")], segments: 1, pinned: nil,
+                       extra: "pieces: {length: 1MiB, sha256: [\(pieces.joined(separator: ", "))]}")
+        let report = try await world.run(yaml, options: Self.options())
+        let digest = try world.sha256(ofFile: "f.bin")
+        let (servedFirst, servedSecond) = (world.origin.bytesServed("/f.bin"), second.bytesServed("/f.bin"))
+        try? await second.shutdown()
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded, "\(String(describing: job.error))")
+        #expect(digest == Harness.sha256(Self.content))
+        #expect(job.piecesRepaired == 1 && job.mirrorIndex == 0)
+        #expect(job.attemptLog?.filter { $0.code == .pieceMismatch }.map { [$0.mirrorIndex, $0.index] } == [[0, 5]])
+        #expect(servedFirst == Self.size && servedSecond == 1 << 20)
+    }
+
+    /// One mirror that always serves one piece flipped: the whole body's bad piece is fetched
+    /// once more, bad again, and the job fails `checksum_mismatch` with nothing at `dest`.
+    @Test func aWholeBodysPieceBadTwiceFailsTheJob() async throws {
+        let world = try await Harness()
+        var file = OriginFile(content: Self.content)
+        file.corruptBytes = (3 << 20)..<(3 << 20) + 1
+        file.corruptResponses = 100
+        world.origin.serve("/f.bin", file)
+        let pieces = Self.pieces(Self.content, length: 1 << 20)
+        let yaml = job(["{origin}/f.bin"], segments: 1, pinned: nil,
+                       extra: "pieces: {length: 1MiB, sha256: [\(pieces.joined(separator: ", "))]}")
+        let report = try await world.run(yaml, options: Self.options())
+        let served = world.origin.bytesServed("/f.bin")
+        let published = FileManager.default.fileExists(atPath: world.directory.appendingPathComponent("f.bin").path)
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .failed && job.error?.code == .checksumMismatch)
+        #expect(job.error?.attempts?.filter { $0.code == .pieceMismatch }.map(\.index) == [3, 3])
+        #expect(served == Self.size + (1 << 20) && !published)
+    }
+
+    /// Three mirrors, no pinned size: the first serves one byte more than the two others, which
+    /// outvote it — its bytes are dropped and the two serve the file (the sha256 proves it).
+    @Test func theMajorityOfThreeMirrorsOutvotesTheFirstsSize() async throws {
+        let (world, second) = try await world(OriginFile(content: Self.content),
+                                              first: OriginFile(content: .generated(size: Self.size + 1, seed: 54)))
+        let third = try await TestOrigin.start(host: "127.0.0.3")
+        third.serve("/f.bin", OriginFile(content: Self.content))
+        let yaml = job(["{origin}/f.bin", second.url("/f.bin"), third.url("/f.bin")], segments: 6, size: false, extra: "sources: all")
+        var warnings: [String] = []
+        let handle = try world.start(yaml, options: Self.options())
+        for await event in handle.events { if case .warning(let text) = event { warnings.append(text) } }
+        let report = await handle.report
+        let digest = try world.sha256(ofFile: "f.bin")
+        let (servedSecond, servedThird) = (second.bytesServed("/f.bin"), third.bytesServed("/f.bin"))
+        try? await second.shutdown()
+        try? await third.shutdown()
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded, "\(String(describing: job.error))")
+        #expect(digest == Harness.sha256(Self.content))
+        #expect(job.attemptLog?.contains { $0.code == .sizeMismatch && $0.message?.contains("mirrors 1, 2 serve \(Self.size)") == true } == true,
+                "\(String(describing: job.attemptLog))")
+        #expect(job.mirrorsUsed == [1, 2] && servedSecond + servedThird >= Self.size, "\(String(describing: job.attemptLog))")
+        // Neither of the two was the odd one.
+        #expect(warnings.isEmpty, "\(warnings)")
+    }
+
     /// The second mirror never sends bytes past 10 MiB: its ranges there are hedged (on nio also
     /// stolen) onto the first, and the job finishes long before its 90 s idle timeout.
     @Test func aMirrorStalledInItsLastRangeIsHedgedOntoTheOther() async throws {

@@ -203,6 +203,87 @@ import TestOrigin
         #expect(job?["attempts"] as? Int == 1 && job?["http_status"] as? Int == 206, "\(job ?? [:])")
     }
 
+    /// `sources: all` over two mirrors (two hosts), SIGKILLed halfway: the sidecar records which
+    /// mirror wrote which ranges, and the rerun asks both mirrors for the gaps alone — the first
+    /// with the sidecar's validator in `If-Range`, the second with its own once its first 206
+    /// named it (the pinned sha256 proves the mix) — and reports both as used.
+    @Test func aRunOverTwoMirrorsKilledHalfwayResumesFromBoth() async throws {
+        let (directory, first, content) = try await setUp(seed: 29, trickle: 3 << 20)
+        let second = try await TestOrigin.start(host: "127.0.0.2")
+        var file = OriginFile(content: content)
+        file.trickleBytesPerSecond = 3 << 20
+        file.version = 2  // its own ETag and Last-Modified
+        second.serve("/big.bin", file)
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            per_host: 2
+            jobs:
+              - id: big
+                urls: ['\(first.url("/big.bin"))', '\(second.url("/big.bin"))']
+                size: \(Self.size)
+                checksum: sha256:\(Self.hex(SHA256.hash(data: content.allBytes)))
+                segments: 4
+                sources: all
+            """)
+        // Each mirror stops a little past a quarter: together they cannot finish before the kill.
+        for origin in [first, second] {
+            origin.update("/big.bin") {
+                $0.pauseAfterServed = Self.size / 4 + (6 << 20)
+                $0.paused = true
+            }
+        }
+        let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)
+        let url = directory.url
+        let held = await BinaryRunner.signal(SIGKILL, to: process) { Self.rangesDone(url).reduce(0, { $0 + $1[1] - $1[0] }) >= Self.size / 2 }
+        #expect(held, "the process never got there within the timeout")
+        await BinaryRunner.exit(of: process)
+        let ranges = Self.rangesDone(directory.url)
+        let done = ranges.reduce(0) { $0 + $1[1] - $1[0] }
+        let from = Self.rangesFrom(directory.url)
+        #expect(done >= Self.size / 2 && done < Self.size)
+        #expect(Set(from.keys) == ["0", "1"] && from.values.allSatisfy { !$0.isEmpty }, "\(from)")
+        #expect(from.values.joined().reduce(0) { $0 + $1[1] - $1[0] } == done)
+
+        for origin in [first, second] {
+            origin.update("/big.bin") {
+                $0.paused = false
+                $0.trickleBytesPerSecond = nil
+            }
+            origin.resetCounters()
+        }
+        let rerun = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let (firstRequests, secondRequests) = (first.requests("/big.bin"), second.requests("/big.bin"))
+        try await first.shutdown()
+        try await second.shutdown()
+
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let bytes = try Data(contentsOf: directory.url.appendingPathComponent("data/big.bin"))
+        #expect(Self.hex(SHA256.hash(data: bytes)) == Self.hex(SHA256.hash(data: content.allBytes)))
+        let asked = (firstRequests + secondRequests).compactMap { $0.header("range") }.compactMap(Self.byteRange)
+        #expect(asked.count == firstRequests.count + secondRequests.count)
+        let overlapping = asked.filter { range in ranges.contains { range.overlaps($0[0]..<$0[1]) } }
+        #expect(overlapping.isEmpty, "asked again for written bytes: \(overlapping), written: \(ranges)")
+        #expect(Self.covered(asked) == Self.size - done)
+        // The first mirror's validator is the sidecar's; the second's is learned per connection.
+        #expect(firstRequests.allSatisfy { $0.header("if-range") != nil })
+        #expect(secondRequests.filter { $0.header("if-range") == nil }.count <= 2)
+        let report = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: directory.url.appendingPathComponent("data/batchfetch-report.json"))) as? [String: Any]
+        let job = (report?["jobs"] as? [[String: Any]])?.first
+        #expect(job?["resumed_from"] as? Int64 == done)
+        #expect(job?["mirrors_used"] as? [Int] == [0, 1], "\(job ?? [:])")
+    }
+
+    /// Which mirror wrote which bytes, as the sidecar of a multi-mirror part lists them.
+    private static func rangesFrom(_ directory: URL) -> [String: [[Int64]]] {
+        let sidecar = directory.appendingPathComponent("data/big.bin.part.json")
+        guard let data = try? Data(contentsOf: sidecar),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let from = object["ranges_from"] as? [String: [[Any]]] else { return [:] }
+        return from.mapValues { $0.map { $0.compactMap { ($0 as? NSNumber)?.int64Value } } }
+    }
+
     /// A small file of known size is written to a part without a name: SIGKILLed in the middle
     /// of its body, the run leaves nothing of it behind (no part, no sidecar, no dest), and a
     /// rerun fetches it whole.

@@ -92,6 +92,9 @@ struct DownloadStateMachine: Sendable {
         /// The sidecar naming the content; its `ranges_done` says what is written.
         var sidecar: Sidecar
         var done: ByteRanges
+        /// The mirror that wrote `done` when the sidecar does not say (`ranges_from`); nil when
+        /// none of the job's.
+        var doneFrom: Int?
         /// Pieces a body that arrived whole got wrong, fetched again alone
         /// (``piecesBad(_:done:)``); the rest of the part is `done`.
         var repair: [Int] = []
@@ -334,7 +337,7 @@ struct DownloadStateMachine: Sendable {
         phase = .segmenting(resuming: resuming)
         var sidecar = sidecar()
         sidecar.rangesDone = done
-        return .segment(SegmentStart(url: route.url, total: total, sidecar: sidecar, done: done))
+        return .segment(SegmentStart(url: route.url, total: total, sidecar: sidecar, done: done, doneFrom: partial.mirror))
     }
 
     /// A response head arrived for the pending request.
@@ -483,7 +486,8 @@ struct DownloadStateMachine: Sendable {
         phase = .segmenting(resuming: nil)
         var sidecar = sidecar()
         sidecar.rangesDone = done
-        return .segment(SegmentStart(url: route.url, total: total, sidecar: sidecar, done: done, repair: bad.map(\.index)))
+        return .segment(SegmentStart(url: route.url, total: total, sidecar: sidecar, done: done, doneFrom: partial.mirror,
+                                     repair: bad.map(\.index)))
     }
 
     /// The job's deadline passed.

@@ -87,9 +87,10 @@ final class SegmentedTransfer: Sendable {
 
     init(_ setup: Setup) {
         self.setup = setup
-        let served = (setup.start.sidecar.rangesFrom ?? [:]).reduce(into: [Int: ByteRanges]()) { served, entry in
+        var served = (setup.start.sidecar.rangesFrom ?? [:]).reduce(into: [Int: ByteRanges]()) { served, entry in
             if let index = Int(entry.key) { served[index] = entry.value }
         }
+        if setup.start.sidecar.rangesFrom == nil, let mirror = setup.start.doneFrom { served[mirror] = setup.start.done }
         state = NIOLockedValueBox(State(planner: SegmentPlanner(configuration: setup.planner, done: setup.start.done, servedBy: served)))
     }
 

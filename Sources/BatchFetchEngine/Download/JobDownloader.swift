@@ -458,9 +458,10 @@ struct JobDownloader: Sendable {
         if let warning, !warnings.contains(warning) { warnings.append(warning) }
         let mirrors = indices.compactMap { index -> SegmentedTransfer.Mirror? in
             guard let mirror = network.mirrors[index] else { return nil }
-            let url = index == state.mirrorIndex ? start.url : mirror.url
-            return SegmentedTransfer.Mirror(index: index, displayURL: index == state.mirrorIndex ? state.servedURL : mirror.printed,
-                                            host: url.host ?? "")
+            let current = index == state.mirrorIndex
+            let url = current ? start.url : mirror.url
+            return SegmentedTransfer.Mirror(index: index, url: url, redirects: current ? state.redirects.count : 0,
+                                            displayURL: current ? state.servedURL : mirror.printed, host: url.host ?? "")
         }
         let connections = TransferPolicy.connections(segments: state.configuration.transfer.segments,
                                                      hosts: Set(mirrors.map(\.host)).count, perHost: context.perHost)
@@ -483,11 +484,11 @@ struct JobDownloader: Sendable {
                                                                      backpressure: network.transport.hasBackpressure),
                            hedge: context.hedging ? SegmentPlanner.HedgeRule() : nil, badBefore: start.repair,
                            sizePinned: expectation.size != nil),
-            request: { range, mirror, ifRange in
-                let url = mirror == current ? start.url : network.mirrors[mirror]!.url
-                return network.request(for: PlannedRequest(mirrorIndex: mirror, url: url, rangeStart: range.lowerBound,
-                                                           rangeEnd: range.upperBound - 1, ifRange: ifRange))
+            request: { range, mirror, url, ifRange in
+                network.request(for: PlannedRequest(mirrorIndex: mirror, url: url, rangeStart: range.lowerBound,
+                                                    rangeEnd: range.upperBound - 1, ifRange: ifRange))
             },
+            redirect: network.redirect,
             followPrefix: followPrefix))
         progress.moved(to: start.done.count, total: start.total)
         // On the pool: a large file's connections and its hash, never on an event loop.

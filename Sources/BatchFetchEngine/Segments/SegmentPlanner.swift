@@ -82,6 +82,10 @@ struct SegmentPlanner: Sendable {
         /// This mirror (not the first) serves another size: it is the odd one and dropped, unless
         /// a majority of the mirrors serve that size and no size is pinned (``ended(_:_:mirror:)``).
         case otherSize(Int64, BatchFetchError)
+        /// A redirect: the owner asks the job's redirect policy, and follows it for this mirror's
+        /// ranges from then on (a mirror that sends its files to a CDN) or ends the range with
+        /// the policy's refusal as `.stop`.
+        case redirect(location: String?)
     }
 
     /// How one range request ended, for the connection that made it.
@@ -388,6 +392,7 @@ struct SegmentPlanner: Sendable {
             switch AttemptVerdict(status: head.status, retryAfter: head.header("retry-after"),
                                   subject: "for bytes \(range.lowerBound)-\(range.upperBound - 1)", now: now) {
             case .retry(let failure, let retryAfter): return .retryable(failure, retryAfter: retryAfter)
+            case .redirect: return .redirect(location: head.header("location"))
             case let verdict: return .stop(verdict.failure ?? BatchFetchError(.httpStatus, "HTTP \(head.status)"))
             }
         }
@@ -434,6 +439,10 @@ struct SegmentPlanner: Sendable {
             return (leaving(mirror, failure), failure)
         case .otherSize(let total, let failure)?:
             return (outvoting(mirror, serving: total, failure), failure)
+        case .redirect?:
+            // Followed by the owner before the range ends here; one left is not followed.
+            let failure = BatchFetchError(.httpStatus, "HTTP \(end.status ?? 0) redirect not followed")
+            return (leaving(mirror, failure), failure)
         case .retryable(let failure, let retryAfter)?:
             return (failed(failure, mirror: mirror, retryAfter: retryAfter, remaining: end.remaining), failure)
         case .accept?:

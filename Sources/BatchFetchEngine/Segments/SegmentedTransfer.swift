@@ -25,6 +25,11 @@ final class SegmentedTransfer: Sendable {
     struct Mirror: Sendable {
         /// The job's mirror index.
         var index: Int
+        /// Where its ranges are asked for: the mirror, or where the job's first request to it
+        /// was redirected.
+        var url: URL
+        /// Redirects already followed to reach `url`.
+        var redirects = 0
         /// The URL as it may be printed, for attempt records.
         var displayURL: String
         /// Where its `per_host` slots are counted.
@@ -49,8 +54,10 @@ final class SegmentedTransfer: Sendable {
         var idleTimeout: Duration
         var deadline: ContinuousClock.Instant?
         var planner: SegmentPlanner.Configuration
-        /// The request for one range from one mirror (method, headers, Range and If-Range).
-        var request: @Sendable (Range<Int64>, _ mirror: Int, _ ifRange: String?) -> TransportRequest
+        /// The request for one range from one mirror at a URL (method, headers, Range and If-Range).
+        var request: @Sendable (Range<Int64>, _ mirror: Int, URL, _ ifRange: String?) -> TransportRequest
+        /// The job's redirect policy: a mirror whose ranges are redirected is followed there.
+        var redirect: RedirectPolicy
         /// Told each time the written prefix grows, as the hasher is: an unpacking that reads
         /// the archive in order while it arrives (``ArchiveStream``).
         var followPrefix: (@Sendable (Int64) -> Void)?
@@ -73,6 +80,8 @@ final class SegmentedTransfer: Sendable {
         var hasher: OrderedHasher?
         /// A piece-check reader of the part.
         var reader: Int32 = -1
+        /// Where each mirror's ranges are asked for now, and the redirects followed to get there.
+        var routes: [Int: (url: URL, redirects: Int)] = [:]
     }
 
     private let setup: Setup
@@ -91,7 +100,9 @@ final class SegmentedTransfer: Sendable {
             if let index = Int(entry.key) { served[index] = entry.value }
         }
         if setup.start.sidecar.rangesFrom == nil, let mirror = setup.start.doneFrom { served[mirror] = setup.start.done }
-        state = NIOLockedValueBox(State(planner: SegmentPlanner(configuration: setup.planner, done: setup.start.done, servedBy: served)))
+        var initial = State(planner: SegmentPlanner(configuration: setup.planner, done: setup.start.done, servedBy: served))
+        for mirror in setup.mirrors { initial.routes[mirror.index] = (mirror.url, mirror.redirects) }
+        state = NIOLockedValueBox(initial)
     }
 
     deinit {
@@ -233,8 +244,10 @@ final class SegmentedTransfer: Sendable {
     private func fetch(_ range: Range<Int64>, key: Int, mirror: Mirror) async -> SegmentPlanner.Verdict {
         // After a refusal the others start only once the stop is recorded, and then claim nothing.
         defer { firstHead.open() }
-        let (judge, ifRange, sink) = state.withLockedValue { ($0.planner, $0.planner.validators[mirror.index], $0.sinks[key]!) }
-        let request = setup.request(range, mirror.index, ifRange)
+        let (judge, ifRange, sink, route) = state.withLockedValue {
+            ($0.planner, $0.planner.validators[mirror.index], $0.sinks[key]!, $0.routes[mirror.index] ?? (mirror.url, mirror.redirects))
+        }
+        let request = setup.request(range, mirror.index, route.url, ifRange)
         let handler = AttemptHandler<RangeHead>(
             // Never shed for memory: without backpressure a range fits its sink (see
             // TransferPolicy.pieceSize); with it, the sink holds the reads. Cut short by a
@@ -272,8 +285,19 @@ final class SegmentedTransfer: Sendable {
         // Not started: segmenting had stopped, or the run was interrupted.
         guard let outcome else { return stop(state.withLockedValue { $0.planner.stopReason } ?? BatchFetchError(.interrupted, "the run was interrupted")) }
         guard let released, !released.superseded else { return .accept }
+        var headVerdict = head?.verdict
+        if case .redirect(let location)? = headVerdict, let status = head?.status {
+            switch setup.redirect.decide(status: status, location: location, from: route.url, followed: route.redirects) {
+            case .follow(let target):
+                // The range went back to the pool; this mirror's next ones go to the target.
+                state.withLockedValue { $0.routes[mirror.index] = (target, route.redirects + 1) }
+                return .accept
+            case .refuse(let failure):
+                headVerdict = .stop(failure)
+            }
+        }
         let end = SegmentPlanner.RangeEnd(
-            head: head?.verdict, status: head?.status, written: written,
+            head: headVerdict, status: head?.status, written: written,
             failure: outcome.failure, shed: outcome.overflow, diskFailure: sink.writeFailure,
             pastDeadline: setup.deadline.map { .now >= $0 } ?? false, remaining: remaining)
         let (verdict, recorded) = state.withLockedValue { $0.planner.ended(released.range, end, mirror: mirror.index) }

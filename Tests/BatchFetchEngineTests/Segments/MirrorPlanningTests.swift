@@ -165,6 +165,9 @@ import Testing
             return
         }
         #expect(size.code == .sizeMismatch && size.message.contains("1001"))
+        // A redirect is the owner's to follow (the job's redirect policy), not a failure.
+        #expect(planner.judge(Self.head(302, ["Location": "https://cdn.example/f"]), for: range, mirror: 1)
+            == .redirect(location: "https://cdn.example/f"))
     }
 
     /// Without a pinned size the majority decides which mirror is the odd one: two mirrors

@@ -300,6 +300,34 @@ import Testing
         #expect(warnings.isEmpty, "\(warnings)")
     }
 
+    /// The second mirror sends its files to a "CDN" (a 302 to another path): its connections
+    /// follow it there, the rest of its ranges go straight to the target, and both serve.
+    @Test func aMirrorThatRedirectsItsRangesIsFollowed() async throws {
+        var redirecting = OriginFile(content: Self.content)
+        redirecting.redirectTo = "/cdn/f.bin"
+        var paced = OriginFile(content: Self.content)
+        paced.trickleBytesPerSecond = 8 << 20  // both mirrors busy at once
+        let (world, other) = try await world(redirecting, first: paced)
+        other.serve("/cdn/f.bin", paced)
+        var warnings: [String] = []
+        let handle = try world.start(manifest(other), options: Self.options())
+        for await event in handle.events { if case .warning(let text) = event { warnings.append(text) } }
+        let report = await handle.report
+        let digest = try world.sha256(ofFile: "f.bin")
+        let (redirects, servedCDN) = (other.requests("/f.bin").count, other.bytesServed("/cdn/f.bin"))
+        let (servedFirst, cdnRequests) = (world.origin.bytesServed("/f.bin"), other.requests("/cdn/f.bin").count)
+        try? await other.shutdown()
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded, "\(String(describing: job.error))")
+        #expect(digest == Harness.sha256(Self.content))
+        #expect(job.mirrorsUsed == [0, 1] && warnings.isEmpty, "\(warnings)")
+        #expect(servedCDN > 0 && servedFirst + servedCDN == Self.size)
+        // Each of its connections met the redirect at most once; then the target directly.
+        #expect(redirects >= 1 && redirects <= 2 && cdnRequests >= 1)
+    }
+
     /// The second mirror never sends bytes past 10 MiB: its ranges there are hedged (on nio also
     /// stolen) onto the first, and the job finishes long before its 90 s idle timeout.
     @Test func aMirrorStalledInItsLastRangeIsHedgedOntoTheOther() async throws {

@@ -456,13 +456,18 @@ struct JobDownloader: Sendable {
                                                               proven: proven)
         if !start.repair.isEmpty { indices = TransferPolicy.repairMirrors(current: state.mirrorIndex, count: network.mirrors.count) }
         if let warning, !warnings.contains(warning) { warnings.append(warning) }
-        let mirrors = indices.compactMap { index -> SegmentedTransfer.Mirror? in
+        func segmentMirror(_ index: Int) -> SegmentedTransfer.Mirror? {
             guard let mirror = network.mirrors[index] else { return nil }
             let current = index == state.mirrorIndex
             let url = current ? start.url : mirror.url
             return SegmentedTransfer.Mirror(index: index, url: url, redirects: current ? state.redirects.count : 0,
                                             displayURL: current ? state.servedURL : mirror.printed, host: url.host ?? "")
         }
+        let mirrors = indices.compactMap(segmentMirror)
+        let hedgeMirror = context.hedging && start.repair.isEmpty
+            ? TransferPolicy.hedgeMirror(drawnFrom: indices, count: network.mirrors.count, proven: proven && !state.oneMirrorOnly)
+                .flatMap(segmentMirror)
+            : nil
         let connections = TransferPolicy.connections(segments: state.configuration.transfer.segments,
                                                      hosts: Set(mirrors.map(\.host)).count, perHost: context.perHost)
         // Segments write the part out of order; an unpacking follows their written prefix.
@@ -483,12 +488,12 @@ struct JobDownloader: Sendable {
                            minimumSteal: TransferPolicy.minimumSteal(pieceSize: state.configuration.transfer.pieceSize,
                                                                      backpressure: network.transport.hasBackpressure),
                            hedge: context.hedging ? SegmentPlanner.HedgeRule() : nil, badBefore: start.repair,
-                           sizePinned: expectation.size != nil),
+                           sizePinned: expectation.size != nil, hedgeMirror: hedgeMirror?.index),
             request: { range, mirror, url, ifRange in
                 network.request(for: PlannedRequest(mirrorIndex: mirror, url: url, rangeStart: range.lowerBound,
                                                     rangeEnd: range.upperBound - 1, ifRange: ifRange))
             },
-            redirect: network.redirect,
+            redirect: network.redirect, hedgeMirror: hedgeMirror,
             followPrefix: followPrefix))
         progress.moved(to: start.done.count, total: start.total)
         // On the pool: a large file's connections and its hash, never on an event loop.
@@ -498,14 +503,15 @@ struct JobDownloader: Sendable {
         let planner = transfer.planner
         piecesRepaired += planner.piecesRepaired
         hedged += planner.hedged
-        for (mirror, failure) in planner.dropped.sorted(by: { $0.key < $1.key }) where mirrors.count > 1 {
-            let url = mirrors.first { $0.index == mirror }?.displayURL ?? ""
+        let every = transfer.setup.everyMirror
+        for (mirror, failure) in planner.dropped.sorted(by: { $0.key < $1.key }) where every.count > 1 {
+            let url = every.first { $0.index == mirror }?.displayURL ?? ""
             warnings.append("mirror \(mirror) (\(url)) dropped for this job: \(failure.message)")
         }
         // The file is this transfer's: an earlier one's mix was fetched again.
-        let used = mirrors.map(\.index).filter { (planner.servedBy[$0]?.count ?? 0) > 0 }
+        let used = every.map(\.index).filter { (planner.servedBy[$0]?.count ?? 0) > 0 }
         mirrorsUsed = used.count > 1 ? used : nil
-        busiest = used.count > 1 ? mirrors.first { $0.index == planner.busiestMirror }.map { ($0.index, $0.displayURL) } : nil
+        busiest = used.count > 1 ? every.first { $0.index == planner.busiestMirror }.map { ($0.index, $0.displayURL) } : nil
         switch outcome {
         case .complete(let digests):
             machine.withLockedValue { $0.segmentsFinished(attempts: transfer.attempts, mixed: used.count > 1) }

@@ -112,6 +112,14 @@ struct TransferPolicy: Sendable, Equatable {
         return (Array(current..<count), nil)
     }
 
+    /// The mirror a hedge asks when a segmented transfer draws from one mirror: the next one,
+    /// given proof of one content (a `sources: first` job, Docs/Mirrors.md); nil when hedges ask
+    /// the same mirror again.
+    static func hedgeMirror(drawnFrom mirrors: [Int], count: Int, proven: Bool) -> Int? {
+        guard proven, mirrors.count == 1, mirrors[0] + 1 < count else { return nil }
+        return mirrors[0] + 1
+    }
+
     /// The mirrors that fetch again the bad pieces of a body that arrived whole from `current`:
     /// every later one, and `current` only when there is none (Docs/Mirrors.md). The pieces'
     /// hashes prove each one, whatever `sources` says.

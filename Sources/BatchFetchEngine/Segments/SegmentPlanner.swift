@@ -43,12 +43,17 @@ struct SegmentPlanner: Sendable {
         /// The job pins its size (which `total` then is): a mirror of another size is always the
         /// odd one. Without it the majority of the mirrors decides.
         var sizePinned: Bool
+        /// A mirror that only hedges, while `mirrors` has one live: a `sources: first` job's next
+        /// mirror, given with proof of one content (Docs/Mirrors.md). A hedge to the same mirror
+        /// otherwise.
+        var hedgeMirror: Int?
 
         init(total: Int64, pieceSize: Int64, ifRange: String, retry: RetryPolicy, mirrors: [Int] = [0],
              pieces: PieceHashes? = nil, minimumSteal: Int64 = 1 << 20, hedge: HedgeRule? = HedgeRule(), badBefore: [Int] = [],
-             sizePinned: Bool = false) {
+             sizePinned: Bool = false, hedgeMirror: Int? = nil) {
             self.badBefore = badBefore
             self.sizePinned = sizePinned
+            self.hedgeMirror = hedgeMirror
             self.total = total
             self.pieceSize = max(1, pieceSize)
             self.ifRange = ifRange
@@ -107,8 +112,9 @@ struct SegmentPlanner: Sendable {
         /// Take `victim`'s range from `at` on: stop the victim's transfer there, then
         /// ``stole(for:mirror:victim:at:)`` claims it.
         case steal(victim: Int, at: Int64)
-        /// Fetch the rest of `victim`'s slow range as well (claimed); the first to finish keeps it.
-        case hedge(victim: Int, range: Range<Int64>)
+        /// Fetch the rest of `victim`'s slow range as well (claimed), from `mirror`; the first to
+        /// finish keeps it.
+        case hedge(victim: Int, range: Range<Int64>, mirror: Int)
         /// Nothing to take now; ranges are still in flight (one may need a hedge later).
         case wait
         /// Nothing is left for this connection.
@@ -207,7 +213,8 @@ struct SegmentPlanner: Sendable {
 
     /// The mirror that wrote the most bytes (the job's `url` in the report).
     var busiestMirror: Int {
-        configuration.mirrors.max { (servedBy[$0]?.count ?? 0) < (servedBy[$1]?.count ?? 0) } ?? configuration.mirrors[0]
+        (configuration.mirrors + (configuration.hedgeMirror.map { [$0] } ?? []))
+            .max { (servedBy[$0]?.count ?? 0) < (servedBy[$1]?.count ?? 0) } ?? configuration.mirrors[0]
     }
 
     /// Deals `connections` over `hosts` (one per mirror, in order) round-robin, never more than
@@ -263,9 +270,11 @@ struct SegmentPlanner: Sendable {
             claim.range = range
             claim.rival = key
             inFlight[victim] = claim
-            inFlight[key] = Claim(range: range, mirror: mirror, written: range.lowerBound, since: now, rival: victim)
+            // One mirror live: its rival asked of the hedging mirror when there is one.
+            let hedging = liveMirrors.count == 1 ? configuration.hedgeMirror.flatMap { dropped[$0] == nil ? $0 : nil } ?? mirror : mirror
+            inFlight[key] = Claim(range: range, mirror: hedging, written: range.lowerBound, since: now, rival: victim)
             hedged += 1
-            return .hedge(victim: victim, range: range)
+            return .hedge(victim: victim, range: range, mirror: hedging)
         }
         return .wait
     }
@@ -349,7 +358,8 @@ struct SegmentPlanner: Sendable {
         var released = Released(range: claim.range, mirror: claim.mirror, superseded: claim.superseded)
         let kept = claim.range.lowerBound..<min(max(written, claim.range.lowerBound), claim.range.upperBound)
         if !claim.superseded { keep(kept, from: claim.mirror) }
-        if let rival = claim.rival, inFlight[rival] != nil {
+        // The rival may have won and moved on to hedge another range: then it is not this one's.
+        if let rival = claim.rival, inFlight[rival]?.rival == key {
             if written >= claim.range.upperBound && !claim.superseded {
                 // This one finished first: the rival's bytes are no longer wanted.
                 inFlight[rival]?.superseded = true
@@ -476,6 +486,11 @@ struct SegmentPlanner: Sendable {
     /// stops (the single stream that continues fails over).
     private mutating func leaving(_ mirror: Int, _ failure: BatchFetchError) -> Verdict {
         if dropped[mirror] != nil { return .leave(failure) }
+        if mirror == configuration.hedgeMirror {
+            // Only hedges are asked of it: they go to the job's own mirror from now on.
+            dropped[mirror] = failure
+            return .leave(failure)
+        }
         guard liveMirrors.count > 1 else { return stopping(failure) }
         drop(mirror, failure)
         return .leave(failure)
@@ -560,7 +575,7 @@ struct SegmentPlanner: Sendable {
             return nil
         }
         let bytes = pieces.range(of: index, total: configuration.total)
-        let culprits = configuration.mirrors.filter { servedBy[$0]?.firstOverlap(with: bytes) != nil }
+        let culprits = servedBy.keys.sorted().filter { servedBy[$0]?.firstOverlap(with: bytes) != nil }
         done.remove(bytes)
         for mirror in culprits { servedBy[mirror]?.remove(bytes) }
         badCounts[index, default: 0] += 1

@@ -58,11 +58,16 @@ final class SegmentedTransfer: Sendable {
         var request: @Sendable (Range<Int64>, _ mirror: Int, URL, _ ifRange: String?) -> TransportRequest
         /// The job's redirect policy: a mirror whose ranges are redirected is followed there.
         var redirect: RedirectPolicy
+        /// The mirror the planner's ``SegmentPlanner/Configuration/hedgeMirror`` names.
+        var hedgeMirror: Mirror?
         /// Told each time the written prefix grows, as the hasher is: an unpacking that reads
         /// the archive in order while it arrives (``ArchiveStream``).
         var followPrefix: (@Sendable (Int64) -> Void)?
         /// How often a connection with nothing to do looks again (a steal, a hedge, a bad piece).
         var idleLook: Duration = .milliseconds(100)
+
+        /// The mirrors connections are dealt to, and the one that only hedges.
+        var everyMirror: [Mirror] { mirrors + (hedgeMirror.map { [$0] } ?? []) }
     }
 
     /// What the connections share, changed by each of them.
@@ -84,7 +89,7 @@ final class SegmentedTransfer: Sendable {
         var routes: [Int: (url: URL, redirects: Int)] = [:]
     }
 
-    private let setup: Setup
+    let setup: Setup
     private let state: NIOLockedValueBox<State>
     /// Serializes sidecar writes, which come from every connection's sink queue.
     private let sidecarWrites = NIOLock()
@@ -101,7 +106,9 @@ final class SegmentedTransfer: Sendable {
         }
         if setup.start.sidecar.rangesFrom == nil, let mirror = setup.start.doneFrom { served[mirror] = setup.start.done }
         var initial = State(planner: SegmentPlanner(configuration: setup.planner, done: setup.start.done, servedBy: served))
-        for mirror in setup.mirrors { initial.routes[mirror.index] = (mirror.url, mirror.redirects) }
+        for mirror in setup.everyMirror {
+            initial.routes[mirror.index] = (mirror.url, mirror.redirects)
+        }
         state = NIOLockedValueBox(initial)
     }
 
@@ -164,7 +171,8 @@ final class SegmentedTransfer: Sendable {
 
     /// What a connection does after asking the planner.
     private enum Step {
-        case fetch(Range<Int64>)
+        /// Fetch this range from this mirror (the connection's own, or the one a hedge asks).
+        case fetch(Range<Int64>, Mirror)
         case wait
         case finish
     }
@@ -188,9 +196,12 @@ final class SegmentedTransfer: Sendable {
                     stop(BatchFetchError(.interrupted, "the run was interrupted"))
                     return
                 }
-            case .fetch(let range):
-                switch await fetch(range, key: key, mirror: mirror) {
+            case .fetch(let range, let from):
+                switch await fetch(range, key: key, mirror: from) {
                 case .accept:
+                    continue
+                case .leave where from.index != mirror.index:
+                    // A hedge's mirror was dropped; the connection's own mirror serves on.
                     continue
                 case .retry(_, let delay):
                     // The retry policy never returns a wait past the deadline.
@@ -212,14 +223,16 @@ final class SegmentedTransfer: Sendable {
         let now = now
         return state.withLockedValue { state -> Step in
             switch state.planner.next(for: key, mirror: mirror.index, now: now) {
-            case .range(let range), .hedge(_, let range):
-                return .fetch(range)
+            case .range(let range):
+                return .fetch(range, mirror)
+            case .hedge(_, let range, let hedging):
+                return .fetch(range, hedging == mirror.index ? mirror : setup.hedgeMirror ?? mirror)
             case .steal(let victim, let at):
                 guard let sink = state.sinks[victim], sink.cut(at: at),
                       let range = state.planner.stole(for: key, mirror: mirror.index, victim: victim, at: at, now: now) else { return .wait }
                 // Cut where its body already is: nothing more will reach the sink to end it.
                 if sink.reachedCutEnd { state.handlers[victim]?.interrupt() }
-                return .fetch(range)
+                return .fetch(range, mirror)
             case .wait:
                 return .wait
             case .finished:
@@ -319,7 +332,7 @@ final class SegmentedTransfer: Sendable {
             guard let bad = state.withLockedValue({ $0.planner.pieceChecked(index, matches: matches) }) else { continue }
             let failure = SegmentPlanner.pieceFailure(AttemptRecord.Piece(index: index, bytes: bytes), fatal: bad.fatal != nil)
             for mirror in bad.mirrors.isEmpty ? [setup.mirrors[0].index] : bad.mirrors {
-                let served = setup.mirrors.first { $0.index == mirror } ?? setup.mirrors[0]
+                let served = setup.everyMirror.first { $0.index == mirror } ?? setup.mirrors[0]
                 state.withLockedValue {
                     $0.attempts.record(mirror: served.index, url: served.displayURL, status: nil, failure: failure,
                                        piece: AttemptRecord.Piece(index: index, bytes: bytes))

@@ -82,7 +82,7 @@ import Testing
         #expect(planner.next(for: 0, mirror: 0, now: 2.5) == .wait)
         #expect(planner.next(for: 0, mirror: 0, now: 2.9) == .wait)
         let rest = (6 * Self.mib + 256 * 1024)..<(8 * Self.mib)
-        #expect(planner.next(for: 0, mirror: 0, now: 3.0) == .hedge(victim: 1, range: rest))
+        #expect(planner.next(for: 0, mirror: 0, now: 3.0) == .hedge(victim: 1, range: rest, mirror: 0))
         #expect(planner.hedged == 1)
         // What the victim wrote is done; both now fetch the rest; no second hedge.
         #expect(planner.done.ranges == [0..<rest.lowerBound])
@@ -111,7 +111,7 @@ import Testing
             _ = planner.release(0, writtenThrough: range.upperBound)
         }
         // Connection 1 wrote nothing since 10 s: below a quarter of the median, it is hedged.
-        guard case .hedge(let victim, _) = planner.next(for: 0, mirror: 0, now: 17.5) else {
+        guard case .hedge(let victim, _, _) = planner.next(for: 0, mirror: 0, now: 17.5) else {
             Issue.record("no hedge: a burst left its connection without a rate")
             return
         }
@@ -124,11 +124,31 @@ import Testing
         planner.progress(0, writtenThrough: Self.mib + Self.mib / 2, now: 0.5)
         planner.progress(1, writtenThrough: 0, now: 0.5)  // no range: ignored
         _ = planner.next(for: 1, mirror: 0, now: 0)
-        #expect(planner.next(for: 1, mirror: 0, now: 3) == .hedge(victim: 0, range: (Self.mib + Self.mib / 2)..<(2 * Self.mib)))
+        #expect(planner.next(for: 1, mirror: 0, now: 3) == .hedge(victim: 0, range: (Self.mib + Self.mib / 2)..<(2 * Self.mib), mirror: 0))
         let won = planner.release(0, writtenThrough: 2 * Self.mib)!
         #expect(won.beat == 1)
         #expect(planner.release(1, writtenThrough: Self.mib + Self.mib / 2)!.superseded)
         #expect(planner.done.ranges == [0..<(2 * Self.mib)] && planner.servedBy[0]?.count == 2 * Self.mib)
+    }
+
+    /// A hedge that won moves on to hedge another range before the first one's loser gives its
+    /// range back: that loser's release leaves the new pair alone, so the next win still ends
+    /// its victim (a stalled victim left unpaired waited out the whole idle timeout).
+    @Test func aLosersLateReleaseLeavesItsWinnersNextHedgeAlone() {
+        var planner = SegmentPlanner(configuration: .init(total: 4 * Self.mib, pieceSize: 2 * Self.mib, ifRange: "\"a\"",
+                                                          retry: Self.retry, hedgeMirror: 1))
+        _ = planner.next(for: 0, mirror: 0, now: 0)
+        _ = planner.next(for: 1, mirror: 0, now: 0)
+        planner.progress(0, writtenThrough: Self.mib, now: 0.5)
+        planner.progress(1, writtenThrough: 3 * Self.mib, now: 0.5)
+        #expect(planner.next(for: 2, mirror: 0, now: 3) == .hedge(victim: 0, range: Self.mib..<(2 * Self.mib), mirror: 1))
+        #expect(planner.release(2, writtenThrough: 2 * Self.mib)?.beat == 0)
+        #expect(planner.next(for: 2, mirror: 0, now: 3.1) == .hedge(victim: 1, range: (3 * Self.mib)..<(4 * Self.mib), mirror: 1))
+        // The first loser ends only now.
+        #expect(planner.release(0, writtenThrough: Self.mib)?.superseded == true)
+        #expect(planner.inFlight[2]?.rival == 1 && planner.inFlight[1]?.rival == 2)
+        #expect(planner.release(2, writtenThrough: 4 * Self.mib)?.beat == 1)
+        #expect(planner.inFlight[1]?.superseded == true)
     }
 
     /// With two mirrors, a lagging range is hedged by a connection on the other one only: a
@@ -142,7 +162,28 @@ import Testing
         _ = planner.release(1, writtenThrough: 4 * Self.mib)
         planner.progress(0, writtenThrough: Self.mib + 1, now: 1)  // then nothing
         #expect(planner.next(for: 3, mirror: 0, now: 4) == .wait)
-        #expect(planner.next(for: 1, mirror: 1, now: 4) == .hedge(victim: 0, range: (Self.mib + 1)..<(2 * Self.mib)))
+        #expect(planner.next(for: 1, mirror: 1, now: 4) == .hedge(victim: 0, range: (Self.mib + 1)..<(2 * Self.mib), mirror: 1))
+    }
+
+    /// A `sources: first` job with proof of one content hedges onto its next mirror; when that
+    /// mirror fails, it is dropped and hedges ask the job's own mirror again — segmenting goes on.
+    @Test func aSourcesFirstJobHedgesOntoItsNextMirror() {
+        var planner = SegmentPlanner(configuration: .init(total: 2 * Self.mib, pieceSize: 2 * Self.mib, ifRange: "\"a\"",
+                                                          retry: Self.retry, hedgeMirror: 1))
+        _ = planner.next(for: 0, mirror: 0, now: 0)
+        planner.progress(0, writtenThrough: Self.mib, now: 0.5)
+        _ = planner.next(for: 1, mirror: 0, now: 0)
+        let rest = Self.mib..<(2 * Self.mib)
+        #expect(planner.next(for: 1, mirror: 0, now: 3) == .hedge(victim: 0, range: rest, mirror: 1))
+        #expect(planner.inFlight[1]?.mirror == 1)
+        let lost = planner.release(1, writtenThrough: Self.mib)!
+        let gone = BatchFetchError(.httpStatus, "HTTP 404")
+        #expect(planner.ended(lost.range, .init(head: .stop(gone), status: 404, written: Self.mib), mirror: 1).verdict == .leave(gone))
+        #expect(planner.stopReason == nil && planner.dropped[1] == gone && planner.liveMirrors == [0])
+        #expect(TransferPolicy.hedgeMirror(drawnFrom: [0], count: 2, proven: true) == 1)
+        #expect(TransferPolicy.hedgeMirror(drawnFrom: [0], count: 2, proven: false) == nil)
+        #expect(TransferPolicy.hedgeMirror(drawnFrom: [0, 1], count: 2, proven: true) == nil)
+        #expect(TransferPolicy.hedgeMirror(drawnFrom: [1], count: 2, proven: true) == nil)
     }
 
     @Test func eachMirrorIsJudgedByItsOwnValidatorAndSize() {

@@ -328,6 +328,30 @@ import Testing
         #expect(redirects >= 1 && redirects <= 2 && cdnRequests >= 1)
     }
 
+    /// `sources: first` (the default) with a pinned sha256: the first mirror never sends bytes
+    /// past 10 MiB, so a hedge to it would stall too; its lagging ranges are hedged onto the
+    /// next mirror, and the job finishes long before its idle timeout.
+    @Test func aSourcesFirstJobHedgesItsStalledRangesOntoTheNextMirror() async throws {
+        var stalled = OriginFile(content: Self.content)
+        stalled.pauseFrom = 10 << 20
+        stalled.paused = true
+        let (world, other) = try await world(OriginFile(content: Self.content), first: stalled)
+        let yaml = job(["{origin}/f.bin", other.url("/f.bin")], segments: 4).replacingOccurrences(of: "timeout: 60s", with: "timeout: 90s")
+        let report = try await world.run(yaml, options: Self.options(hedging: true))
+        let digest = try world.sha256(ofFile: "f.bin")
+        let servedSecond = other.bytesServed("/f.bin")
+        world.origin.update("/f.bin") { $0.paused = false }
+        try? await other.shutdown()
+        await world.close()
+
+        let job = report.jobs[0]
+        #expect(job.status == .downloaded, "\(String(describing: job.error))")
+        #expect(digest == Harness.sha256(Self.content))
+        #expect((job.hedged ?? 0) >= 1 && servedSecond >= Self.size - (10 << 20), "\(String(describing: job.attemptLog))")
+        #expect(job.mirrorsUsed == [0, 1])
+        #expect(job.attemptLog?.contains { $0.code == .timeout } != true, "\(String(describing: job.attemptLog))")
+    }
+
     /// The second mirror never sends bytes past 10 MiB: its ranges there are hedged (on nio also
     /// stolen) onto the first, and the job finishes long before its 90 s idle timeout.
     @Test func aMirrorStalledInItsLastRangeIsHedgedOntoTheOther() async throws {

@@ -43,6 +43,9 @@ struct TestOriginCommand: AsyncParsableCommand {
     @Option(help: "Never send the bytes at or past this offset of a generated file: a mirror that stalls in a range (benchmarks).")
     var stallFrom: Int64?
 
+    @Option(help: "Send the byte at this offset of a generated file flipped, in every response: a mirror with one bad piece (benchmarks).")
+    var corruptAt: Int64?
+
     @Flag(help: "Serve the files of examples/quickstart.yaml (/files/readme.txt, /files/sample.bin of 4 MiB) and take the uploads of examples/fetch-and-mirror.yaml (/mirror/ds/sample.bin, /api/datasets).")
     var demo = false
 
@@ -63,6 +66,10 @@ struct TestOriginCommand: AsyncParsableCommand {
             if let stallFrom {
                 file.pauseFrom = stallFrom
                 file.paused = true
+            }
+            if let corruptAt {
+                file.corruptBytes = corruptAt..<corruptAt + 1
+                file.corruptResponses = .max
             }
             origin.serve(path, file)
         }

@@ -138,7 +138,7 @@ def main():
             stalling, url3 = start_origin(origin, "127.0.0.3", args.size_mib, ["--stall-from", str(size * 3 // 4)])
             processes.append(stalling)
             rest = (size // 4) / (2 * RATE)
-            seconds = median_of(args.runs, manifest("stall", [url3, url2], ", sources: all, timeout: 600"), clean)
+            seconds = median_of(args.runs, manifest("stall", [url3, url2], ", sources: all, timeout: 600s"), clean)
             print(f"| stalling mirror | batchfetch sources: all | {seconds:.2f} s | {ideal4:.2f} s + | {seconds / ideal4:.2f}× | |")
             print(f"\nThe stalled last quarter alone takes {rest:.2f} s over the other mirror's two connections.")
         if "corrupt" in scenarios:

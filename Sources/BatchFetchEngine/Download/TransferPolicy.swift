@@ -50,12 +50,13 @@ struct TransferPolicy: Sendable, Equatable {
     }
 
     /// The first range of a segmented download, fetched alone before the other connections
-    /// start (its answer proves the size and the validator): a piece, but at most 2 MiB — a
+    /// start (its answer proves the size and the validator): a piece, but at most 256 KiB — a
     /// 16 MiB first piece over a connection capped at 20 MB/s kept three connections idle for
-    /// most of a second (bench/results/mirrors.md). With `segments: auto` and no size in the
-    /// manifest a whole piece, so a file smaller than it comes in that one request.
+    /// most of a second, and a 2 MiB one still a tenth of a second (bench/results/mirrors.md).
+    /// With `segments: auto` and no size in the manifest a whole piece, so a file smaller than
+    /// it comes in that one request.
     func probeSize(expectedSize: Int64?) -> Int64 {
-        segmentedFrom > 0 && expectedSize == nil ? pieceSize : min(pieceSize, 2 << 20)
+        segmentedFrom > 0 && expectedSize == nil ? pieceSize : min(pieceSize, 256 << 10)
     }
 
     /// The size of each bounded range: paced, else the memory cap's.

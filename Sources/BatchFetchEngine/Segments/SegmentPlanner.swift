@@ -9,8 +9,8 @@ import Foundation
 /// is retried, when a mirror is dropped and when segmenting is given up. ``SegmentedTransfer``
 /// performs the I/O (Docs/Mirrors.md).
 ///
-/// Work is handed out in pieces of at most ``Configuration/pieceSize`` bytes, always the lowest
-/// range nobody has written or claimed, so the written prefix — which the sha256 follows — grows
+/// Work is handed out in pieces of at most ``Configuration/pieceSize`` bytes ending on multiples
+/// of it, always the lowest range nobody has written or claimed, so the written prefix — which the sha256 follows — grows
 /// steadily instead of jumping at the end; a range that ends early goes back to the pool from its
 /// last written byte. When no range is left unclaimed, a connection takes the back half of the
 /// largest range still unwritten (work stealing, ``next(for:mirror:now:)``), and when one slow
@@ -242,7 +242,11 @@ struct SegmentPlanner: Sendable {
         let mirror = mirror ?? configuration.mirrors[0]
         guard stopReason == nil, dropped[mirror] == nil, inFlight[key] == nil,
               let gap = done.union(claimed).firstGap(before: configuration.total) else { return nil }
-        let range = gap.lowerBound..<min(gap.upperBound, gap.lowerBound + configuration.pieceSize)
+        // Ends on the grid of whole pieces from byte 0, whatever the first range was: ranges then
+        // line up with piece hashes of that length or a divisor, and one piece's bytes come
+        // from one mirror (a piece served by two is blamed on both).
+        let size = configuration.pieceSize
+        let range = gap.lowerBound..<min(gap.upperBound, (gap.lowerBound / size + 1) * size)
         inFlight[key] = Claim(range: range, mirror: mirror, written: range.lowerBound, since: now)
         return range
     }
@@ -291,6 +295,19 @@ struct SegmentPlanner: Sendable {
         inFlight[key] = Claim(range: stolen, mirror: mirror, written: at, since: now)
         self.stolen += 1
         return stolen
+    }
+
+    /// The mirror a new connection should open to and hedge a lagging range on, when every one
+    /// of the transfer's `connections` is busy with a range (none is idle to hedge it: a mirror
+    /// stalled in its last ranges stalls them all): the hedging mirror, else a live mirror other
+    /// than the lagging range's, else its own. Nil when a connection is idle, nothing lags, or
+    /// nothing is left to hedge. The owner opens it where `per_host` allows (Docs/Mirrors.md).
+    func extraHedge(connections: Int, now: Double) -> Int? {
+        guard stopReason == nil else { return nil }
+        let running = inFlight.filter { !$0.value.superseded }
+        guard running.count >= connections else { return nil }
+        let hedging = configuration.hedgeMirror.flatMap { dropped[$0] == nil ? [$0] : nil } ?? []
+        return (hedging + liveMirrors).first { hedgeVictim(for: $0, running: running, now: now) != nil }
     }
 
     /// The slowest range in flight — asked when nothing is left to claim or steal — whose rate

@@ -87,6 +87,8 @@ final class SegmentedTransfer: Sendable {
         var reader: Int32 = -1
         /// Where each mirror's ranges are asked for now, and the redirects followed to get there.
         var routes: [Int: (url: URL, redirects: Int)] = [:]
+        /// Connections dealt at the start still running.
+        var running = 0
     }
 
     let setup: Setup
@@ -145,12 +147,17 @@ final class SegmentedTransfer: Sendable {
         await checkPieces(state.withLockedValue { $0.planner.piecesToCheck() })
         prefixGrew()
         let dealt = SegmentPlanner.deal(connections: setup.connections, hosts: setup.mirrors.map(\.host), perHost: setup.perHost)
+        state.withLockedValue { $0.running = dealt.count }
         await withTaskGroup(of: Void.self) { group in
             for (key, mirror) in dealt.enumerated() {
                 group.addTask {
                     if key > 0 { await self.firstHead.wait() }
                     await self.connection(key, mirror: self.setup.mirrors[mirror])
+                    self.state.withLockedValue { $0.running -= 1 }
                 }
+            }
+            if setup.planner.hedge != nil {
+                group.addTask { await self.hedgeWhenAllAreBusy(hosts: dealt.map { self.setup.mirrors[$0].host }) }
             }
         }
         // The sinks call back into the transfer: let them go, and the transfer with them.
@@ -166,6 +173,22 @@ final class SegmentedTransfer: Sendable {
         switch await hasher.finish(total: setup.start.total) {
         case .success(let digests): return .complete(digests: digests)
         case .failure(let failure): return .stopped(prefix: prefix, failure)
+        }
+    }
+
+    /// While the connections run, looks every ``Setup/idleLook`` for a lagging range that no idle
+    /// connection can hedge (all are busy) and opens one more connection for it on the mirror
+    /// the planner names, where `per_host` leaves that host a slot. The extra connection then
+    /// works like the others until nothing is left; one at a time.
+    private func hedgeWhenAllAreBusy(hosts: [String]) async {
+        let extraKey = setup.connections
+        while state.withLockedValue({ $0.running > 0 }) {
+            guard await setup.context.interruption.sleep(setup.idleLook) else { return }
+            let now = now
+            guard let index = state.withLockedValue({ $0.planner.extraHedge(connections: setup.connections, now: now) }),
+                  let mirror = setup.everyMirror.first(where: { $0.index == index }),
+                  hosts.filter({ $0 == mirror.host }).count < setup.perHost else { continue }
+            await connection(extraKey, mirror: mirror)
         }
     }
 

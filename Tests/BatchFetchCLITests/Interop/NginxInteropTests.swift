@@ -48,6 +48,51 @@ struct NginxInteropTests {
         #expect(Self.sha256(try Data(contentsOf: directory.url.appendingPathComponent("data/file.bin"))) == Self.sha256(data))
     }
 
+    /// nginx as one of two mirrors of `sources: all` (a TestOrigin on 127.0.0.2 the other):
+    /// each serves ranges validated by its own ETag — nginx's `"mtime-size"` is learned from its
+    /// first 206 and sent back in `If-Range`, which nginx honours — and the file is whole.
+    @Test func nginxIsOneOfTwoMirrorsAtOnce() async throws {
+        // nginx paced (`limit_rate`) and TestOrigin not: both busy at once, and TestOrigin's
+        // connections ask for several ranges each.
+        let nginx = try await NginxServer(slowRate: "8m")
+        defer { nginx.stop() }
+        let size = 16 << 20
+        let data = Self.randomData(size, seed: 5)
+        try nginx.write("slow/file.bin", data)
+        let other = try await TestOrigin.start(host: "127.0.0.2")
+        other.serve("/file.bin", OriginFile(content: .bytes(Array(data))))
+        let directory = try TemporaryDirectory()
+        try directory.write("m.yaml", """
+            version: 1
+            output_dir: data
+            per_host: 2
+            jobs:
+              - id: file
+                urls: ['\(nginx.url("/slow/file.bin"))', '\(other.url("/file.bin"))']
+                dest: file.bin
+                size: \(size)
+                checksum: sha256:\(Self.sha256(data))
+                segments: 4
+                sources: all
+            """)
+        let output = try await BinaryRunner.run(["run", "m.yaml"], in: directory.url)
+        let servedOther = other.bytesServed("/file.bin")
+        let otherRequests = other.requests("/file.bin")
+        try await other.shutdown()
+
+        #expect(output.status == 0, "\(output.stderr)")
+        let job = try report(directory)
+        #expect(job["mirrors_used"] as? [Int] == [0, 1], "\(job)")
+        #expect(Self.sha256(try Data(contentsOf: directory.url.appendingPathComponent("data/file.bin"))) == Self.sha256(data))
+        let ranges = nginx.accessLog().components(separatedBy: "\n").filter { $0.contains("\" 206 ") }
+        #expect(ranges.count >= 2 && servedOther > 0 && servedOther < Int64(size))
+        // TestOrigin's later ranges (when it had any) carry its own validator, never nginx's.
+        let validators = Set(otherRequests.compactMap { $0.header("if-range") })
+        let nginxETag = try #require(job["etag"] as? String)
+        #expect(validators.count <= 1 && !validators.contains(nginxETag) && !output.stderr.contains("dropped"),
+                "\(validators) \(output.stderr)")
+    }
+
     /// Starts a rate-limited download and SIGKILLs it once a quarter is on disk.
     private func interrupt(_ directory: TemporaryDirectory) async throws -> Int64 {
         let process = try BinaryRunner.start(["run", "m.yaml"], in: directory.url)

@@ -131,6 +131,29 @@ import Testing
         #expect(planner.done.ranges == [0..<(2 * Self.mib)] && planner.servedBy[0]?.count == 2 * Self.mib)
     }
 
+    /// Every connection busy with a range and one of them lagging: one more connection is
+    /// wanted, to the hedging mirror; none while a connection is idle or nothing lags.
+    @Test func whenEveryConnectionIsBusyALaggingRangeWantsOneMore() {
+        var planner = SegmentPlanner(configuration: .init(total: 4 * Self.mib, pieceSize: 2 * Self.mib, ifRange: "\"a\"",
+                                                          retry: Self.retry, hedgeMirror: 1))
+        _ = planner.next(for: 0, mirror: 0, now: 0)
+        _ = planner.next(for: 1, mirror: 0, now: 0)
+        planner.progress(0, writtenThrough: Self.mib, now: 0.5)
+        planner.progress(1, writtenThrough: 3 * Self.mib, now: 0.5)
+        #expect(planner.extraHedge(connections: 2, now: 1) == nil)  // nothing lags for 2 s yet
+        planner.progress(1, writtenThrough: 3 * Self.mib + 1, now: 2.9)
+        #expect(planner.extraHedge(connections: 2, now: 3) == 1)
+        #expect(planner.extraHedge(connections: 3, now: 3) == nil)  // a connection is idle
+        // Without a hedging mirror the one mirror serves the extra connection too.
+        var one = Self.planner(total: 4 * Self.mib, piece: 2 * Self.mib)
+        _ = one.next(for: 0, mirror: 0, now: 0)
+        _ = one.next(for: 1, mirror: 0, now: 0)
+        one.progress(0, writtenThrough: Self.mib, now: 0.5)
+        one.progress(1, writtenThrough: 3 * Self.mib, now: 0.5)
+        one.progress(1, writtenThrough: 3 * Self.mib + 1, now: 2.9)
+        #expect(one.extraHedge(connections: 2, now: 3) == 0)
+    }
+
     /// A hedge that won moves on to hedge another range before the first one's loser gives its
     /// range back: that loser's release leaves the new pair alone, so the next win still ends
     /// its victim (a stalled victim left unpaired waited out the whole idle timeout).

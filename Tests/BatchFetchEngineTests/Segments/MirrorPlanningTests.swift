@@ -131,25 +131,28 @@ import Testing
         #expect(planner.done.ranges == [0..<(2 * Self.mib)] && planner.servedBy[0]?.count == 2 * Self.mib)
     }
 
+    /// A 4 MiB file in 2 MiB ranges, both claimed on mirror 0 at 0 s and written through 1 MiB
+    /// and 3 MiB by 0.5 s; `hedgeMirror` as a `sources: first` job with proof has it.
+    static func twoConnections(hedgeMirror: Int? = nil) -> SegmentPlanner {
+        var planner = SegmentPlanner(configuration: .init(total: 4 * mib, pieceSize: 2 * mib, ifRange: "\"a\"",
+                                                          retry: retry, hedgeMirror: hedgeMirror))
+        _ = planner.next(for: 0, mirror: 0, now: 0)
+        _ = planner.next(for: 1, mirror: 0, now: 0)
+        planner.progress(0, writtenThrough: mib, now: 0.5)
+        planner.progress(1, writtenThrough: 3 * mib, now: 0.5)
+        return planner
+    }
+
     /// Every connection busy with a range and one of them lagging: one more connection is
     /// wanted, to the hedging mirror; none while a connection is idle or nothing lags.
     @Test func whenEveryConnectionIsBusyALaggingRangeWantsOneMore() {
-        var planner = SegmentPlanner(configuration: .init(total: 4 * Self.mib, pieceSize: 2 * Self.mib, ifRange: "\"a\"",
-                                                          retry: Self.retry, hedgeMirror: 1))
-        _ = planner.next(for: 0, mirror: 0, now: 0)
-        _ = planner.next(for: 1, mirror: 0, now: 0)
-        planner.progress(0, writtenThrough: Self.mib, now: 0.5)
-        planner.progress(1, writtenThrough: 3 * Self.mib, now: 0.5)
+        var planner = Self.twoConnections(hedgeMirror: 1)
         #expect(planner.extraHedge(connections: 2, now: 1) == nil)  // nothing lags for 2 s yet
         planner.progress(1, writtenThrough: 3 * Self.mib + 1, now: 2.9)
         #expect(planner.extraHedge(connections: 2, now: 3) == 1)
         #expect(planner.extraHedge(connections: 3, now: 3) == nil)  // a connection is idle
         // Without a hedging mirror the one mirror serves the extra connection too.
-        var one = Self.planner(total: 4 * Self.mib, piece: 2 * Self.mib)
-        _ = one.next(for: 0, mirror: 0, now: 0)
-        _ = one.next(for: 1, mirror: 0, now: 0)
-        one.progress(0, writtenThrough: Self.mib, now: 0.5)
-        one.progress(1, writtenThrough: 3 * Self.mib, now: 0.5)
+        var one = Self.twoConnections()
         one.progress(1, writtenThrough: 3 * Self.mib + 1, now: 2.9)
         #expect(one.extraHedge(connections: 2, now: 3) == 0)
     }
@@ -158,12 +161,7 @@ import Testing
     /// range back: that loser's release leaves the new pair alone, so the next win still ends
     /// its victim (a stalled victim left unpaired waited out the whole idle timeout).
     @Test func aLosersLateReleaseLeavesItsWinnersNextHedgeAlone() {
-        var planner = SegmentPlanner(configuration: .init(total: 4 * Self.mib, pieceSize: 2 * Self.mib, ifRange: "\"a\"",
-                                                          retry: Self.retry, hedgeMirror: 1))
-        _ = planner.next(for: 0, mirror: 0, now: 0)
-        _ = planner.next(for: 1, mirror: 0, now: 0)
-        planner.progress(0, writtenThrough: Self.mib, now: 0.5)
-        planner.progress(1, writtenThrough: 3 * Self.mib, now: 0.5)
+        var planner = Self.twoConnections(hedgeMirror: 1)
         #expect(planner.next(for: 2, mirror: 0, now: 3) == .hedge(victim: 0, range: Self.mib..<(2 * Self.mib), mirror: 1))
         #expect(planner.release(2, writtenThrough: 2 * Self.mib)?.beat == 0)
         #expect(planner.next(for: 2, mirror: 0, now: 3.1) == .hedge(victim: 1, range: (3 * Self.mib)..<(4 * Self.mib), mirror: 1))

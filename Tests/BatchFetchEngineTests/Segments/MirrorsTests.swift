@@ -195,6 +195,18 @@ import Testing
         """
     }
 
+    /// Runs `yaml` against the harness's origin and `second`, then shuts both down: the report,
+    /// the published file's sha256 and the bytes each origin served.
+    private func run(_ yaml: String, _ world: Harness, _ second: TestOrigin) async throws
+        -> (RunReport, String, Int64, Int64) {
+        let report = try await world.run(yaml, options: Self.options())
+        let digest = try world.sha256(ofFile: "f.bin")
+        let served = (world.origin.bytesServed("/f.bin"), second.bytesServed("/f.bin"))
+        try? await second.shutdown()
+        await world.close()
+        return (report, digest, served.0, served.1)
+    }
+
     /// Two mirrors serving other bytes of one size, no piece hashes to tell which: the mix fails
     /// the pinned sha256 and the file is fetched whole once more from the first mirror alone
     /// (which serves the pinned bytes); when that fails too, the job fails over to the second.
@@ -203,11 +215,7 @@ import Testing
         for (pinned, served) in [(Self.content, 0), (other, 1)] {
             let (world, second) = try await world(OriginFile(content: other))
             let yaml = job(["{origin}/f.bin", second.url("/f.bin")], segments: 4, pinned: pinned, extra: "sources: all")
-            let report = try await world.run(yaml, options: Self.options())
-            let digest = try world.sha256(ofFile: "f.bin")
-            let (servedFirst, servedSecond) = (world.origin.bytesServed("/f.bin"), second.bytesServed("/f.bin"))
-            try? await second.shutdown()
-            await world.close()
+            let (report, digest, servedFirst, servedSecond) = try await run(yaml, world, second)
 
             let job = report.jobs[0]
             #expect(job.status == .downloaded, "\(String(describing: job.error))")
@@ -236,11 +244,7 @@ import Testing
         let pieces = Self.pieces(Self.content, length: 1 << 20)
         let yaml = job(["{origin}/f.bin", second.url("/f.bin")], segments: 1, pinned: nil,
                        extra: "pieces: {length: 1MiB, sha256: [\(pieces.joined(separator: ", "))]}")
-        let report = try await world.run(yaml, options: Self.options())
-        let digest = try world.sha256(ofFile: "f.bin")
-        let (servedFirst, servedSecond) = (world.origin.bytesServed("/f.bin"), second.bytesServed("/f.bin"))
-        try? await second.shutdown()
-        await world.close()
+        let (report, digest, servedFirst, servedSecond) = try await run(yaml, world, second)
 
         let job = report.jobs[0]
         #expect(job.status == .downloaded, "\(String(describing: job.error))")

@@ -584,7 +584,7 @@ struct JobDownloader: Sendable {
     /// the size and sha256 the server announced — and the signature of a signed job, and
     /// publishes when they hold. A body that arrived whole (`piecesChecked` false) is held to
     /// the job's piece hashes too, when its digest failed or no sha256 is pinned: bad pieces
-    /// alone are fetched again (``checkPieces(size:)``).
+    /// alone are fetched again (``checkPieces(_:size:)``).
     private mutating func verifyAndPublish(digests: [String: String], size: Int64, sink: FileSink,
                                            piecesChecked: Bool = false) async -> Next {
         let (total, sha256, contentType, served) = machine.withLockedValue { ($0.totalSize, $0.announcedSHA256, $0.contentType, $0.servedURL) }
@@ -638,15 +638,20 @@ struct JobDownloader: Sendable {
     /// hashes; a part with some bad pieces has them fetched again alone (Docs/Mirrors.md).
     private mutating func checkPieces(_ pieces: PieceHashes, size: Int64) async -> PieceCheck {
         let files = files
-        let hashes: [String?] = await withTaskExecutorPreference(globalConcurrentExecutor) {
-            guard let descriptor = try? files.openPart() else { return [] }
+        let hashes: [String]? = await withTaskExecutorPreference(globalConcurrentExecutor) {
+            guard let descriptor = try? files.openPart() else { return nil }
             defer { close(descriptor) }
-            return (0..<pieces.count(for: size)).map { try? Digester.sha256(ofDescriptor: descriptor, in: pieces.range(of: $0, total: size)) }
+            // A piece read short is no match ("").
+            return try? (0..<pieces.count(for: size)).map {
+                try Digester.sha256(ofDescriptor: descriptor, in: pieces.range(of: $0, total: size)) ?? ""
+            }
         }
+        // Unreadable, the part proves nothing: it fails as a whole.
+        guard let hashes else { return .bad(BatchFetchError(.ioError, "cannot read \(files.partPath) to check its pieces")) }
         let bad = hashes.indices.filter { hashes[$0] != pieces.sha256[$0] }
         guard !bad.isEmpty else { return .good }
         let failure = BatchFetchError(.checksumMismatch, "\(bad.count) of \(hashes.count) pieces do not match their sha256")
-        guard !hashes.isEmpty, bad.count < hashes.count else { return .bad(failure) }
+        guard bad.count < hashes.count else { return .bad(failure) }
         var done = ByteRanges([0..<size])
         for index in bad { done.remove(pieces.range(of: index, total: size)) }
         let records = bad.map { AttemptRecord.Piece(index: $0, bytes: pieces.range(of: $0, total: size)) }

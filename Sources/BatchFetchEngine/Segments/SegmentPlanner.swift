@@ -10,8 +10,8 @@ import Foundation
 /// performs the I/O (Docs/Mirrors.md).
 ///
 /// Work is handed out in pieces of at most ``Configuration/pieceSize`` bytes ending on multiples
-/// of it, always the lowest range nobody has written or claimed, so the written prefix — which the sha256 follows — grows
-/// steadily instead of jumping at the end; a range that ends early goes back to the pool from its
+/// of it, always the lowest range nobody has written or claimed, so the written prefix — which
+/// the sha256 follows — grows steadily instead of jumping at the end; a range that ends early goes back to the pool from its
 /// last written byte. When no range is left unclaimed, a connection takes the back half of the
 /// largest range still unwritten (work stealing, ``next(for:mirror:now:)``), and when one slow
 /// range is all that is left, an idle connection asks for its rest too (a hedge): the first to
@@ -63,6 +63,9 @@ struct SegmentPlanner: Sendable {
             self.minimumSteal = max(1, minimumSteal)
             self.hedge = hedge
         }
+
+        /// The mirrors connections are dealt to, and the one that only hedges.
+        var everyMirror: [Int] { mirrors + (hedgeMirror.map { [$0] } ?? []) }
     }
 
     /// When the last range in flight is asked of a second connection.
@@ -213,8 +216,7 @@ struct SegmentPlanner: Sendable {
 
     /// The mirror that wrote the most bytes (the job's `url` in the report).
     var busiestMirror: Int {
-        (configuration.mirrors + (configuration.hedgeMirror.map { [$0] } ?? []))
-            .max { (servedBy[$0]?.count ?? 0) < (servedBy[$1]?.count ?? 0) } ?? configuration.mirrors[0]
+        configuration.everyMirror.max { (servedBy[$0]?.count ?? 0) < (servedBy[$1]?.count ?? 0) } ?? configuration.mirrors[0]
     }
 
     /// Deals `connections` over `hosts` (one per mirror, in order) round-robin, never more than

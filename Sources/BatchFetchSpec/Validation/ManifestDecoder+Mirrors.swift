@@ -51,16 +51,4 @@ extension ManifestDecoder {
         }
         return pieces
     }
-
-    /// `sources: first | all`.
-    mutating func decodeSources(_ fields: Fields, into settings: inout JobSettings, context: ProblemContext) {
-        guard let entry = fields["sources"], let text = string(entry, context: context) else { return }
-        if let value = JobSettings.Sources(rawValue: text) {
-            settings.sources = value
-        } else {
-            let names = JobSettings.Sources.allCases.map(\.rawValue)
-            problems.error("\(context)'sources' must be one of \(names.joined(separator: ", ")), found '\(text)'"
-                + Suggestion.hint(for: text, in: names), at: entry.value.location)
-        }
-    }
 }

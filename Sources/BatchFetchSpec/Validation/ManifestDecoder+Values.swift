@@ -40,6 +40,19 @@ extension ManifestDecoder {
         scalarText(entry, context: context, expected: "a string")
     }
 
+    /// A string naming one case of `E` (its raw value); else an error at the value that lists
+    /// the cases and suggests the nearest. One reading for every enum setting (`sources`,
+    /// `refresh`, `cache_link`), so each says the same thing the same way.
+    mutating func oneOf<E: CaseIterable & RawRepresentable>(_ entry: YAMLMappingEntry, context: ProblemContext) -> E?
+        where E.RawValue == String {
+        guard let text = string(entry, context: context) else { return nil }
+        if let value = E(rawValue: text) { return value }
+        let names = E.allCases.map(\.rawValue)
+        problems.error("\(context)'\(entry.key)' must be one of \(names.joined(separator: ", ")), found '\(text)'"
+            + Suggestion.hint(for: text, in: names), at: entry.value.location)
+        return nil
+    }
+
     /// A plain integer within `range`; quoted numbers are strings and rejected.
     mutating func integer(_ entry: YAMLMappingEntry, context: ProblemContext, range: ClosedRange<Int>) -> Int? {
         guard let text = scalarText(entry, context: context, expected: "an integer") else { return nil }

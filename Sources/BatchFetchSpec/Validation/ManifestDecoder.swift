@@ -113,14 +113,8 @@ struct ManifestDecoder {
             manifest.outputDirectory = directory
         }
         if let entry = fields["cache"] { manifest.cache = directory(entry, base: baseDirectory) }
-        if let entry = fields["cache_link"], let text = string(entry, context: "") {
-            if let value = Manifest.CacheLink(rawValue: text) {
-                manifest.cacheLink = value
-            } else {
-                let names = Manifest.CacheLink.allCases.map(\.rawValue)
-                problems.error("'cache_link' must be one of \(names.joined(separator: ", ")), found '\(text)'"
-                               + Suggestion.hint(for: text, in: names), at: entry.value.location)
-            }
+        if let entry = fields["cache_link"], let value: Manifest.CacheLink = oneOf(entry, context: "") {
+            manifest.cacheLink = value
         }
         if let entry = fields["concurrency"], let value = integer(entry, context: "", range: 1...1024) {
             manifest.concurrency = value
@@ -896,17 +890,11 @@ struct ManifestDecoder {
                                at: entry.value.location)
             }
         }
-        decodeSources(fields, into: &settings, context: context)
-        if let entry = fields["refresh"], let text = string(entry, context: context) {
-            if let value = JobSettings.Refresh(rawValue: text) {
-                settings.refresh = value
-            } else {
-                let names = JobSettings.Refresh.allCases.map(\.rawValue)
-                problems.error(
-                    "\(context)'refresh' must be one of \(names.joined(separator: ", ")), found '\(text)'"
-                        + Suggestion.hint(for: text, in: names),
-                    at: entry.value.location)
-            }
+        if let entry = fields["sources"], let value: JobSettings.Sources = oneOf(entry, context: context) {
+            settings.sources = value
+        }
+        if let entry = fields["refresh"], let value: JobSettings.Refresh = oneOf(entry, context: context) {
+            settings.refresh = value
         }
         if let entry = fields["retry_after_max"], let value = duration(entry, context: context) {
             settings.retryAfterMax = value

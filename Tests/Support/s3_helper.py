@@ -22,12 +22,13 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 
 
-def client(endpoint, service="s3", key=None, secret=None):
+def client(endpoint, service="s3", key=None, secret=None, retries=True):
     import boto3
     from botocore.config import Config
     credentials = {"aws_access_key_id": key, "aws_secret_access_key": secret} if key else {}
+    extra = {} if retries else {"retries": {"total_max_attempts": 1}, "read_timeout": 300}
     return boto3.client(service, endpoint_url=endpoint, region_name="us-east-1",
-                        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}), **credentials)
+                        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}, **extra), **credentials)
 
 
 def ensure_bucket(s3, name):
@@ -48,7 +49,8 @@ def main(argv):
         from moto.server import main as moto_main
         moto_main(["-H", "127.0.0.1", "-p", argv[2]])
     elif command == "user":
-        iam = client(argv[2], "iam")
+        # No silent retry: moto lets exactly three requests through unsigned.
+        iam = client(argv[2], "iam", retries=False)
         iam.create_user(UserName="batchfetch")
         key = iam.create_access_key(UserName="batchfetch")["AccessKey"]
         iam.put_user_policy(UserName="batchfetch", PolicyName="s3", PolicyDocument=json.dumps(

@@ -333,11 +333,18 @@ struct DownloadStateMachine: Sendable {
         guard configuration.transfer.segments > 1, !segmentingOffered, let total = partial.total, partial.validator != nil,
               total >= configuration.transfer.segmentedFrom, total - done.count > configuration.transfer.pieceSize
         else { return nil }
+        return segments(total: total, done: done, resuming: resuming)
+    }
+
+    /// Enters the segmenting phase for the rest of the current content of `total` bytes past
+    /// `done` (`repair`: only those pieces are missing) and says where it starts.
+    private mutating func segments(total: Int64, done: ByteRanges, resuming: Int64? = nil, repair: [Int] = []) -> Action {
         segmentingOffered = true
         phase = .segmenting(resuming: resuming)
         var sidecar = sidecar()
         sidecar.rangesDone = done
-        return .segment(SegmentStart(url: route.url, total: total, sidecar: sidecar, done: done, doneFrom: partial.mirror))
+        return .segment(SegmentStart(url: route.url, total: total, sidecar: sidecar, done: done, doneFrom: partial.mirror,
+                                     repair: repair))
     }
 
     /// A response head arrived for the pending request.
@@ -482,12 +489,7 @@ struct DownloadStateMachine: Sendable {
             log.record(mirror: route.mirror, url: servedURL, status: nil,
                        failure: SegmentPlanner.pieceFailure(piece, fatal: false), piece: piece)
         }
-        segmentingOffered = true
-        phase = .segmenting(resuming: nil)
-        var sidecar = sidecar()
-        sidecar.rangesDone = done
-        return .segment(SegmentStart(url: route.url, total: total, sidecar: sidecar, done: done, doneFrom: partial.mirror,
-                                     repair: bad.map(\.index)))
+        return segments(total: total, done: done, repair: bad.map(\.index))
     }
 
     /// The job's deadline passed.

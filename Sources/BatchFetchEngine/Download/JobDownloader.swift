@@ -451,10 +451,10 @@ struct JobDownloader: Sendable {
         let state = machine.withLockedValue { $0 }
         let network = self.network
         let proven = expectation.pinsSHA256 || job.pieces != nil
-        var (indices, warning) = TransferPolicy.sourceMirrors(state.oneMirrorOnly ? .first : job.settings.sources,
-                                                              current: state.mirrorIndex, count: network.mirrors.count,
-                                                              proven: proven)
-        if !start.repair.isEmpty { indices = TransferPolicy.repairMirrors(current: state.mirrorIndex, count: network.mirrors.count) }
+        let (indices, warning) = start.repair.isEmpty
+            ? TransferPolicy.sourceMirrors(state.oneMirrorOnly ? .first : job.settings.sources, current: state.mirrorIndex,
+                                           count: network.mirrors.count, proven: proven)
+            : (TransferPolicy.repairMirrors(current: state.mirrorIndex, count: network.mirrors.count), nil)
         if let warning, !warnings.contains(warning) { warnings.append(warning) }
         func segmentMirror(_ index: Int) -> SegmentedTransfer.Mirror? {
             guard let mirror = network.mirrors[index] else { return nil }
